@@ -1,0 +1,187 @@
+#include "core/executor.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/check.h"
+
+namespace meshsim::core {
+
+Executor::Executor(Simulator& sim, const OpGraph& graph)
+    : sim_(sim),
+      graph_(graph),
+      pending_deps_(graph.size()),
+      state_(graph.size(), State::kWaiting),
+      start_(graph.size()),
+      end_(graph.size()) {
+  // Successor lists in CSR form: count, prefix-sum, fill.
+  const size_t n = graph.size();
+  succ_begin_.assign(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const auto deps = graph.deps(OpId(static_cast<uint32_t>(i)));
+    pending_deps_[i] = static_cast<uint32_t>(deps.size());
+    for (OpId d : deps) ++succ_begin_[d.value() + 1];
+  }
+  for (size_t i = 0; i < n; ++i) succ_begin_[i + 1] += succ_begin_[i];
+  succ_.resize(graph.num_deps());
+  std::vector<uint32_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
+  for (size_t i = 0; i < n; ++i) {
+    for (OpId d : graph.deps(OpId(static_cast<uint32_t>(i)))) {
+      succ_[fill[d.value()]++] = static_cast<uint32_t>(i);
+    }
+  }
+}
+
+void Executor::SetRunner(OpKind kind, OpRunner* runner) {
+  runners_[static_cast<size_t>(kind)] = runner;
+}
+
+absl::Status Executor::Run() {
+  for (size_t i = 0; i < graph_.size(); ++i) {
+    const Op& op = graph_.op(OpId(static_cast<uint32_t>(i)));
+    if (runners_[static_cast<size_t>(op.kind)] == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("no runner for '", ToString(op.kind), "' ops (op ", i,
+                       "): the chosen system does not model them"));
+    }
+  }
+  for (uint32_t i = 0; i < graph_.size(); ++i) {
+    if (pending_deps_[i] == 0) MakeReady(i);
+  }
+  sim_.Run();
+  if (finished_count_ != graph_.size()) {
+    return absl::InternalError(HangReport());
+  }
+  return absl::OkStatus();
+}
+
+void Executor::MakeReady(uint32_t op) {
+  state_[op] = State::kReady;
+  ready_.push_back(op);
+  std::push_heap(ready_.begin(), ready_.end(), std::greater<>());
+  if (!dispatch_pending_) {
+    dispatch_pending_ = true;
+    sim_.ScheduleAt(sim_.Now(), [this] { Dispatch(); });
+  }
+}
+
+void Executor::Dispatch() {
+  dispatch_pending_ = false;
+  while (!ready_.empty()) {
+    std::pop_heap(ready_.begin(), ready_.end(), std::greater<>());
+    const uint32_t i = ready_.back();
+    ready_.pop_back();
+    const OpId id(i);
+    state_[i] = State::kRunning;
+    start_[i] = sim_.Now();
+    const Op& op = graph_.op(id);
+    runners_[static_cast<size_t>(op.kind)]->Start(id, op, *this);
+  }
+}
+
+void Executor::Finish(OpId id) {
+  const uint32_t i = id.value();
+  MESHSIM_CHECK(state_[i] == State::kRunning) << "Finish(" << i << ") on an op not running";
+  state_[i] = State::kFinished;
+  const Time now = sim_.Now();
+  end_[i] = now;
+  makespan_ = std::max(makespan_, now);
+  ++finished_count_;
+  // FNV-1a over (time, id).
+  for (uint64_t v : {static_cast<uint64_t>(now.ps()), static_cast<uint64_t>(i)}) {
+    fingerprint_ ^= v;
+    fingerprint_ *= 0x100000001b3ull;
+  }
+  for (uint32_t j = succ_begin_[i]; j < succ_begin_[i + 1]; ++j) {
+    const uint32_t s = succ_[j];
+    MESHSIM_CHECK(pending_deps_[s] > 0) << "dependency count of op " << s << " went negative";
+    if (--pending_deps_[s] == 0) MakeReady(s);
+  }
+}
+
+TimelineRow Executor::MakeRow(OpId id, ChipId chip, Phase phase, UnitKind unit, uint16_t unit_index,
+                              Time start, Time end) const {
+  const Op& op = graph_.op(id);
+  TimelineRow row;
+  row.start = start;
+  row.end = end;
+  row.op = id;
+  row.chip = chip;
+  row.name = op.tags.name;
+  row.layer = op.tags.layer;
+  row.slice = op.tags.slice;
+  row.pass = op.tags.pass;
+  row.kind = op.kind;
+  row.collective = op.collective;
+  row.phase = phase;
+  row.unit_kind = unit;
+  row.unit_index = unit_index;
+  return row;
+}
+
+std::string Executor::HangReport(size_t max_ops) const {
+  if (finished_count_ == graph_.size()) return "";
+  size_t running = 0, waiting = 0;
+  std::vector<std::string> lines;
+  const auto describe = [&](uint32_t i) {
+    const OpId id(i);
+    std::vector<std::string> chips;
+    for (ChipId c : graph_.ChipsOf(id)) {
+      if (chips.size() == 8) {
+        chips.push_back("...");
+        break;
+      }
+      chips.push_back(absl::StrCat(c.value()));
+    }
+    return absl::StrFormat("op %d '%s' on chip%s %s", i, graph_.Label(id),
+                           chips.size() > 1 ? "s" : "", absl::StrJoin(chips, ","));
+  };
+  for (uint32_t i = 0; i < graph_.size(); ++i) {
+    if (state_[i] == State::kFinished) continue;
+    std::string line;
+    if (state_[i] == State::kRunning) {
+      ++running;
+      const OpKind kind = graph_.op(OpId(i)).kind;
+      line = absl::StrCat(describe(i), ": started at ", start_[i].ToString(), ", ",
+                          runners_[static_cast<size_t>(kind)]->DescribeWait(OpId(i)));
+    } else {
+      ++waiting;
+      // Only ops whose unfinished deps are all finished-or-running are the root causes; still,
+      // list the first unfinished deps of any waiting op so the chain can be followed.
+      std::vector<std::string> deps;
+      for (OpId d : graph_.deps(OpId(i))) {
+        if (state_[d.value()] == State::kFinished) continue;
+        if (deps.size() == 4) {
+          deps.push_back("...");
+          break;
+        }
+        deps.push_back(absl::StrCat(d.value()));
+      }
+      line = absl::StrCat(describe(i), ": waits for op", deps.size() > 1 ? "s " : " ",
+                          absl::StrJoin(deps, ", "));
+    }
+    if (lines.size() < max_ops) lines.push_back(std::move(line));
+  }
+  return absl::StrFormat(
+      "hang: the event queue drained at %s with %d of %d ops unfinished (%d running, %d "
+      "waiting):\n  %s%s",
+      sim_.Now().ToString(), graph_.size() - finished_count_, graph_.size(), running, waiting,
+      absl::StrJoin(lines, "\n  "),
+      running + waiting > lines.size()
+          ? absl::StrFormat("\n  ... and %d more", running + waiting - lines.size())
+          : "");
+}
+
+void DelayRunner::Start(OpId id, const Op& op, Executor& exec) {
+  Simulator& sim = exec.sim();
+  const Time start = sim.Now();
+  sim.ScheduleAfter(op.duration, [&exec, id, chip = op.chip, unit = op.unit, start] {
+    exec.Record(exec.MakeRow(id, chip, Phase::kOp, UnitKind::kCore, unit, start, exec.sim().Now()));
+    exec.Finish(id);
+  });
+}
+
+}  // namespace meshsim::core

@@ -1,0 +1,114 @@
+// The executor runs an OpGraph on the simulator: it starts each op when its dependencies have
+// finished, hands it to the runner registered for its kind, and collects the timeline.
+//
+// Ready ops start in id order: ops that become ready at one timestamp are started together by a
+// single dispatch event, lowest id first. A collective is one op whose dependencies come from
+// every member's stream, so it starts only when all members have reached it (a rendezvous).
+// Runners own the timing: they call `Finish(id)` exactly once, from a simulator event, and add
+// timeline rows through `Record` (the executor records nothing on its own, because only the
+// runner knows which unit of which chip did what, and when).
+//
+// If the event queue drains while ops are unfinished, `Run` fails with a hang report that lists
+// the stuck ops: those never started (with the dependencies they still wait for) and those
+// started but never finished (with what their runner says they wait for).
+//
+// Example:
+//   Simulator sim;  OpGraph g;  ...build g...
+//   Executor exec(sim, g);
+//   DelayRunner delays;
+//   exec.SetRunner(OpKind::kDelay, &delays);
+//   absl::Status s = exec.Run();   // exec.makespan(), exec.timeline(), exec.fingerprint()
+#ifndef MESHSIM_CORE_EXECUTOR_H_
+#define MESHSIM_CORE_EXECUTOR_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/ids.h"
+#include "core/op.h"
+#include "core/op_graph.h"
+#include "core/simulator.h"
+#include "core/timeline.h"
+
+namespace meshsim::core {
+
+class Executor;
+
+// Runs ops of one or more kinds. Implementations live in accel/ (compute, HBM) and network/
+// (transfers, collectives); core provides DelayRunner.
+class OpRunner {
+ public:
+  virtual ~OpRunner() = default;
+  // Starts `op`; must arrange for exec.Finish(id) to be called exactly once, later or now.
+  virtual void Start(OpId id, const Op& op, Executor& exec) = 0;
+  // For the hang report: what a started, unfinished op is waiting for.
+  virtual std::string DescribeWait(OpId id) const { return "running, never finished"; }
+};
+
+class Executor {
+ public:
+  // `graph` must outlive the executor and not change while it runs.
+  Executor(Simulator& sim, const OpGraph& graph);
+
+  // Registers the runner for `kind` (not owned).
+  void SetRunner(OpKind kind, OpRunner* runner);
+
+  // Runs the whole graph. Errors: FailedPrecondition if an op kind has no runner (before
+  // anything runs); Internal with the hang report if ops remain unfinished when the queue drains.
+  absl::Status Run();
+
+  // Called by runners when op `id` is complete. Fatal if called twice or before it started.
+  void Finish(OpId id);
+
+  // Appends a timeline row; MakeRow pre-fills op, chip, kind, tags and times.
+  void Record(const TimelineRow& row) { timeline_.push_back(row); }
+  TimelineRow MakeRow(OpId id, ChipId chip, Phase phase, UnitKind unit, uint16_t unit_index,
+                      Time start, Time end) const;
+
+  Simulator& sim() { return sim_; }
+  const OpGraph& graph() const { return graph_; }
+  Time start_time(OpId id) const { return start_[id.value()]; }
+  Time end_time(OpId id) const { return end_[id.value()]; }
+  bool finished(OpId id) const { return state_[id.value()] == State::kFinished; }
+  Time makespan() const { return makespan_; }
+  size_t finished_count() const { return finished_count_; }
+  const std::vector<TimelineRow>& timeline() const { return timeline_; }
+  std::vector<TimelineRow> TakeTimeline() { return std::move(timeline_); }
+  // Order-sensitive hash of (finish time, op id) over the run: equal runs, equal fingerprints.
+  uint64_t fingerprint() const { return fingerprint_; }
+
+  // The hang report for the current state (empty when every op finished).
+  std::string HangReport(size_t max_ops = 20) const;
+
+ private:
+  enum class State : uint8_t { kWaiting, kReady, kRunning, kFinished };
+  void MakeReady(uint32_t op);
+  void Dispatch();
+
+  Simulator& sim_;
+  const OpGraph& graph_;
+  std::array<OpRunner*, kNumOpKinds> runners_{};
+  std::vector<uint32_t> succ_begin_, succ_;
+  std::vector<uint32_t> pending_deps_;
+  std::vector<State> state_;
+  std::vector<Time> start_, end_;
+  std::vector<uint32_t> ready_;  // Min-heap of op ids ready to start.
+  std::vector<TimelineRow> timeline_;
+  Time makespan_;
+  size_t finished_count_ = 0;
+  uint64_t fingerprint_ = 0xcbf29ce484222325ull;
+  bool dispatch_pending_ = false;
+};
+
+// Runs kDelay ops: each takes exactly op.duration on unit (kCore, op.unit) of its chip.
+class DelayRunner : public OpRunner {
+ public:
+  void Start(OpId id, const Op& op, Executor& exec) override;
+};
+
+}  // namespace meshsim::core
+
+#endif  // MESHSIM_CORE_EXECUTOR_H_

@@ -1,0 +1,39 @@
+#include "core/time.h"
+
+#include <cmath>
+
+#include "absl/strings/str_format.h"
+#include "core/check.h"
+
+namespace meshsim::core {
+
+Time Time::Seconds(double s) {
+  MESHSIM_CHECK(std::isfinite(s) && std::abs(s) < 1e7) << "Time::Seconds out of range: " << s;
+  return Time(static_cast<int64_t>(std::llround(s * 1e12)));
+}
+
+std::string Time::ToString() const {
+  const int64_t a = ps_ < 0 ? -ps_ : ps_;
+  const double v = static_cast<double>(ps_);
+  if (a < 1'000) return absl::StrFormat("%d ps", ps_);
+  if (a < 1'000'000) return absl::StrFormat("%.3f ns", v * 1e-3);
+  if (a < 1'000'000'000) return absl::StrFormat("%.3f us", v * 1e-6);
+  if (a < 1'000'000'000'000) return absl::StrFormat("%.3f ms", v * 1e-9);
+  return absl::StrFormat("%.4f s", v * 1e-12);
+}
+
+std::ostream& operator<<(std::ostream& os, Time t) { return os << t.ToString(); }
+
+namespace {
+Time CeilPicoseconds(double amount, double per_s) {
+  MESHSIM_CHECK(amount >= 0 && per_s > 0) << "bad rate conversion " << amount << "/" << per_s;
+  const double ps = std::ceil(amount / per_s * 1e12);
+  MESHSIM_CHECK(ps < 9.2e18) << "duration overflows int64 picoseconds";
+  return Time::Picoseconds(static_cast<int64_t>(ps));
+}
+}  // namespace
+
+Time TransferTime(double bytes, double bytes_per_s) { return CeilPicoseconds(bytes, bytes_per_s); }
+Time ComputeTime(double flops, double flops_per_s) { return CeilPicoseconds(flops, flops_per_s); }
+
+}  // namespace meshsim::core

@@ -1,0 +1,37 @@
+// The network model's parameters: links, NIC ports and the collective-communication overheads
+// (DESIGN.md §4, CLI.md system keys).
+//
+// Example:
+//   NetworkConfig net = *NetworkPreset("tpuv4");
+//   net.ring_directions = 1;
+//   MESHSIM_RETURN_IF_ERROR(net.Validate());
+#ifndef MESHSIM_NETWORK_NETWORK_CONFIG_H_
+#define MESHSIM_NETWORK_NETWORK_CONFIG_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/params.h"
+
+namespace meshsim::network {
+
+struct NetworkConfig {
+  std::string topology = "torus2d";          // Default topology of the system (CLI --topology).
+  double link_bandwidth_bytes_per_s = 50e9;  // Per link, per direction.
+  double link_latency_s = 1e-6;              // Per hop.
+  double t_sync_s = 6e-6;                    // Per collective step: participants synchronise.
+  double t_launch_s = 100e-6;                // Per collective or transfer op.
+  int ring_directions = 2;                   // 1 = unidirectional rings, 2 = bidirectional.
+  int links_per_chip = 4;                    // NIC ports = links (one DMA engine each).
+
+  std::vector<core::Param> Params();
+  absl::Status Validate();
+};
+
+// Network presets: "tpuv4", "a100", "v100". NotFound lists the names.
+absl::StatusOr<NetworkConfig> NetworkPreset(const std::string& name);
+
+}  // namespace meshsim::network
+
+#endif  // MESHSIM_NETWORK_NETWORK_CONFIG_H_

@@ -1,0 +1,74 @@
+// Chrome-trace exporter: writes a RunRecord as Trace Event Format JSON for Perfetto UI
+// (https://ui.perfetto.dev) and chrome://tracing.
+//
+// Layout (details in docs/traces.md):
+//   - one process per chip ("chip N", pid = N + 1) plus a process "cluster" for rows and
+//     resources without a chip;
+//   - one thread per unit of a chip ("core 0", "nic 2", "hbm", "vector 0"), split into lanes
+//     ("nic 0", "nic 0 #2", ...) when op rows on that unit overlap without nesting;
+//   - a complete ("X") event per timeline row; phase rows nest inside their op's row;
+//   - flow arrows for dependency edges that cross chips;
+//   - counter tracks with the utilization (%) of every bandwidth resource.
+// Times are exact decimal microseconds, by default rounded to whole nanoseconds so that the slices
+// nest exactly in Perfetto (see TraceTimeResolution).
+//
+// The file is streamed: events are formatted into a fixed buffer and written as they are produced,
+// so memory stays O(rows) for the sort indices regardless of the JSON size. It is written to
+// `path.tmp.<pid>` and renamed over `path` on success, so a failed export never leaves a partial
+// file behind.
+//
+// Example:
+//   RunRecord run = ...;  // from the simulator or ReadRunRecord()
+//   ChromeTraceOptions options;
+//   options.flows = false;
+//   absl::Status s = WriteChromeTrace(run, "/tmp/step.json", options);
+//   if (!s.ok()) std::cerr << s.message() << "\n";
+#ifndef MESHSIM_SIM_CHROME_TRACE_H_
+#define MESHSIM_SIM_CHROME_TRACE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "sim/run_record.h"
+
+namespace meshsim::sim {
+
+// How timestamps and durations are written (always as decimal microseconds, exactly).
+enum class TraceTimeResolution {
+  // Each row's start and end are rounded to the nearest nanosecond, then dur = end - start.
+  // Perfetto stores nanoseconds and rounds `ts` and `dur` separately; it drops a slice that
+  // partially overlaps its parent or neighbour, which separately rounded picosecond values often
+  // cause (by 1 ns). Rounding both ends first is monotone, so nesting survives exactly.
+  kNanosecond,
+  // Exact picoseconds: `ts` and `dur` are ps / 1e6 with up to six decimals. Best for scripts and
+  // chrome://tracing; Perfetto may drop some slices (see kNanosecond).
+  kPicosecond,
+};
+
+// What WriteChromeTrace emits besides the op-level rows, which are always written.
+struct ChromeTraceOptions {
+  // Write phase rows (launch/sync/transfer/compute) as slices nested in their op's slice.
+  bool phases = true;
+  // Write flow arrows for dependency edges between ops on different chips.
+  bool flows = true;
+  // Write counter tracks (utilization in percent) from RunRecord::counters.
+  bool counters = true;
+  // Also write a second counter track per resource with the allocated rate in GB/s.
+  bool counter_rates = false;
+  // At most this many arrows are written; otherData records when the cap was hit. < 0 = no cap.
+  int64_t max_flows = 100000;
+  // Resolution of every `ts` / `dur` in the file.
+  TraceTimeResolution resolution = TraceTimeResolution::kNanosecond;
+};
+
+// Writes `run` to `path` as a Chrome trace (JSON object form, timestamps in microseconds at
+// `options.resolution`). Returns InvalidArgumentError naming the path and the reason when the file
+// cannot be created, written or renamed into place; nothing is left at `path` (or the temporary
+// file) in that case, and a previous file at `path` is left untouched.
+absl::Status WriteChromeTrace(const RunRecord& run, const std::string& path,
+                              const ChromeTraceOptions& options = {});
+
+}  // namespace meshsim::sim
+
+#endif  // MESHSIM_SIM_CHROME_TRACE_H_

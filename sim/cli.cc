@@ -1,0 +1,266 @@
+#include "sim/cli.h"
+
+#include <exception>
+#include <iostream>
+#include <sstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/op.h"
+#include "core/status_macros.h"
+#include "sim/chrome_trace.h"
+#include "sim/hdf5_io.h"
+#include "sim/options.h"
+#include "sim/report.h"
+#include "sim/run.h"
+#include "sim/system.h"
+
+#ifndef MESHSIM_VERSION
+#define MESHSIM_VERSION "dev"
+#endif
+
+namespace meshsim::sim {
+
+std::string Version() { return absl::StrCat("meshsim ", MESHSIM_VERSION); }
+
+namespace {
+
+constexpr char kUsage[] = R"(usage: meshsim <command> [options]
+
+commands:
+  run     [--config FILE] [OPTIONS] [--out RUN.h5] [--trace RUN.json] [--format table|json|csv]
+          simulate one scenario (`meshsim run --help` lists every option)
+  sweep   EXPERIMENT.ini [--out SWEEP.h5] [--jobs N] [--shard K/N]   (not in this build yet)
+  merge   OUT.h5 IN.h5...                                             (not in this build yet)
+  tune    [OPTIONS] [--validate]                                      (not in this build yet)
+  trace   FILE.h5 [--run NAME] --out TRACE.json    export a stored run as a Chrome trace
+  report  FILE.h5 [--format table|json|csv]        print the metrics of stored runs
+  list    algorithms|models|systems|topologies|collectives|workloads
+  show    system NAME                              every parameter with its unit (a config file)
+  --help, --version
+
+exit status: 0 success, 2 bad input, 1 failure inside the simulator
+)";
+
+// Prefixes an output error with the option that named the file: "--out: cannot write ...".
+absl::Status ForOption(const std::string& key, absl::Status s) {
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat("--", key, ": ", s.message()));
+}
+
+bool IsBadInput(const absl::Status& s) {
+  switch (s.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kAlreadyExists:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Splits `args` into positional words and --key value pairs for the small subcommands.
+// `flags` lists the accepted keys; every one takes a value.
+absl::Status SplitArgs(const std::string& command, const std::vector<std::string>& args,
+                       const std::vector<std::string>& flags, std::vector<std::string>& positional,
+                       std::vector<std::pair<std::string, std::string>>& values) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.rfind("--", 0) != 0) {
+      positional.push_back(a);
+      continue;
+    }
+    std::string key = a.substr(2), value;
+    const size_t eq = key.find('=');
+    if (eq != std::string::npos) {
+      value = key.substr(eq + 1);
+      key = key.substr(0, eq);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      return absl::InvalidArgumentError(absl::StrFormat("--%s: missing value", key));
+    }
+    if (std::find(flags.begin(), flags.end(), key) == flags.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s: unknown option of `meshsim %s` (allowed: --%s)", key, command,
+                          absl::StrJoin(flags, ", --")));
+    }
+    values.emplace_back(key, value);
+  }
+  return absl::OkStatus();
+}
+
+std::string Lookup(const std::vector<std::pair<std::string, std::string>>& values,
+                   const std::string& key, const std::string& fallback = "") {
+  for (const auto& [k, v] : values)
+    if (k == key) return v;
+  return fallback;
+}
+
+absl::Status CheckFormat(const std::string& format, std::vector<std::string> allowed) {
+  if (std::find(allowed.begin(), allowed.end(), format) != allowed.end()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat("--format: '%s' is not allowed; allowed: %s",
+                                                    format, absl::StrJoin(allowed, ", ")));
+}
+
+absl::Status Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  MESHSIM_ASSIGN_OR_RETURN(RawOptions raw, ParseRunArgs(args));
+  if (raw.help) {
+    out << RunHelp();
+    return absl::OkStatus();
+  }
+  MESHSIM_ASSIGN_OR_RETURN(RunOptions options, ResolveRunOptions(raw));
+  MESHSIM_ASSIGN_OR_RETURN(RunRecord record, Simulate(options));
+  if (!options.out.empty()) {
+    MESHSIM_RETURN_IF_ERROR(ForOption("out", WriteRuns(options.out, {&record}, Version())));
+  }
+  if (!options.trace.empty()) {
+    MESHSIM_RETURN_IF_ERROR(ForOption("trace", WriteChromeTrace(record, options.trace)));
+  }
+  PrintRuns({&record}, options.format, out);
+  // Where the files went is for people: on stderr when stdout is machine-readable.
+  std::ostream& note = options.format == "table" ? out : err;
+  if (!options.out.empty()) note << "wrote " << options.out << " (HDF5)\n";
+  if (!options.trace.empty()) note << "wrote " << options.trace << " (Chrome trace)\n";
+  return absl::OkStatus();
+}
+
+absl::Status Trace(const std::vector<std::string>& args, std::ostream& out) {
+  std::vector<std::string> pos;
+  std::vector<std::pair<std::string, std::string>> kv;
+  MESHSIM_RETURN_IF_ERROR(SplitArgs("trace", args, {"run", "out"}, pos, kv));
+  if (pos.size() != 1) {
+    return absl::InvalidArgumentError(
+        "trace: expected one FILE.h5 (usage: meshsim trace FILE.h5 "
+        "[--run NAME] --out TRACE.json)");
+  }
+  const std::string path = Lookup(kv, "out");
+  if (path.empty()) return absl::InvalidArgumentError("--out: required (the trace JSON to write)");
+  MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", path));
+  MESHSIM_ASSIGN_OR_RETURN(RunRecord record, ReadRun(pos[0], Lookup(kv, "run")));
+  MESHSIM_RETURN_IF_ERROR(ForOption("out", WriteChromeTrace(record, path)));
+  out << "wrote " << path << " (Chrome trace of run '" << record.name << "')\n";
+  return absl::OkStatus();
+}
+
+absl::Status Report(const std::vector<std::string>& args, std::ostream& out) {
+  std::vector<std::string> pos;
+  std::vector<std::pair<std::string, std::string>> kv;
+  MESHSIM_RETURN_IF_ERROR(SplitArgs("report", args, {"format", "run"}, pos, kv));
+  if (pos.size() != 1) {
+    return absl::InvalidArgumentError(
+        "report: expected one FILE.h5 (usage: meshsim report FILE.h5 [--format table|json|csv])");
+  }
+  const std::string format = Lookup(kv, "format", "table");
+  MESHSIM_RETURN_IF_ERROR(CheckFormat(format, {"table", "json", "csv"}));
+  std::vector<std::string> names;
+  if (const std::string run = Lookup(kv, "run"); !run.empty()) {
+    names.push_back(run);
+  } else {
+    MESHSIM_ASSIGN_OR_RETURN(names, ListRuns(pos[0]));
+  }
+  std::vector<RunRecord> records;
+  for (const std::string& name : names) {
+    MESHSIM_ASSIGN_OR_RETURN(RunRecord r, ReadRun(pos[0], name));
+    records.push_back(std::move(r));
+  }
+  std::vector<const RunRecord*> ptrs;
+  for (const RunRecord& r : records) ptrs.push_back(&r);
+  PrintRuns(ptrs, format, out);
+  return absl::OkStatus();
+}
+
+absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
+  const std::vector<std::string> what = {"algorithms", "models",      "systems",
+                                         "topologies", "collectives", "workloads"};
+  if (args.size() != 1 || std::find(what.begin(), what.end(), args[0]) == what.end()) {
+    return absl::InvalidArgumentError(absl::StrFormat("list: '%s' is not allowed; allowed: %s",
+                                                      absl::StrJoin(args, " "),
+                                                      absl::StrJoin(what, ", ")));
+  }
+  const std::string& w = args[0];
+  if (w == "systems") {
+    for (const SystemInfo& s : Systems())
+      out << absl::StrFormat("%-8s %s\n", s.name, s.description);
+  } else if (w == "workloads") {
+    out << "llm         one transformer block's FC layers (--model, --batch, --seq, --pass)"
+           "  [not in this build yet]\n"
+           "gemm        one distributed GeMM (--gemm M,N,K, --dataflow)  [not in this build yet]\n"
+           "collective  one collective per group (--collective, --group, --bytes)"
+           "  [not in this build yet]\n"
+           "chain       smoke test: a wavefront of --steps delays of --step-time on a ring of "
+           "--chips\n";
+  } else if (w == "collectives") {
+    for (const std::string& c : Collectives()) out << c << "\n";
+    out << "(the collective runners arrive with the network model; see `list workloads`)\n";
+  } else if (w == "topologies") {
+    for (const std::string& t : Topologies()) out << t << "\n";
+    out << "graphviz:FILE\n(the topology builders arrive with the network model)\n";
+  } else {
+    out << "no " << w << " are registered in this build yet\n";
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Show(const std::vector<std::string>& args, std::ostream& out) {
+  if (args.size() != 2 || args[0] != "system") {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "show: '%s' is not allowed; usage: meshsim show system NAME", absl::StrJoin(args, " ")));
+  }
+  MESHSIM_ASSIGN_OR_RETURN(SystemConfig sys, SystemPreset(args[1]));
+  out << "# meshsim system '" << sys.name << "' (" << Version()
+      << "). A valid config file: meshsim run --config FILE\n";
+  out << "system = " << sys.name << "\n";
+  out << "topology = " << sys.net.topology << "\n";
+  out << absl::StrFormat("# peak %.4g TFLOPS per chip\n", sys.chip.PeakFlops() / 1e12);
+  for (const core::Param& p : sys.Params()) {
+    out << absl::StrFormat("%-22s = %-22s # %s: %s\n", p.key, core::FormatParam(p),
+                           core::FormatHuman(p), p.description);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    out << kUsage;
+    return absl::OkStatus();
+  }
+  if (args[0] == "--version") {
+    out << Version() << "\n";
+    return absl::OkStatus();
+  }
+  const std::string& cmd = args[0];
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (cmd == "run") return Run(rest, out, err);
+  if (cmd == "trace") return Trace(rest, out);
+  if (cmd == "report") return Report(rest, out);
+  if (cmd == "list") return List(rest, out);
+  if (cmd == "show") return Show(rest, out);
+  if (cmd == "sweep" || cmd == "merge" || cmd == "tune") {
+    return absl::UnimplementedError(absl::StrCat("'", cmd, "' is not in this build yet"));
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "'%s' is not a command; allowed: run, sweep, merge, tune, trace, report, list, show "
+      "(meshsim --help)",
+      cmd));
+}
+
+}  // namespace
+
+int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  absl::Status status;
+  try {
+    status = Dispatch(args, out, err);
+  } catch (const std::exception& e) {
+    // Project code throws nothing; this is Boost or the standard library at the boundary.
+    status = absl::InternalError(absl::StrCat("unexpected exception: ", e.what()));
+  }
+  if (status.ok()) return 0;
+  err << "meshsim: " << status.message() << "\n";
+  return IsBadInput(status) ? 2 : 1;
+}
+
+}  // namespace meshsim::sim

@@ -1,0 +1,968 @@
+#include "sim/hdf5_io.h"
+
+#include <fcntl.h>
+#include <hdf5.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <string>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/ids.h"
+#include "core/op.h"
+#include "core/status_macros.h"
+#include "core/time.h"
+#include "core/timeline.h"
+
+namespace meshsim::sim {
+namespace {
+
+// The datasets are written straight from the vectors of the RunRecord, with the memory layout of
+// the structs described to HDF5 by member offsets, so these must stay plain standard-layout data.
+static_assert(std::is_standard_layout_v<core::TimelineRow>);
+static_assert(std::is_standard_layout_v<core::CounterSample>);
+static_assert(std::is_standard_layout_v<DepEdge>);
+static_assert(sizeof(core::Time) == sizeof(int64_t));
+static_assert(sizeof(core::OpId) == sizeof(uint32_t) && sizeof(core::ChipId) == sizeof(uint32_t));
+static_assert(sizeof(core::NameId) == sizeof(uint32_t));
+static_assert(sizeof(core::ResourceId) == sizeof(uint32_t));
+static_assert(sizeof(core::OpKind) == 1 && sizeof(core::CollectiveKind) == 1);
+static_assert(sizeof(core::Pass) == 1 && sizeof(core::Phase) == 1);
+static_assert(sizeof(core::UnitKind) == 1 && sizeof(core::ResourceKind) == 1);
+
+// Target size of one chunk of a table; rows per chunk = this / row size.
+constexpr size_t kChunkBytes = 512 * 1024;
+// zlib level of the tables: 1 is fast and, after the shuffle filter, gets most of the gain.
+constexpr int kDeflateLevel = 1;
+
+// ---------------------------------------------------------------------------------------------
+// Handles and errors.
+
+// Owns one HDF5 identifier and closes it with the matching H5?close function.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+
+  Handle() = default;
+  Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  Handle(Handle&& other) noexcept
+      : id_(std::exchange(other.id_, H5I_INVALID_HID)), closer_(other.closer_) {}
+  Handle& operator=(Handle&& other) noexcept {
+    if (this != &other) {
+      Close();
+      id_ = std::exchange(other.id_, H5I_INVALID_HID);
+      closer_ = other.closer_;
+    }
+    return *this;
+  }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() { Close(); }
+
+  hid_t get() const { return id_; }
+
+  // Closes the identifier now; false if HDF5 reported an error (for a file: flushing failed).
+  bool Close() {
+    if (id_ < 0) return true;
+    return closer_(std::exchange(id_, H5I_INVALID_HID)) >= 0;
+  }
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+  Closer closer_ = nullptr;
+};
+
+// Turns off HDF5's printing of its error stack to stderr for the lifetime of the object, and
+// restores the previous setting afterwards.
+class ErrorSilencer {
+ public:
+  ErrorSilencer() {
+    saved_ok_ = H5Eget_auto2(H5E_DEFAULT, &func_, &data_) >= 0;
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~ErrorSilencer() {
+    if (saved_ok_) H5Eset_auto2(H5E_DEFAULT, func_, data_);
+  }
+  ErrorSilencer(const ErrorSilencer&) = delete;
+  ErrorSilencer& operator=(const ErrorSilencer&) = delete;
+
+ private:
+  bool saved_ok_ = false;
+  H5E_auto2_t func_ = nullptr;
+  void* data_ = nullptr;
+};
+
+herr_t FirstErrorDescription(unsigned /*n*/, const H5E_error2_t* error, void* data) {
+  auto* message = static_cast<std::string*>(data);
+  if (message->empty() && error->desc != nullptr && error->desc[0] != '\0') *message = error->desc;
+  return 0;
+}
+
+// The most specific description on HDF5's error stack, which is then cleared. Must be called
+// right after the failing call: every HDF5 API call (closing a handle too) resets the stack.
+std::string HdfMessage() {
+  std::string message;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, FirstErrorDescription, &message);
+  H5Eclear2(H5E_DEFAULT);
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  return message.empty() ? "unknown HDF5 error" : message;
+}
+
+absl::Status HdfError(absl::StatusCode code, const std::string& where, const std::string& what) {
+  return absl::Status(code, absl::StrCat(where, ": ", what, ": ", HdfMessage()));
+}
+
+// `id` as an owned handle, or an error naming `what` when HDF5 returned a negative id.
+absl::StatusOr<Handle> Checked(hid_t id, Handle::Closer closer, const std::string& where,
+                               const std::string& what,
+                               absl::StatusCode code = absl::StatusCode::kInternal) {
+  if (id < 0) return HdfError(code, where, what);
+  return Handle(id, closer);
+}
+
+absl::Status CheckedCall(herr_t result, const std::string& where, const std::string& what,
+                         absl::StatusCode code = absl::StatusCode::kInternal) {
+  if (result < 0) return HdfError(code, where, what);
+  return absl::OkStatus();
+}
+
+std::string ErrnoMessage(int error) { return std::generic_category().message(error); }
+
+// ---------------------------------------------------------------------------------------------
+// Types.
+
+// Number of enumerators of E: the values 0, 1, ... that core's ToString names (it returns "?"
+// past the last one), so enumerators appended to core/ reach the file without a change here.
+template <typename E>
+int EnumCount() {
+  static const int count = [] {
+    int n = 0;
+    while (n < 256 && std::strcmp(core::ToString(static_cast<E>(n)), "?") != 0) ++n;
+    return n;
+  }();
+  return count;
+}
+
+template <typename E>
+bool EnumValid(E value) {
+  return static_cast<int>(value) < EnumCount<E>();
+}
+
+// An HDF5 enum over uint8 with the names of core's ToString, so h5dump and h5py show names.
+template <typename E>
+absl::StatusOr<Handle> MakeEnum(const std::string& where) {
+  MESHSIM_ASSIGN_OR_RETURN(Handle type, Checked(H5Tenum_create(H5T_NATIVE_UINT8), H5Tclose, where,
+                                                "creating an enum type"));
+  for (int v = 0; v < EnumCount<E>(); ++v) {
+    const uint8_t value = static_cast<uint8_t>(v);
+    const char* name = core::ToString(static_cast<E>(v));
+    MESHSIM_RETURN_IF_ERROR(CheckedCall(H5Tenum_insert(type.get(), name, &value), where,
+                                        absl::StrCat("enum member '", name, "'")));
+  }
+  return type;
+}
+
+// The datatypes shared by all tables of a file. Enums are the same in memory and on disk (one
+// byte has no byte order).
+struct Types {
+  Handle unit_kind;
+  Handle phase;
+  Handle op_kind;
+  Handle collective;
+  Handle pass;
+  Handle resource_kind;
+  Handle string;  // Variable-length, null-terminated UTF-8 string.
+};
+
+absl::StatusOr<Types> MakeTypes(const std::string& where) {
+  Types t;
+  MESHSIM_ASSIGN_OR_RETURN(t.unit_kind, MakeEnum<core::UnitKind>(where));
+  MESHSIM_ASSIGN_OR_RETURN(t.phase, MakeEnum<core::Phase>(where));
+  MESHSIM_ASSIGN_OR_RETURN(t.op_kind, MakeEnum<core::OpKind>(where));
+  MESHSIM_ASSIGN_OR_RETURN(t.collective, MakeEnum<core::CollectiveKind>(where));
+  MESHSIM_ASSIGN_OR_RETURN(t.pass, MakeEnum<core::Pass>(where));
+  MESHSIM_ASSIGN_OR_RETURN(t.resource_kind, MakeEnum<core::ResourceKind>(where));
+  MESHSIM_ASSIGN_OR_RETURN(t.string,
+                           Checked(H5Tcopy(H5T_C_S1), H5Tclose, where, "creating the string type"));
+  MESHSIM_RETURN_IF_ERROR(
+      CheckedCall(H5Tset_size(t.string.get(), H5T_VARIABLE), where, "creating the string type"));
+  MESHSIM_RETURN_IF_ERROR(
+      CheckedCall(H5Tset_cset(t.string.get(), H5T_CSET_UTF8), where, "creating the string type"));
+  return t;
+}
+
+// One member of a compound table: its on-disk type, and its native type and offset in the struct
+// the rows are read from / written to.
+struct Column {
+  const char* name;
+  hid_t file_type;
+  hid_t mem_type;
+  size_t offset;
+};
+
+struct TableType {
+  Handle file;    // Packed, little-endian, members in column order.
+  Handle memory;  // The in-memory struct.
+};
+
+absl::StatusOr<TableType> MakeTableType(const std::vector<Column>& columns, size_t struct_size,
+                                        const std::string& where) {
+  size_t file_size = 0;
+  for (const Column& c : columns) file_size += H5Tget_size(c.file_type);
+  TableType t;
+  MESHSIM_ASSIGN_OR_RETURN(t.file, Checked(H5Tcreate(H5T_COMPOUND, file_size), H5Tclose, where,
+                                           "creating a table type"));
+  MESHSIM_ASSIGN_OR_RETURN(t.memory, Checked(H5Tcreate(H5T_COMPOUND, struct_size), H5Tclose, where,
+                                             "creating a table type"));
+  size_t file_offset = 0;
+  for (const Column& c : columns) {
+    MESHSIM_RETURN_IF_ERROR(CheckedCall(H5Tinsert(t.file.get(), c.name, file_offset, c.file_type),
+                                        where, absl::StrCat("column '", c.name, "'")));
+    MESHSIM_RETURN_IF_ERROR(CheckedCall(H5Tinsert(t.memory.get(), c.name, c.offset, c.mem_type),
+                                        where, absl::StrCat("column '", c.name, "'")));
+    file_offset += H5Tget_size(c.file_type);
+  }
+  return t;
+}
+
+// Ids are uint32 in memory with UINT32_MAX as "invalid", and int32 on disk with -1 as "invalid"
+// (both are all-ones bits). HDF5 converts the columns itself while reading and writing; the only
+// values its integer conversion cannot represent are exactly those sentinels (and ids >= 2^31,
+// which are refused), and it hands them to this callback.
+struct IdConversion {
+  bool writing = true;
+  bool failed = false;
+  int64_t value = 0;  // The offending value when `failed`.
+};
+
+H5T_conv_ret_t ConvertId(H5T_conv_except_t except, hid_t src_type, hid_t dst_type, void* src,
+                         void* dst, void* user_data) {
+  auto* conversion = static_cast<IdConversion*>(user_data);
+  // Not an id column (e.g. an enum value without a name in the destination type): HDF5's default,
+  // which for enums stores 255 (caught by CheckEnum).
+  if (H5Tget_size(src_type) != 4 || H5Tget_size(dst_type) != 4) return H5T_CONV_UNHANDLED;
+  if (conversion->writing && except == H5T_CONV_EXCEPT_RANGE_HI) {
+    uint32_t id;
+    std::memcpy(&id, src, 4);
+    if (id == core::OpId::kInvalidValue) {
+      const int32_t sentinel = -1;
+      std::memcpy(dst, &sentinel, 4);
+      return H5T_CONV_HANDLED;
+    }
+    conversion->value = id;
+  } else if (!conversion->writing && except == H5T_CONV_EXCEPT_RANGE_LOW) {
+    int32_t stored;
+    std::memcpy(&stored, src, 4);
+    if (stored == -1) {
+      const uint32_t invalid = core::OpId::kInvalidValue;
+      std::memcpy(dst, &invalid, 4);
+      return H5T_CONV_HANDLED;
+    }
+    conversion->value = stored;
+  }
+  conversion->failed = true;
+  return H5T_CONV_ABORT;
+}
+
+absl::StatusOr<Handle> MakeTransfer(IdConversion* conversion, const std::string& where) {
+  MESHSIM_ASSIGN_OR_RETURN(Handle xfer, Checked(H5Pcreate(H5P_DATASET_XFER), H5Pclose, where,
+                                                "creating a transfer property list"));
+  MESHSIM_RETURN_IF_ERROR(CheckedCall(H5Pset_type_conv_cb(xfer.get(), ConvertId, conversion), where,
+                                      "setting the id conversion"));
+  return xfer;
+}
+
+// Column helpers: an id (int32 on disk, -1 = invalid), a plain integer/float, an enum.
+Column IdColumn(const char* name, size_t offset) {
+  return {name, H5T_STD_I32LE, H5T_NATIVE_UINT32, offset};
+}
+
+std::vector<Column> TimelineColumns(const Types& t) {
+  using R = core::TimelineRow;
+  return {
+      IdColumn("chip", HOFFSET(R, chip)),
+      {"unit_kind", t.unit_kind.get(), t.unit_kind.get(), HOFFSET(R, unit_kind)},
+      {"unit_index", H5T_STD_U16LE, H5T_NATIVE_UINT16, HOFFSET(R, unit_index)},
+      {"op_kind", t.op_kind.get(), t.op_kind.get(), HOFFSET(R, kind)},
+      {"collective", t.collective.get(), t.collective.get(), HOFFSET(R, collective)},
+      {"phase", t.phase.get(), t.phase.get(), HOFFSET(R, phase)},
+      IdColumn("name", HOFFSET(R, name)),
+      {"start_ps", H5T_STD_I64LE, H5T_NATIVE_INT64, HOFFSET(R, start)},
+      {"end_ps", H5T_STD_I64LE, H5T_NATIVE_INT64, HOFFSET(R, end)},
+      {"bytes", H5T_STD_I64LE, H5T_NATIVE_INT64, HOFFSET(R, bytes)},
+      {"flops", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, HOFFSET(R, flops)},
+      {"layer", H5T_STD_I32LE, H5T_NATIVE_INT32, HOFFSET(R, layer)},
+      {"pass", t.pass.get(), t.pass.get(), HOFFSET(R, pass)},
+      {"slice", H5T_STD_I32LE, H5T_NATIVE_INT32, HOFFSET(R, slice)},
+      IdColumn("op", HOFFSET(R, op)),
+  };
+}
+
+std::vector<Column> EdgeColumns() {
+  return {IdColumn("from", HOFFSET(DepEdge, from)), IdColumn("to", HOFFSET(DepEdge, to))};
+}
+
+// ResourceInfo holds a std::string, so resources go through this row (resources are few: one
+// per link, HBM and DMA engine).
+struct ResourceRow {
+  const char* name = nullptr;
+  core::ResourceKind kind = core::ResourceKind::kOther;
+  core::ChipId chip;
+  core::ChipId peer;
+  double capacity_bytes_per_s = 0;
+  double bytes = 0;
+  core::Time busy;
+};
+static_assert(std::is_standard_layout_v<ResourceRow>);
+
+std::vector<Column> ResourceColumns(const Types& t) {
+  using R = ResourceRow;
+  return {
+      {"name", t.string.get(), t.string.get(), HOFFSET(R, name)},
+      {"kind", t.resource_kind.get(), t.resource_kind.get(), HOFFSET(R, kind)},
+      IdColumn("chip", HOFFSET(R, chip)),
+      IdColumn("peer", HOFFSET(R, peer)),
+      {"capacity_bytes_per_s", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, HOFFSET(R, capacity_bytes_per_s)},
+      {"bytes", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, HOFFSET(R, bytes)},
+      {"busy_ps", H5T_STD_I64LE, H5T_NATIVE_INT64, HOFFSET(R, busy)},
+  };
+}
+
+std::vector<Column> CounterColumns() {
+  using R = core::CounterSample;
+  return {
+      {"time_ps", H5T_STD_I64LE, H5T_NATIVE_INT64, HOFFSET(R, time)},
+      IdColumn("resource", HOFFSET(R, resource)),
+      {"rate_bytes_per_s", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, HOFFSET(R, rate_bytes_per_s)},
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing.
+
+bool FilterAvailable(H5Z_filter_t filter) {
+  unsigned flags = 0;
+  return H5Zfilter_avail(filter) > 0 && H5Zget_filter_info(filter, &flags) >= 0 &&
+         (flags & H5Z_FILTER_CONFIG_ENCODE_ENABLED) != 0;
+}
+
+// Writes `rows` elements of `data` (laid out as `mem_type`) as the 1-D dataset `name` of type
+// `file_type`: chunked, shuffled and deflated when it has rows, in one H5Dwrite.
+absl::Status WriteTable(hid_t loc, const char* name, hid_t file_type, hid_t mem_type, size_t rows,
+                        const void* data, const std::string& where) {
+  const std::string what = absl::StrCat("dataset '", name, "'");
+  const hsize_t dims[1] = {rows};
+  MESHSIM_ASSIGN_OR_RETURN(Handle space,
+                           Checked(H5Screate_simple(1, dims, nullptr), H5Sclose, where, what));
+  MESHSIM_ASSIGN_OR_RETURN(Handle dcpl,
+                           Checked(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, where, what));
+  if (rows > 0) {
+    const size_t row_bytes = std::max<size_t>(1, H5Tget_size(file_type));
+    const hsize_t chunk[1] = {std::clamp<hsize_t>(kChunkBytes / row_bytes, 1, rows)};
+    MESHSIM_RETURN_IF_ERROR(CheckedCall(H5Pset_chunk(dcpl.get(), 1, chunk), where, what));
+    if (FilterAvailable(H5Z_FILTER_DEFLATE)) {
+      if (FilterAvailable(H5Z_FILTER_SHUFFLE)) {
+        MESHSIM_RETURN_IF_ERROR(CheckedCall(H5Pset_shuffle(dcpl.get()), where, what));
+      }
+      MESHSIM_RETURN_IF_ERROR(CheckedCall(H5Pset_deflate(dcpl.get(), kDeflateLevel), where, what));
+    }
+  }
+  MESHSIM_ASSIGN_OR_RETURN(
+      Handle dataset,
+      Checked(H5Dcreate2(loc, name, file_type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+              H5Dclose, where, absl::StrCat("creating ", what)));
+  if (rows > 0) {
+    IdConversion conversion{.writing = true};
+    MESHSIM_ASSIGN_OR_RETURN(Handle xfer, MakeTransfer(&conversion, where));
+    if (H5Dwrite(dataset.get(), mem_type, H5S_ALL, H5S_ALL, xfer.get(), data) < 0) {
+      if (conversion.failed) {
+        H5Eclear2(H5E_DEFAULT);
+        return absl::InvalidArgumentError(absl::StrCat(where, ": ", what, ": id ", conversion.value,
+                                                       " does not fit the int32 id column"));
+      }
+      return HdfError(absl::StatusCode::kInternal, where, absl::StrCat("writing ", what));
+    }
+  }
+  if (!dataset.Close()) return HdfError(absl::StatusCode::kInternal, where, what);
+  return absl::OkStatus();
+}
+
+absl::Status WriteAttribute(hid_t loc, const std::string& name, hid_t file_type, hid_t mem_type,
+                            const void* value, const std::string& where) {
+  const std::string what = absl::StrCat("attribute '", name, "'");
+  if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": empty key"));
+  const htri_t exists = H5Aexists(loc, name.c_str());
+  if (exists > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": duplicate key '", name, "'"));
+  }
+  MESHSIM_RETURN_IF_ERROR(CheckedCall(exists, where, what));
+  MESHSIM_ASSIGN_OR_RETURN(Handle space, Checked(H5Screate(H5S_SCALAR), H5Sclose, where, what));
+  MESHSIM_ASSIGN_OR_RETURN(Handle attr, Checked(H5Acreate2(loc, name.c_str(), file_type,
+                                                           space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                                                H5Aclose, where, absl::StrCat("creating ", what)));
+  MESHSIM_RETURN_IF_ERROR(
+      CheckedCall(H5Awrite(attr.get(), mem_type, value), where, absl::StrCat("writing ", what)));
+  return absl::OkStatus();
+}
+
+absl::Status WriteStringAttribute(hid_t loc, const std::string& name, const std::string& value,
+                                  const Types& types, const std::string& where) {
+  const char* text = value.c_str();
+  return WriteAttribute(loc, name, types.string.get(), types.string.get(), &text, where);
+}
+
+absl::Status WriteIntAttribute(hid_t loc, const std::string& name, int32_t value,
+                               const std::string& where) {
+  return WriteAttribute(loc, name, H5T_STD_I32LE, H5T_NATIVE_INT32, &value, where);
+}
+
+absl::Status WriteDoubleAttribute(hid_t loc, const std::string& name, double value,
+                                  const std::string& where) {
+  return WriteAttribute(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value, where);
+}
+
+// A group whose attributes (if `attributes`) or links (otherwise) remember their creation order,
+// so that iterating them gives back the order they were written in.
+absl::StatusOr<Handle> CreateOrderedGroup(hid_t loc, const char* name, bool attributes,
+                                          const std::string& where) {
+  const std::string what = absl::StrCat("creating group '", name, "'");
+  MESHSIM_ASSIGN_OR_RETURN(Handle gcpl,
+                           Checked(H5Pcreate(H5P_GROUP_CREATE), H5Pclose, where, what));
+  const unsigned order = H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED;
+  MESHSIM_RETURN_IF_ERROR(CheckedCall(attributes ? H5Pset_attr_creation_order(gcpl.get(), order)
+                                                 : H5Pset_link_creation_order(gcpl.get(), order),
+                                      where, what));
+  return Checked(H5Gcreate2(loc, name, H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose, where,
+                 what);
+}
+
+absl::Status WriteRun(hid_t runs_group, const RunRecord& run, const Types& types,
+                      const std::string& file_where) {
+  const std::string where = absl::StrCat(file_where, ": run '", run.name, "'");
+  MESHSIM_ASSIGN_OR_RETURN(Handle group,
+                           CreateOrderedGroup(runs_group, run.name.c_str(), true, where));
+  MESHSIM_RETURN_IF_ERROR(WriteIntAttribute(group.get(), "chips", run.chips, where));
+  {
+    const std::string config_where = absl::StrCat(where, ": config");
+    MESHSIM_ASSIGN_OR_RETURN(Handle config,
+                             CreateOrderedGroup(group.get(), "config", true, config_where));
+    for (const auto& [key, value] : run.config) {
+      MESHSIM_RETURN_IF_ERROR(WriteStringAttribute(config.get(), key, value, types, config_where));
+    }
+  }
+  {
+    const std::string metrics_where = absl::StrCat(where, ": metrics");
+    MESHSIM_ASSIGN_OR_RETURN(Handle metrics,
+                             CreateOrderedGroup(group.get(), "metrics", true, metrics_where));
+    for (const auto& [key, value] : run.metrics) {
+      MESHSIM_RETURN_IF_ERROR(WriteDoubleAttribute(metrics.get(), key, value, metrics_where));
+    }
+  }
+  {
+    std::vector<const char*> names;
+    names.reserve(run.names.size());
+    for (const std::string& name : run.names) names.push_back(name.c_str());
+    MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "names", types.string.get(), types.string.get(),
+                                       names.size(), names.data(), where));
+  }
+  {
+    MESHSIM_ASSIGN_OR_RETURN(
+        TableType type, MakeTableType(TimelineColumns(types), sizeof(core::TimelineRow), where));
+    MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "timeline", type.file.get(), type.memory.get(),
+                                       run.timeline.size(), run.timeline.data(), where));
+  }
+  {
+    MESHSIM_ASSIGN_OR_RETURN(TableType type, MakeTableType(EdgeColumns(), sizeof(DepEdge), where));
+    MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "edges", type.file.get(), type.memory.get(),
+                                       run.edges.size(), run.edges.data(), where));
+  }
+  {
+    std::vector<ResourceRow> rows;
+    rows.reserve(run.resources.size());
+    for (const core::ResourceInfo& r : run.resources) {
+      rows.push_back({.name = r.name.c_str(),
+                      .kind = r.kind,
+                      .chip = r.chip,
+                      .peer = r.peer,
+                      .capacity_bytes_per_s = r.capacity_bytes_per_s,
+                      .bytes = r.bytes,
+                      .busy = r.busy});
+    }
+    MESHSIM_ASSIGN_OR_RETURN(TableType type,
+                             MakeTableType(ResourceColumns(types), sizeof(ResourceRow), where));
+    MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "resources", type.file.get(), type.memory.get(),
+                                       rows.size(), rows.data(), where));
+  }
+  {
+    MESHSIM_ASSIGN_OR_RETURN(TableType type,
+                             MakeTableType(CounterColumns(), sizeof(core::CounterSample), where));
+    MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "counters", type.file.get(), type.memory.get(),
+                                       run.counters.size(), run.counters.data(), where));
+  }
+  return absl::OkStatus();
+}
+
+// Writes the whole archive to `file_name` (the temporary file); messages name `where`.
+absl::Status WriteFile(const std::string& file_name, const std::vector<const RunRecord*>& runs,
+                       const std::string& version, const std::string& where) {
+  MESHSIM_ASSIGN_OR_RETURN(Types types, MakeTypes(where));
+  MESHSIM_ASSIGN_OR_RETURN(Handle fapl,
+                           Checked(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, where, "file access"));
+  // The 1.8 object format: readable by every HDF5 since 1.8 (and h5py), and it is the first
+  // with creation-order tracking and dense attribute storage.
+  MESHSIM_RETURN_IF_ERROR(CheckedCall(
+      H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18), where, "file access"));
+  MESHSIM_ASSIGN_OR_RETURN(
+      Handle file,
+      Checked(H5Fcreate(file_name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose, where,
+              "creating the file", absl::StatusCode::kInvalidArgument));
+  {
+    MESHSIM_RETURN_IF_ERROR(
+        WriteIntAttribute(file.get(), "schema_version", kHdf5SchemaVersion, where));
+    MESHSIM_RETURN_IF_ERROR(WriteStringAttribute(file.get(), "generator", "meshsim", types, where));
+    MESHSIM_RETURN_IF_ERROR(WriteStringAttribute(file.get(), "version", version, types, where));
+    MESHSIM_ASSIGN_OR_RETURN(Handle runs_group,
+                             CreateOrderedGroup(file.get(), "runs", false, where));
+    for (const RunRecord* run : runs) {
+      MESHSIM_RETURN_IF_ERROR(WriteRun(runs_group.get(), *run, types, where));
+    }
+  }
+  if (!file.Close()) {
+    return HdfError(absl::StatusCode::kInternal, where, "closing the file");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRuns(const std::vector<const RunRecord*>& runs, const std::string& where) {
+  std::set<std::string> seen;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord* run = runs[i];
+    if (run == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": run #", i, " is null"));
+    }
+    if (run->name.empty() || run->name == "." || run->name.find('/') != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": invalid run name '", run->name, "' (must be non-empty, not '.', without '/')"));
+    }
+    if (!seen.insert(run->name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": two runs are named '", run->name, "'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Flushes the finished temporary file to disk, so that after a power loss the rename never
+// points at a file whose data was not yet written.
+absl::Status SyncToDisk(const std::string& file_name, const std::string& where) {
+  const int fd = ::open(file_name.c_str(), O_RDONLY);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    const int error = errno;
+    if (fd >= 0) ::close(fd);
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", ErrnoMessage(error)));
+  }
+  ::close(fd);
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading.
+
+struct Table {
+  Handle dataset;
+  size_t rows = 0;
+};
+
+// Opens the 1-D dataset `name` of class `type_class`; a missing or misshapen one is DataLoss.
+absl::StatusOr<Table> OpenTable(hid_t loc, const char* name, H5T_class_t type_class,
+                                const std::string& where) {
+  const std::string what = absl::StrCat("dataset '", name, "'");
+  const htri_t exists = H5Lexists(loc, name, H5P_DEFAULT);
+  if (exists == 0) return absl::DataLossError(absl::StrCat(where, ": missing ", what));
+  MESHSIM_RETURN_IF_ERROR(CheckedCall(exists, where, what, absl::StatusCode::kDataLoss));
+  Table table;
+  MESHSIM_ASSIGN_OR_RETURN(table.dataset, Checked(H5Dopen2(loc, name, H5P_DEFAULT), H5Dclose, where,
+                                                  what, absl::StatusCode::kDataLoss));
+  MESHSIM_ASSIGN_OR_RETURN(Handle type, Checked(H5Dget_type(table.dataset.get()), H5Tclose, where,
+                                                what, absl::StatusCode::kDataLoss));
+  MESHSIM_ASSIGN_OR_RETURN(Handle space, Checked(H5Dget_space(table.dataset.get()), H5Sclose, where,
+                                                 what, absl::StatusCode::kDataLoss));
+  hsize_t dims[1] = {0};
+  if (H5Tget_class(type.get()) != type_class || H5Sget_simple_extent_ndims(space.get()) != 1 ||
+      H5Sget_simple_extent_dims(space.get(), dims, nullptr) != 1) {
+    H5Eclear2(H5E_DEFAULT);
+    return absl::DataLossError(absl::StrCat(where, ": ", what, " has the wrong type or shape"));
+  }
+  table.rows = dims[0];
+  return table;
+}
+
+// Reads the whole table `name` into `out`, converting from the file's types to `mem_type`.
+template <typename T>
+absl::Status ReadTable(hid_t loc, const char* name, H5T_class_t type_class, hid_t mem_type,
+                       std::vector<T>* out, const std::string& where) {
+  MESHSIM_ASSIGN_OR_RETURN(Table table, OpenTable(loc, name, type_class, where));
+  out->assign(table.rows, T{});
+  if (table.rows == 0) return absl::OkStatus();
+  IdConversion conversion{.writing = false};
+  MESHSIM_ASSIGN_OR_RETURN(Handle xfer, MakeTransfer(&conversion, where));
+  if (H5Dread(table.dataset.get(), mem_type, H5S_ALL, H5S_ALL, xfer.get(), out->data()) < 0) {
+    if (conversion.failed) {
+      H5Eclear2(H5E_DEFAULT);
+      return absl::DataLossError(
+          absl::StrCat(where, ": dataset '", name, "': id ", conversion.value, " is out of range"));
+    }
+    return HdfError(absl::StatusCode::kDataLoss, where,
+                    absl::StrCat("reading dataset '", name, "'"));
+  }
+  return absl::OkStatus();
+}
+
+// Opens the attribute `name` of `loc`, checking it holds one value of one of `classes`; its
+// datatype is returned in `type`.
+absl::StatusOr<Handle> OpenScalarAttribute(hid_t loc, const std::string& name,
+                                           std::vector<H5T_class_t> classes, Handle* type,
+                                           const std::string& where) {
+  const std::string what = absl::StrCat("attribute '", name, "'");
+  MESHSIM_ASSIGN_OR_RETURN(Handle attr, Checked(H5Aopen(loc, name.c_str(), H5P_DEFAULT), H5Aclose,
+                                                where, what, absl::StatusCode::kDataLoss));
+  MESHSIM_ASSIGN_OR_RETURN(
+      *type, Checked(H5Aget_type(attr.get()), H5Tclose, where, what, absl::StatusCode::kDataLoss));
+  MESHSIM_ASSIGN_OR_RETURN(Handle space, Checked(H5Aget_space(attr.get()), H5Sclose, where, what,
+                                                 absl::StatusCode::kDataLoss));
+  const H5T_class_t type_class = H5Tget_class(type->get());
+  if (H5Sget_simple_extent_npoints(space.get()) != 1 ||
+      std::find(classes.begin(), classes.end(), type_class) == classes.end()) {
+    H5Eclear2(H5E_DEFAULT);
+    return absl::DataLossError(absl::StrCat(where, ": ", what, " has the wrong type or shape"));
+  }
+  return attr;
+}
+
+absl::StatusOr<std::string> ReadStringAttribute(hid_t loc, const std::string& name,
+                                                const Types& types, const std::string& where) {
+  const std::string what = absl::StrCat("attribute '", name, "'");
+  Handle type;
+  MESHSIM_ASSIGN_OR_RETURN(Handle attr, OpenScalarAttribute(loc, name, {H5T_STRING}, &type, where));
+  const htri_t variable = H5Tis_variable_str(type.get());
+  MESHSIM_RETURN_IF_ERROR(CheckedCall(variable, where, what, absl::StatusCode::kDataLoss));
+  if (variable > 0) {
+    char* text = nullptr;
+    MESHSIM_RETURN_IF_ERROR(CheckedCall(H5Aread(attr.get(), types.string.get(), &text), where, what,
+                                        absl::StatusCode::kDataLoss));
+    std::string value = text != nullptr ? text : "";
+    H5free_memory(text);
+    return value;
+  }
+  // A fixed-length string (not written by meshsim, but cheap to accept).
+  std::string value(H5Tget_size(type.get()), '\0');
+  MESHSIM_RETURN_IF_ERROR(CheckedCall(H5Aread(attr.get(), type.get(), value.data()), where, what,
+                                      absl::StatusCode::kDataLoss));
+  value.resize(std::strlen(value.c_str()));
+  return value;
+}
+
+absl::StatusOr<int64_t> ReadIntAttribute(hid_t loc, const std::string& name,
+                                         const std::string& where) {
+  Handle type;
+  MESHSIM_ASSIGN_OR_RETURN(Handle attr,
+                           OpenScalarAttribute(loc, name, {H5T_INTEGER}, &type, where));
+  int64_t value = 0;
+  MESHSIM_RETURN_IF_ERROR(CheckedCall(H5Aread(attr.get(), H5T_NATIVE_INT64, &value), where,
+                                      absl::StrCat("attribute '", name, "'"),
+                                      absl::StatusCode::kDataLoss));
+  return value;
+}
+
+absl::StatusOr<double> ReadDoubleAttribute(hid_t loc, const std::string& name,
+                                           const std::string& where) {
+  Handle type;
+  MESHSIM_ASSIGN_OR_RETURN(Handle attr,
+                           OpenScalarAttribute(loc, name, {H5T_FLOAT, H5T_INTEGER}, &type, where));
+  double value = 0;
+  MESHSIM_RETURN_IF_ERROR(CheckedCall(H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value), where,
+                                      absl::StrCat("attribute '", name, "'"),
+                                      absl::StatusCode::kDataLoss));
+  return value;
+}
+
+herr_t CollectAttributeName(hid_t /*loc*/, const char* name, const H5A_info_t* /*info*/,
+                            void* data) {
+  static_cast<std::vector<std::string>*>(data)->push_back(name);
+  return 0;
+}
+
+herr_t CollectLinkName(hid_t /*group*/, const char* name, const H5L_info_t* /*info*/, void* data) {
+  static_cast<std::vector<std::string>*>(data)->push_back(name);
+  return 0;
+}
+
+// Attribute names of `loc` in creation order (name order if the order was not tracked).
+absl::StatusOr<std::vector<std::string>> AttributeNames(hid_t loc, const std::string& where) {
+  std::vector<std::string> names;
+  if (H5Aiterate2(loc, H5_INDEX_CRT_ORDER, H5_ITER_INC, nullptr, CollectAttributeName, &names) >=
+      0) {
+    return names;
+  }
+  H5Eclear2(H5E_DEFAULT);
+  names.clear();
+  MESHSIM_RETURN_IF_ERROR(CheckedCall(
+      H5Aiterate2(loc, H5_INDEX_NAME, H5_ITER_INC, nullptr, CollectAttributeName, &names), where,
+      "listing attributes", absl::StatusCode::kDataLoss));
+  return names;
+}
+
+// Link names of group `loc` in creation order (name order if the order was not tracked).
+absl::StatusOr<std::vector<std::string>> LinkNames(hid_t loc, const std::string& where) {
+  std::vector<std::string> names;
+  if (H5Literate(loc, H5_INDEX_CRT_ORDER, H5_ITER_INC, nullptr, CollectLinkName, &names) >= 0) {
+    return names;
+  }
+  H5Eclear2(H5E_DEFAULT);
+  names.clear();
+  MESHSIM_RETURN_IF_ERROR(
+      CheckedCall(H5Literate(loc, H5_INDEX_NAME, H5_ITER_INC, nullptr, CollectLinkName, &names),
+                  where, "listing runs", absl::StatusCode::kDataLoss));
+  return names;
+}
+
+absl::StatusOr<Handle> OpenGroup(hid_t loc, const char* name, const std::string& where) {
+  const std::string what = absl::StrCat("group '", name, "'");
+  const htri_t exists = H5Lexists(loc, name, H5P_DEFAULT);
+  if (exists == 0) return absl::DataLossError(absl::StrCat(where, ": missing ", what));
+  MESHSIM_RETURN_IF_ERROR(CheckedCall(exists, where, what, absl::StatusCode::kDataLoss));
+  return Checked(H5Gopen2(loc, name, H5P_DEFAULT), H5Gclose, where, what,
+                 absl::StatusCode::kDataLoss);
+}
+
+// An open archive: the file and its /runs group, with the run names in order.
+struct Archive {
+  Handle file;
+  Handle runs;
+  std::vector<std::string> run_names;
+};
+
+absl::StatusOr<Archive> OpenArchive(const std::string& path) {
+  const std::string where = absl::StrCat("cannot open '", path, "'");
+  // Ask the OS first, for plain messages about missing or unreadable files.
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) {
+    const int error = errno;
+    const std::string message = absl::StrCat(where, ": ", ErrnoMessage(error));
+    return error == ENOENT ? absl::NotFoundError(message) : absl::InvalidArgumentError(message);
+  }
+  struct stat info;
+  const bool is_directory = ::fstat(fd, &info) == 0 && S_ISDIR(info.st_mode);
+  ::close(fd);
+  if (is_directory) return absl::InvalidArgumentError(absl::StrCat(where, ": is a directory"));
+
+  const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
+  if (is_hdf5 == 0) return absl::InvalidArgumentError(absl::StrCat(where, ": not an HDF5 file"));
+  MESHSIM_RETURN_IF_ERROR(
+      CheckedCall(is_hdf5, where, "checking the file", absl::StatusCode::kInvalidArgument));
+  Archive archive;
+  MESHSIM_ASSIGN_OR_RETURN(
+      archive.file, Checked(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose, where,
+                            "opening the file", absl::StatusCode::kInvalidArgument));
+  const std::string not_ours = absl::StrCat(where, ": not a meshsim archive");
+  if (H5Aexists(archive.file.get(), "schema_version") <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return absl::InvalidArgumentError(absl::StrCat(not_ours, " (no 'schema_version' attribute)"));
+  }
+  absl::StatusOr<int64_t> schema = ReadIntAttribute(archive.file.get(), "schema_version", where);
+  if (!schema.ok()) return absl::InvalidArgumentError(schema.status().message());
+  if (*schema < 1 || *schema > kHdf5SchemaVersion) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": schema version ", *schema, " is not supported (this meshsim reads ",
+                     "versions 1 to ", kHdf5SchemaVersion, "; a newer meshsim wrote it?)"));
+  }
+  if (H5Lexists(archive.file.get(), "runs", H5P_DEFAULT) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return absl::InvalidArgumentError(absl::StrCat(not_ours, " (no '/runs' group)"));
+  }
+  MESHSIM_ASSIGN_OR_RETURN(
+      archive.runs, Checked(H5Gopen2(archive.file.get(), "runs", H5P_DEFAULT), H5Gclose, where,
+                            "group '/runs'", absl::StatusCode::kInvalidArgument));
+  MESHSIM_ASSIGN_OR_RETURN(archive.run_names, LinkNames(archive.runs.get(), where));
+  return archive;
+}
+
+template <typename E>
+absl::Status CheckEnum(E value, size_t row, const char* column, const std::string& where) {
+  if (EnumValid(value)) return absl::OkStatus();
+  // HDF5 converts enum values by name; a name this build lacks (a newer meshsim wrote the file,
+  // or the file is damaged) arrives as 255.
+  return absl::DataLossError(
+      absl::StrCat(where, ": row ", row, ": ", column,
+                   " value this meshsim does not know (newer file or damaged)"));
+}
+
+absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where) {
+  MESHSIM_ASSIGN_OR_RETURN(Types types, MakeTypes(where));
+  MESHSIM_ASSIGN_OR_RETURN(int64_t chips, ReadIntAttribute(group, "chips", where));
+  if (chips < 0 || chips > std::numeric_limits<int>::max()) {
+    return absl::DataLossError(absl::StrCat(where, ": attribute 'chips' is out of range"));
+  }
+  run.chips = static_cast<int>(chips);
+  {
+    const std::string config_where = absl::StrCat(where, ": config");
+    MESHSIM_ASSIGN_OR_RETURN(Handle config, OpenGroup(group, "config", where));
+    MESHSIM_ASSIGN_OR_RETURN(std::vector<std::string> keys,
+                             AttributeNames(config.get(), config_where));
+    for (std::string& key : keys) {
+      MESHSIM_ASSIGN_OR_RETURN(std::string value,
+                               ReadStringAttribute(config.get(), key, types, config_where));
+      run.config.emplace_back(std::move(key), std::move(value));
+    }
+  }
+  {
+    const std::string metrics_where = absl::StrCat(where, ": metrics");
+    MESHSIM_ASSIGN_OR_RETURN(Handle metrics, OpenGroup(group, "metrics", where));
+    MESHSIM_ASSIGN_OR_RETURN(std::vector<std::string> keys,
+                             AttributeNames(metrics.get(), metrics_where));
+    for (std::string& key : keys) {
+      MESHSIM_ASSIGN_OR_RETURN(double value,
+                               ReadDoubleAttribute(metrics.get(), key, metrics_where));
+      run.metrics.emplace_back(std::move(key), value);
+    }
+  }
+  {
+    std::vector<char*> names;
+    const absl::Status status =
+        ReadTable(group, "names", H5T_STRING, types.string.get(), &names, where);
+    run.names.reserve(names.size());
+    for (char* name : names) {
+      if (status.ok()) run.names.emplace_back(name != nullptr ? name : "");
+      H5free_memory(name);
+    }
+    MESHSIM_RETURN_IF_ERROR(status);
+  }
+  {
+    MESHSIM_ASSIGN_OR_RETURN(
+        TableType type, MakeTableType(TimelineColumns(types), sizeof(core::TimelineRow), where));
+    MESHSIM_RETURN_IF_ERROR(
+        ReadTable(group, "timeline", H5T_COMPOUND, type.memory.get(), &run.timeline, where));
+    const std::string timeline_where = absl::StrCat(where, ": dataset 'timeline'");
+    for (size_t i = 0; i < run.timeline.size(); ++i) {
+      const core::TimelineRow& row = run.timeline[i];
+      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.unit_kind, i, "unit_kind", timeline_where));
+      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.kind, i, "op_kind", timeline_where));
+      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.collective, i, "collective", timeline_where));
+      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.phase, i, "phase", timeline_where));
+      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.pass, i, "pass", timeline_where));
+    }
+  }
+  {
+    MESHSIM_ASSIGN_OR_RETURN(TableType type, MakeTableType(EdgeColumns(), sizeof(DepEdge), where));
+    MESHSIM_RETURN_IF_ERROR(
+        ReadTable(group, "edges", H5T_COMPOUND, type.memory.get(), &run.edges, where));
+  }
+  {
+    MESHSIM_ASSIGN_OR_RETURN(TableType type,
+                             MakeTableType(ResourceColumns(types), sizeof(ResourceRow), where));
+    std::vector<ResourceRow> rows;
+    const absl::Status status =
+        ReadTable(group, "resources", H5T_COMPOUND, type.memory.get(), &rows, where);
+    run.resources.reserve(rows.size());
+    for (ResourceRow& row : rows) {
+      if (status.ok()) {
+        run.resources.push_back({.name = row.name != nullptr ? row.name : "",
+                                 .kind = row.kind,
+                                 .chip = row.chip,
+                                 .peer = row.peer,
+                                 .capacity_bytes_per_s = row.capacity_bytes_per_s,
+                                 .bytes = row.bytes,
+                                 .busy = row.busy});
+      }
+      H5free_memory(const_cast<char*>(row.name));
+    }
+    MESHSIM_RETURN_IF_ERROR(status);
+    const std::string resources_where = absl::StrCat(where, ": dataset 'resources'");
+    for (size_t i = 0; i < run.resources.size(); ++i) {
+      MESHSIM_RETURN_IF_ERROR(CheckEnum(run.resources[i].kind, i, "kind", resources_where));
+    }
+  }
+  {
+    MESHSIM_ASSIGN_OR_RETURN(TableType type,
+                             MakeTableType(CounterColumns(), sizeof(core::CounterSample), where));
+    MESHSIM_RETURN_IF_ERROR(
+        ReadTable(group, "counters", H5T_COMPOUND, type.memory.get(), &run.counters, where));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status WriteRuns(const std::string& path, const std::vector<const RunRecord*>& runs,
+                       const std::string& version) {
+  const std::string where = absl::StrCat("cannot write '", path, "'");
+  if (path.empty()) return absl::InvalidArgumentError("cannot write '': empty output path");
+  MESHSIM_RETURN_IF_ERROR(ValidateRuns(runs, where));
+
+  // Create the temporary file ourselves first: it gives plain OS messages ("No such file or
+  // directory", "Permission denied") for a bad destination.
+  const std::string temp = absl::StrCat(path, ".tmp.", ::getpid());
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  if (fd < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", ErrnoMessage(errno)));
+  }
+  ::close(fd);
+
+  ErrorSilencer silencer;
+  absl::Status status = WriteFile(temp, runs, version, where);
+  if (status.ok()) status = SyncToDisk(temp, where);
+  if (status.ok() && std::rename(temp.c_str(), path.c_str()) != 0) {
+    status = absl::InvalidArgumentError(absl::StrCat(where, ": ", ErrnoMessage(errno)));
+  }
+  if (!status.ok()) std::remove(temp.c_str());
+  return status;
+}
+
+absl::StatusOr<std::vector<std::string>> ListRuns(const std::string& path) {
+  ErrorSilencer silencer;
+  MESHSIM_ASSIGN_OR_RETURN(Archive archive, OpenArchive(path));
+  return std::move(archive.run_names);
+}
+
+absl::StatusOr<RunRecord> ReadRun(const std::string& path, const std::string& run_name) {
+  ErrorSilencer silencer;
+  MESHSIM_ASSIGN_OR_RETURN(Archive archive, OpenArchive(path));
+  std::string name = run_name;
+  if (name.empty()) {
+    if (archive.run_names.empty()) {
+      return absl::NotFoundError(absl::StrCat("no runs in '", path, "'"));
+    }
+    name = archive.run_names.front();
+  } else if (std::find(archive.run_names.begin(), archive.run_names.end(), name) ==
+             archive.run_names.end()) {
+    return absl::NotFoundError(absl::StrCat(
+        "run '", name, "' not found in '", path, "' (runs: ",
+        archive.run_names.empty() ? std::string("none") : absl::StrJoin(archive.run_names, ", "),
+        ")"));
+  }
+  const std::string where = absl::StrCat("cannot read '", path, "': run '", name, "'");
+  MESHSIM_ASSIGN_OR_RETURN(
+      Handle group, Checked(H5Gopen2(archive.runs.get(), name.c_str(), H5P_DEFAULT), H5Gclose,
+                            where, "opening the group", absl::StatusCode::kDataLoss));
+  RunRecord run;
+  run.name = name;
+  MESHSIM_RETURN_IF_ERROR(ReadRunGroup(group.get(), run, where));
+  return run;
+}
+
+}  // namespace meshsim::sim

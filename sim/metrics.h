@@ -1,0 +1,43 @@
+// Run metrics derived from the timeline (DESIGN.md §7, CLI.md JSON contract). Everything here is
+// computed from what the simulated machine did — rows and their times — never from a formula.
+//
+//   flop_utilization = Σ GeMM flops / (chips × chip peak × makespan)
+//   comm.launch_s / sync_s / transfer_s = Σ over chips of the phase rows of transfer and
+//       collective ops, divided by chips (per-chip average, overlapped or not)
+//   comm.exposed_s = per-chip average of |∪ comm op intervals \ ∪ compute op intervals|
+//       (compute = GeMM and vector ops)
+//   bytes_sent_per_chip = Σ bytes of comm op rows / chips
+#ifndef MESHSIM_SIM_METRICS_H_
+#define MESHSIM_SIM_METRICS_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/time.h"
+#include "core/timeline.h"
+
+namespace meshsim::sim {
+
+struct RunMetrics {
+  double makespan_s = 0;
+  double flops = 0;
+  double flop_utilization = 0;
+  int chips = 0;
+  double comm_launch_s = 0, comm_sync_s = 0, comm_transfer_s = 0, comm_exposed_s = 0;
+  double bytes_sent_per_chip = 0;
+  double ops = 0;
+  double events = 0;
+  double wall_s = 0;
+
+  // As ordered (key, value) pairs with the CLI.md JSON names ("comm.launch_s", ...).
+  std::vector<std::pair<std::string, double>> Pairs() const;
+};
+
+// Derives the metrics of a run from its timeline. `peak_flops` is one chip's peak.
+RunMetrics ComputeMetrics(const std::vector<core::TimelineRow>& timeline, int chips,
+                          double peak_flops, core::Time makespan);
+
+}  // namespace meshsim::sim
+
+#endif  // MESHSIM_SIM_METRICS_H_

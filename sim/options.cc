@@ -1,0 +1,377 @@
+#include "sim/options.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "boost/program_options.hpp"
+#include "core/status_macros.h"
+
+namespace meshsim::sim {
+
+namespace po = boost::program_options;
+
+const std::vector<std::string>& Workloads() {
+  static const auto* v = new std::vector<std::string>{"llm", "gemm", "collective", "chain"};
+  return *v;
+}
+const std::vector<std::string>& Topologies() {
+  static const auto* v = new std::vector<std::string>{"torus2d", "torus3d", "ring",        "mesh2d",
+                                                      "fattree", "switch",  "hierarchical"};
+  return *v;
+}
+const std::vector<std::string>& Collectives() {
+  static const auto* v = new std::vector<std::string>{
+      "allgather", "reducescatter", "allreduce", "broadcast", "reduce", "sendrecv", "alltoall"};
+  return *v;
+}
+
+namespace {
+
+const std::vector<std::string>& Models() {
+  static const auto* v =
+      new std::vector<std::string>{"gpt3", "megatron-nlg", "atp-m1", "atp-m2", "atp-m3", "atp-m4"};
+  return *v;
+}
+const std::vector<std::string>& Algorithms() {
+  static const auto* v = new std::vector<std::string>{"meshslice", "collective", "summa", "cannon",
+                                                      "wang",      "tp1d",       "fsdp"};
+  return *v;
+}
+
+// One description for the command line and config files. Every value is read as text and
+// validated by ResolveRunOptions, so that messages are ours and name the allowed values.
+po::options_description Description() {
+  po::options_description d(
+      "Options of `meshsim run` (also `KEY = VALUE` lines in --config files)");
+  auto text = [] { return po::value<std::string>(); };
+  // clang-format off
+  d.add_options()
+      ("help,h", "print this help")
+      ("config", text(), "read options from FILE (command-line values win)")
+      ("system", text(), "machine preset: tpuv4, a100, v100 (default tpuv4)")
+      ("chips", text(), "number of chips (default 256)")
+      ("mesh", text(), "logical mesh RxC with R*C = chips, or auto (default auto)")
+      ("topology", text(), "torus2d, torus3d, ring, mesh2d, fattree, switch, hierarchical, "
+                           "graphviz:FILE (default: the system's)")
+      ("workload", text(), "llm, gemm, collective, chain (default llm)")
+      ("model", text(), "gpt3, megatron-nlg, atp-m1..atp-m4 (default gpt3)")
+      ("batch", text(), "global batch in sequences (default chips/2)")
+      ("seq", text(), "sequence length (default 2048)")
+      ("pass", text(), "fwd, bwd, train (default train)")
+      ("gemm", text(), "M,N,K of --workload gemm")
+      ("collective", text(), "allgather, reducescatter, allreduce, broadcast, reduce, sendrecv, "
+                             "alltoall (--workload collective)")
+      ("group", text(), "row, col, all: the chips of each collective group (default row)")
+      ("bytes", text(), "per-chip shard of --workload collective, e.g. 64MiB")
+      ("algorithm", text(), "algorithm plugin (default meshslice; see `meshsim list algorithms`)")
+      ("dataflow", text(), "auto, os, ls, rs (default auto)")
+      ("slices", text(), "MeshSlice slice count or auto (default auto)")
+      ("set", po::value<std::vector<std::string>>()->composing(),
+              "KEY=VALUE: override a system parameter (repeatable; keys: `meshsim show system`)")
+      ("seed", text(), "seed for anything random (default 1)")
+      ("steps", text(), "--workload chain: steps per chip (default 8)")
+      ("step-time", text(), "--workload chain: duration of one step (default 10us)")
+      ("out", text(), "write the run to this HDF5 file")
+      ("trace", text(), "write a Chrome trace (JSON) to this file")
+      ("format", text(), "table, json, csv (default table)");
+  // clang-format on
+  // System parameters are options too, so `meshsim show system` output is a valid config file.
+  po::options_description params("System parameters (override the preset; also via --set)");
+  SystemConfig sys = *SystemPreset("tpuv4");
+  for (const core::Param& p : sys.Params()) {
+    params.add_options()(p.key.c_str(), text(),
+                         absl::StrCat(p.description, " [", core::UnitSymbol(p.unit), "]").c_str());
+  }
+  d.add(params);
+  return d;
+}
+
+std::string OneLine(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
+absl::Status Invalid(const std::string& key, const std::string& value, const std::string& allowed) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--%s: '%s' is not allowed; %s", key, value, allowed));
+}
+
+absl::Status CheckOneOf(const std::string& key, const std::string& value,
+                        const std::vector<std::string>& allowed) {
+  if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return absl::OkStatus();
+  return Invalid(key, value, absl::StrCat("allowed: ", absl::StrJoin(allowed, ", ")));
+}
+
+}  // namespace
+
+std::string RunHelp() {
+  std::ostringstream os;
+  os << "usage: meshsim run [--config FILE] [OPTIONS] [--out RUN.h5] [--trace RUN.json] "
+        "[--format table|json|csv]\n\n"
+     << Description();
+  return os.str();
+}
+
+absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args) {
+  const po::options_description desc = Description();
+  po::variables_map cli, file;
+  try {
+    po::store(po::command_line_parser(args).options(desc).run(), cli);
+  } catch (const po::unknown_option& e) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: unknown option (see `meshsim run --help`)", e.get_option_name()));
+  } catch (const po::error& e) {
+    return absl::InvalidArgumentError(OneLine(e.what()));
+  }
+  RawOptions raw;
+  raw.help = cli.count("help") > 0;
+  if (cli.count("config")) {
+    const std::string path = cli["config"].as<std::string>();
+    std::ifstream in(path);
+    if (!in) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--config: cannot read '%s': %s", path, std::strerror(errno)));
+    }
+    try {
+      po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/false), file);
+    } catch (const po::unknown_option& e) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--config: unknown key '%s' in '%s' (see `meshsim run --help`)",
+                          e.get_option_name(), path));
+    } catch (const po::error& e) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--config: '%s': %s", path, OneLine(e.what())));
+    }
+    if (file.count("config")) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--config: '%s' sets config again; nested configs are not allowed", path));
+    }
+  }
+  // Command-line values first, then the file's for keys the command line did not give.
+  for (const po::variables_map* vm : {&cli, &file}) {
+    for (const auto& [key, value] : *vm) {
+      if (key == "help" || key == "config") continue;
+      if (key == "set") {
+        for (const std::string& s : value.as<std::vector<std::string>>()) raw.sets.push_back(s);
+        continue;
+      }
+      if (vm == &file && cli.count(key)) continue;
+      raw.values.emplace_back(key, value.as<std::string>());
+    }
+  }
+  return raw;
+}
+
+absl::Status CheckOutputPath(const std::string& key, const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat("--%s: empty path", key));
+  }
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--%s: cannot write '%s': it is a directory", key, path));
+  }
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir, ec)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--%s: cannot write '%s': directory '%s' does not exist", key, path, dir.string()));
+  }
+  if (::access(dir.c_str(), W_OK) != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--%s: cannot write '%s': directory '%s' is not writable", key, path, dir.string()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
+  const auto get = [&](const std::string& key) -> const std::string* {
+    for (const auto& [k, v] : raw.values)
+      if (k == key) return &v;
+    return nullptr;
+  };
+  RunOptions o;
+  if (const std::string* v = get("system")) o.system_name = *v;
+  MESHSIM_ASSIGN_OR_RETURN(o.system, SystemPreset(o.system_name));
+  {
+    const std::vector<core::Param> params = o.system.Params();
+    for (const core::Param& p : params) {
+      if (const std::string* v = get(p.key))
+        MESHSIM_RETURN_IF_ERROR(core::SetParam(params, p.key, *v));
+    }
+    for (const std::string& s : raw.sets) {
+      const size_t eq = s.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return Invalid("set", s, "expected KEY=VALUE, e.g. --set link.bandwidth=45GB/s");
+      }
+      MESHSIM_RETURN_IF_ERROR(core::SetParam(params, s.substr(0, eq), s.substr(eq + 1)));
+    }
+    MESHSIM_RETURN_IF_ERROR(o.system.Validate());
+  }
+
+  const auto integer = [&](const std::string& key, int64_t min, int64_t max,
+                           int64_t* out) -> absl::Status {
+    const std::string* v = get(key);
+    if (v == nullptr) return absl::OkStatus();
+    MESHSIM_ASSIGN_OR_RETURN(int64_t x,
+                             core::ParseInteger("--" + key, *v, core::Unit::kCount, min));
+    if (x > max) return Invalid(key, *v, absl::StrFormat("must be at most %d", max));
+    *out = x;
+    return absl::OkStatus();
+  };
+  const auto choice = [&](const std::string& key, const std::vector<std::string>& allowed,
+                          std::string* out) -> absl::Status {
+    const std::string* v = get(key);
+    if (v == nullptr) return absl::OkStatus();
+    MESHSIM_RETURN_IF_ERROR(CheckOneOf(key, *v, allowed));
+    *out = *v;
+    return absl::OkStatus();
+  };
+
+  int64_t chips = o.chips;
+  MESHSIM_RETURN_IF_ERROR(integer("chips", 1, 1 << 20, &chips));
+  o.chips = static_cast<int>(chips);
+
+  if (const std::string* v = get("mesh"); v != nullptr && *v != "auto") {
+    std::vector<std::string> parts = absl::StrSplit(*v, 'x');
+    int r = 0, c = 0;
+    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &r) || !absl::SimpleAtoi(parts[1], &c) ||
+        r < 1 || c < 1) {
+      return Invalid("mesh", *v, "expected RxC with positive R and C (e.g. 16x16), or auto");
+    }
+    if (int64_t{r} * c != o.chips) {
+      return Invalid("mesh", *v,
+                     absl::StrFormat("R*C = %d must equal --chips %d", int64_t{r} * c, o.chips));
+    }
+    o.mesh_rows = r;
+    o.mesh_cols = c;
+  }
+
+  o.topology = o.system.net.topology;
+  if (const std::string* v = get("topology")) {
+    if (v->rfind("graphviz:", 0) == 0) {
+      const std::string path = v->substr(9);
+      if (!std::ifstream(path)) {
+        return Invalid("topology", *v, absl::StrFormat("cannot read '%s'", path));
+      }
+    } else {
+      MESHSIM_RETURN_IF_ERROR(CheckOneOf("topology", *v, [] {
+        std::vector<std::string> t = Topologies();
+        t.push_back("graphviz:FILE");
+        return t;
+      }()));
+    }
+    o.topology = *v;
+  }
+
+  MESHSIM_RETURN_IF_ERROR(choice("workload", Workloads(), &o.workload));
+  MESHSIM_RETURN_IF_ERROR(choice("model", Models(), &o.model));
+  o.batch = std::max(1, o.chips / 2);
+  MESHSIM_RETURN_IF_ERROR(integer("batch", 1, int64_t{1} << 30, &o.batch));
+  MESHSIM_RETURN_IF_ERROR(integer("seq", 1, int64_t{1} << 30, &o.seq));
+  MESHSIM_RETURN_IF_ERROR(choice("pass", {"fwd", "bwd", "train"}, &o.pass));
+  if (const std::string* v = get("gemm")) {
+    std::vector<std::string> parts = absl::StrSplit(*v, ',');
+    int64_t dims[3];
+    bool ok = parts.size() == 3;
+    for (int i = 0; ok && i < 3; ++i) ok = absl::SimpleAtoi(parts[i], &dims[i]) && dims[i] >= 1;
+    if (!ok)
+      return Invalid("gemm", *v, "expected M,N,K with positive integers (e.g. 8192,8192,8192)");
+    o.gemm_m = dims[0];
+    o.gemm_n = dims[1];
+    o.gemm_k = dims[2];
+  }
+  MESHSIM_RETURN_IF_ERROR(choice("collective", Collectives(), &o.collective));
+  MESHSIM_RETURN_IF_ERROR(choice("group", {"row", "col", "all"}, &o.group));
+  if (const std::string* v = get("bytes")) {
+    MESHSIM_ASSIGN_OR_RETURN(o.bytes, core::ParseInteger("--bytes", *v, core::Unit::kBytes, 1));
+  }
+  MESHSIM_RETURN_IF_ERROR(choice("algorithm", Algorithms(), &o.algorithm));
+  MESHSIM_RETURN_IF_ERROR(choice("dataflow", {"auto", "os", "ls", "rs"}, &o.dataflow));
+  if (const std::string* v = get("slices"); v != nullptr && *v != "auto") {
+    int64_t s = 0;
+    MESHSIM_RETURN_IF_ERROR(integer("slices", 1, 4096, &s));
+    o.slices = static_cast<int>(s);
+  }
+  int64_t seed = 1;
+  MESHSIM_RETURN_IF_ERROR(integer("seed", 0, INT64_MAX, &seed));
+  o.seed = static_cast<uint64_t>(seed);
+  int64_t steps = o.steps;
+  MESHSIM_RETURN_IF_ERROR(integer("steps", 1, 1 << 24, &steps));
+  o.steps = static_cast<int>(steps);
+  if (const std::string* v = get("step-time")) {
+    MESHSIM_ASSIGN_OR_RETURN(double s,
+                             core::ParseQuantity("--step-time", *v, core::Unit::kSeconds));
+    if (s <= 0 || s > 1e3) return Invalid("step-time", *v, "must be a duration in (0, 1000 s]");
+    o.step_time = core::Time::Seconds(s);
+    if (o.step_time <= core::Time::Zero()) return Invalid("step-time", *v, "must be at least 1 ps");
+  }
+
+  // Requirements of each workload.
+  if (o.workload == "gemm" && o.gemm_m == 0) {
+    return absl::InvalidArgumentError(
+        "--gemm: required by --workload gemm (e.g. --gemm 8192,8192,8192)");
+  }
+  if (o.workload == "collective" && o.collective.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--collective: required by --workload collective (allowed: ",
+                     absl::StrJoin(Collectives(), ", "), ")"));
+  }
+  if (o.workload == "collective" && o.bytes == 0) {
+    return absl::InvalidArgumentError(
+        "--bytes: required by --workload collective (e.g. --bytes 64MiB)");
+  }
+
+  if (const std::string* v = get("out")) {
+    MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", *v));
+    o.out = *v;
+  }
+  if (const std::string* v = get("trace")) {
+    MESHSIM_RETURN_IF_ERROR(CheckOutputPath("trace", *v));
+    o.trace = *v;
+  }
+  MESHSIM_RETURN_IF_ERROR(choice("format", {"table", "json", "csv"}, &o.format));
+  return o;
+}
+
+std::vector<std::pair<std::string, std::string>> RunOptions::Resolved() const {
+  const auto mesh = mesh_rows == 0 ? std::string("auto") : absl::StrCat(mesh_rows, "x", mesh_cols);
+  std::vector<std::pair<std::string, std::string>> r = {
+      {"system", system_name},
+      {"chips", absl::StrCat(chips)},
+      {"mesh", mesh},
+      {"topology", topology},
+      {"workload", workload},
+      {"model", model},
+      {"batch", absl::StrCat(batch)},
+      {"seq", absl::StrCat(seq)},
+      {"pass", pass},
+      {"gemm", gemm_m == 0 ? "" : absl::StrCat(gemm_m, ",", gemm_n, ",", gemm_k)},
+      {"collective", collective},
+      {"group", group},
+      {"bytes", absl::StrCat(bytes)},
+      {"algorithm", algorithm},
+      {"dataflow", dataflow},
+      {"slices", slices == 0 ? "auto" : absl::StrCat(slices)},
+      {"seed", absl::StrCat(seed)},
+      {"steps", absl::StrCat(steps)},
+      {"step-time", core::FormatDouble(step_time.seconds())},
+  };
+  SystemConfig sys = system;
+  for (const core::Param& p : sys.Params()) r.emplace_back(p.key, core::FormatParam(p));
+  return r;
+}
+
+}  // namespace meshsim::sim

@@ -1,0 +1,83 @@
+// Options of `meshsim run` (and of each run of a sweep): one Boost.Program_options description
+// read from the command line and from `--config` files, then resolved and validated into a
+// RunOptions. Every problem is an InvalidArgument/NotFound status whose one-line message names
+// the key, the value and what is allowed.
+//
+// Parsing is split in two so that sweeps can reuse the second half: `ParseRunArgs` turns argv
+// and config files into raw (key, value) strings; `ResolveRunOptions` validates raw strings.
+//
+// Example:
+//   MESHSIM_ASSIGN_OR_RETURN(RawOptions raw, ParseRunArgs({"--chips", "16", "--mesh", "4x4"}));
+//   MESHSIM_ASSIGN_OR_RETURN(RunOptions opt, ResolveRunOptions(raw));
+#ifndef MESHSIM_SIM_OPTIONS_H_
+#define MESHSIM_SIM_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/time.h"
+#include "sim/system.h"
+
+namespace meshsim::sim {
+
+// Raw option values in the order given; `set` entries are "KEY=VALUE".
+struct RawOptions {
+  std::vector<std::pair<std::string, std::string>> values;
+  std::vector<std::string> sets;
+  bool help = false;
+};
+
+struct RunOptions {
+  std::string system_name = "tpuv4";
+  SystemConfig system;  // The preset with every override applied.
+  int chips = 256;
+  int mesh_rows = 0, mesh_cols = 0;  // 0 = auto.
+  std::string topology;              // Resolved: the system's default unless given.
+  std::string workload = "llm";
+  std::string model = "gpt3";
+  int64_t batch = 0;  // Resolved: chips/2 unless given.
+  int64_t seq = 2048;
+  std::string pass = "train";
+  int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0;
+  std::string collective;
+  std::string group = "row";
+  int64_t bytes = 0;
+  std::string algorithm = "meshslice";
+  std::string dataflow = "auto";
+  int slices = 0;  // 0 = auto.
+  uint64_t seed = 1;
+  int steps = 8;                                        // `chain` workload: steps per chip.
+  core::Time step_time = core::Time::Microseconds(10);  // `chain` workload: step duration.
+  std::string out;                                      // HDF5 output path, empty = none.
+  std::string trace;                                    // Chrome-trace output path, empty = none.
+  std::string format = "table";
+
+  // Every option and system parameter as resolved text, in a stable order.
+  std::vector<std::pair<std::string, std::string>> Resolved() const;
+};
+
+// The help text of `meshsim run`.
+std::string RunHelp();
+
+// Reads argv (without the subcommand) and any `--config FILE`; command-line values win over
+// the file's. Unknown options or config keys, repeated options and unreadable files are errors.
+absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args);
+
+// Validates and resolves raw values (defaults, auto values, system overrides, output paths).
+absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw);
+
+// InvalidArgument unless `path` can be created: its directory exists and is writable and it
+// is not itself a directory. `key` names the option in the message.
+absl::Status CheckOutputPath(const std::string& key, const std::string& path);
+
+// The allowed values of the enumerated options, for `--help` and `list`.
+const std::vector<std::string>& Workloads();
+const std::vector<std::string>& Topologies();
+const std::vector<std::string>& Collectives();
+
+}  // namespace meshsim::sim
+
+#endif  // MESHSIM_SIM_OPTIONS_H_

@@ -1,0 +1,168 @@
+#include "sim/report.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/params.h"
+#include "core/time.h"
+
+namespace meshsim::sim {
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (const char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (c < 0x20) {
+          out += absl::StrFormat("\\u%04x", c);
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string JsonNumber(double v) {
+  if (!std::isfinite(v)) return "null";
+  return core::FormatDouble(v);
+}
+
+namespace {
+
+// Human quantities: seconds, bytes, flops with a unit prefix.
+std::string Seconds(double s) { return core::Time::Seconds(s).ToString(); }
+std::string Bytes(double b) {
+  if (b >= 1073741824.0) return absl::StrFormat("%.3f GiB", b / 1073741824.0);
+  if (b >= 1048576.0) return absl::StrFormat("%.3f MiB", b / 1048576.0);
+  if (b >= 1024.0) return absl::StrFormat("%.3f KiB", b / 1024.0);
+  return absl::StrFormat("%.0f B", b);
+}
+std::string Count(double v, const char* unit) {
+  if (v >= 1e15) return absl::StrFormat("%.3f P%s", v / 1e15, unit);
+  if (v >= 1e12) return absl::StrFormat("%.3f T%s", v / 1e12, unit);
+  if (v >= 1e9) return absl::StrFormat("%.3f G%s", v / 1e9, unit);
+  if (v >= 1e6) return absl::StrFormat("%.3f M%s", v / 1e6, unit);
+  if (v >= 1e3) return absl::StrFormat("%.3f k%s", v / 1e3, unit);
+  return absl::StrFormat("%.0f %s", v, unit);
+}
+
+std::string ConfigValue(const RunRecord& r, const std::string& key) {
+  for (const auto& [k, v] : r.config)
+    if (k == key) return v;
+  return "";
+}
+
+void PrintTable(const RunRecord& r, std::ostream& os) {
+  const double makespan = r.Metric("makespan_s");
+  const double wall = r.Metric("wall_s");
+  const double events = r.Metric("events");
+  os << absl::StrFormat("run '%s': workload %s on %d chips of %s (mesh %s, topology %s)\n", r.name,
+                        ConfigValue(r, "workload"), r.chips, ConfigValue(r, "system"),
+                        ConfigValue(r, "mesh"), ConfigValue(r, "topology"));
+  const auto line = [&](const std::string& what, const std::string& value) {
+    os << absl::StrFormat("  %-26s %s\n", what, value);
+  };
+  line("makespan", Seconds(makespan));
+  line("useful work", Count(r.Metric("flops"), "flop"));
+  line("FLOP utilization", absl::StrFormat("%.2f %%", 100 * r.Metric("flop_utilization")));
+  line("comm launch (per chip)", Seconds(r.Metric("comm.launch_s")));
+  line("comm sync (per chip)", Seconds(r.Metric("comm.sync_s")));
+  line("comm transfer (per chip)", Seconds(r.Metric("comm.transfer_s")));
+  line("comm exposed (per chip)", Seconds(r.Metric("comm.exposed_s")));
+  line("bytes sent per chip", Bytes(r.Metric("bytes_sent_per_chip")));
+  line("ops", absl::StrFormat("%.0f", r.Metric("ops")));
+  line("events", absl::StrFormat("%.0f (%s in %.3f s wall)", events,
+                                 Count(wall > 0 ? events / wall : 0, "events/s"), wall));
+}
+
+void PrintJson(const RunRecord& r, std::ostream& os) {
+  os << "{\"run\": " << JsonString(r.name);
+  for (const char* key : {"makespan_s", "flops", "flop_utilization"}) {
+    os << ", " << JsonString(key) << ": " << JsonNumber(r.Metric(key));
+  }
+  os << ", \"chips\": " << r.chips;
+  os << ", \"comm\": {";
+  const char* sep = "";
+  for (const char* key : {"launch_s", "sync_s", "transfer_s", "exposed_s"}) {
+    os << sep << JsonString(key) << ": " << JsonNumber(r.Metric(absl::StrCat("comm.", key)));
+    sep = ", ";
+  }
+  os << "}";
+  for (const char* key : {"bytes_sent_per_chip", "ops", "events", "wall_s"}) {
+    os << ", " << JsonString(key) << ": " << JsonNumber(r.Metric(key));
+  }
+  os << ", \"config\": {";
+  sep = "";
+  for (const auto& [k, v] : r.config) {
+    os << sep << JsonString(k) << ": " << JsonString(v);
+    sep = ", ";
+  }
+  os << "}}";
+}
+
+}  // namespace
+
+void PrintRuns(const std::vector<const RunRecord*>& runs, const std::string& format,
+               std::ostream& os) {
+  if (format == "json") {
+    if (runs.size() == 1) {
+      PrintJson(*runs[0], os);
+    } else {
+      os << "[";
+      for (size_t i = 0; i < runs.size(); ++i) {
+        if (i) os << ",\n ";
+        PrintJson(*runs[i], os);
+      }
+      os << "]";
+    }
+    os << "\n";
+  } else if (format == "csv") {
+    if (runs.empty()) return;
+    // Columns: run, the metrics, then the config keys that are not also metric names.
+    std::vector<std::string> header = {"run"}, config_keys;
+    for (const auto& [k, v] : runs[0]->metrics) header.push_back(k);
+    for (const auto& [k, v] : runs[0]->config) {
+      if (std::isnan(runs[0]->Metric(k, NAN))) config_keys.push_back(k);
+    }
+    header.insert(header.end(), config_keys.begin(), config_keys.end());
+    os << absl::StrJoin(header, ",") << "\n";
+    const auto csv = [](const std::string& s) {
+      if (s.find_first_of(",\"\n") == std::string::npos) return s;
+      std::string q = "\"";
+      for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+      return q + "\"";
+    };
+    for (const RunRecord* r : runs) {
+      std::vector<std::string> row = {csv(r->name)};
+      for (const auto& [k, v] : runs[0]->metrics) row.push_back(JsonNumber(r->Metric(k, NAN)));
+      for (const std::string& k : config_keys) row.push_back(csv(ConfigValue(*r, k)));
+      os << absl::StrJoin(row, ",") << "\n";
+    }
+  } else {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      if (i) os << "\n";
+      PrintTable(*runs[i], os);
+    }
+  }
+}
+
+}  // namespace meshsim::sim

@@ -1,0 +1,28 @@
+// Reports of runs for people (a table with units), spreadsheets (CSV) and scripts (JSON, the
+// object of CLI.md "Machine-readable output").
+//
+// Example:
+//   PrintRuns({&record}, "json", std::cout);
+#ifndef MESHSIM_SIM_REPORT_H_
+#define MESHSIM_SIM_REPORT_H_
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "sim/run_record.h"
+
+namespace meshsim::sim {
+
+// `format` is "table", "json" or "csv". JSON: one object for one run, an array for several.
+void PrintRuns(const std::vector<const RunRecord*>& runs, const std::string& format,
+               std::ostream& os);
+
+// JSON string literal with escapes, e.g. "a\"b".
+std::string JsonString(const std::string& s);
+// A JSON number: shortest round-trip form; NaN and infinities become null.
+std::string JsonNumber(double v);
+
+}  // namespace meshsim::sim
+
+#endif  // MESHSIM_SIM_REPORT_H_

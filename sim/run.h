@@ -1,0 +1,29 @@
+// Runs one scenario (system + workload + strategy) and returns its RunRecord: the resolved
+// configuration, the timeline, dependency edges, resource counters and the metrics.
+//
+// Example:
+//   MESHSIM_ASSIGN_OR_RETURN(RunOptions opt, ResolveRunOptions(raw));
+//   MESHSIM_ASSIGN_OR_RETURN(RunRecord rec, Simulate(opt));
+//   double makespan = rec.Metric("makespan_s");
+#ifndef MESHSIM_SIM_RUN_H_
+#define MESHSIM_SIM_RUN_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "sim/options.h"
+#include "sim/run_record.h"
+
+namespace meshsim::sim {
+
+// Errors: Unimplemented for workloads this build cannot run yet; Internal with a hang report if
+// the simulation stalls.
+absl::StatusOr<RunRecord> Simulate(const RunOptions& options);
+
+// The determinism fingerprint of the last run's op completion order, kept in the record as the
+// metric "fingerprint" split into two exact 32-bit halves.
+uint64_t Fingerprint(const RunRecord& record);
+
+}  // namespace meshsim::sim
+
+#endif  // MESHSIM_SIM_RUN_H_

@@ -1,0 +1,47 @@
+// RunRecord: everything one simulated run leaves behind, in memory.
+//
+// It is what the HDF5 writer stores (one group per run, docs/hdf5.md), what the HDF5 reader
+// returns, and what the Chrome-trace exporter and the reports read — so `meshsim trace` on a file
+// gives the same trace as `meshsim run --trace`.
+#ifndef MESHSIM_SIM_RUN_RECORD_H_
+#define MESHSIM_SIM_RUN_RECORD_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/timeline.h"
+
+namespace meshsim::sim {
+
+// A dependency edge of the op graph: `to` could not start before `from` ended.
+struct DepEdge {
+  core::OpId from;
+  core::OpId to;
+};
+
+struct RunRecord {
+  std::string name = "run";
+  int chips = 0;
+  // Every resolved option and system parameter, in a stable order, as text.
+  std::vector<std::pair<std::string, std::string>> config;
+  // Scalar results, e.g. {"makespan_s", 1.2e-3}, in a stable order.
+  std::vector<std::pair<std::string, double>> metrics;
+  std::vector<std::string> names;  // Indexed by TimelineRow::name.
+  std::vector<core::TimelineRow> timeline;
+  std::vector<DepEdge> edges;
+  std::vector<core::ResourceInfo> resources;  // Indexed by CounterSample::resource.
+  std::vector<core::CounterSample> counters;
+
+  // Value of metric `key`, or `fallback` when absent.
+  double Metric(const std::string& key, double fallback = 0) const {
+    for (const auto& [k, v] : metrics)
+      if (k == key) return v;
+    return fallback;
+  }
+};
+
+}  // namespace meshsim::sim
+
+#endif  // MESHSIM_SIM_RUN_RECORD_H_

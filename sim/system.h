@@ -1,0 +1,44 @@
+// A system = a chip model + a network model, picked by preset name and adjusted by parameter
+// overrides (`--set KEY=VALUE`, `KEY = VALUE` in config files). Its parameter list is the union
+// of the chip's and the network's, so `meshsim show system` and `--set` see one flat key space.
+//
+// Example:
+//   SystemConfig sys = *SystemPreset("tpuv4");
+//   MESHSIM_RETURN_IF_ERROR(core::SetParam(sys.Params(), "hbm.bandwidth", "0.6TB/s"));
+#ifndef MESHSIM_SIM_SYSTEM_H_
+#define MESHSIM_SIM_SYSTEM_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "accel/chip_config.h"
+#include "core/params.h"
+#include "network/network_config.h"
+
+namespace meshsim::sim {
+
+struct SystemConfig {
+  std::string name;
+  accel::ChipConfig chip;
+  network::NetworkConfig net;
+
+  // Chip parameters then network parameters, bound to this object's fields.
+  std::vector<core::Param> Params();
+  absl::Status Validate();
+};
+
+struct SystemInfo {
+  std::string name;
+  std::string description;
+};
+
+// The built-in systems, in display order.
+const std::vector<SystemInfo>& Systems();
+
+// NotFound naming the known systems when `name` is not one of them.
+absl::StatusOr<SystemConfig> SystemPreset(const std::string& name);
+
+}  // namespace meshsim::sim
+
+#endif  // MESHSIM_SIM_SYSTEM_H_

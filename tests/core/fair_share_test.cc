@@ -1,0 +1,167 @@
+#include "core/fair_share.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace meshsim::core {
+namespace {
+
+// 1 GB/s = 1 byte per ns, which keeps the closed forms below readable.
+constexpr double kGBps = 1e9;
+
+ResourceInfo Res(double capacity) {
+  ResourceInfo info;
+  info.name = "r";
+  info.capacity_bytes_per_s = capacity;
+  return info;
+}
+
+TEST(FairShareTest, OneLinkSharedByKFlowsGivesEachOneKth) {
+  for (int k : {1, 2, 3, 7}) {
+    Simulator sim;
+    FairShare fs(sim);
+    ResourceId link = fs.AddResource(Res(kGBps));
+    std::vector<Time> done(k);
+    std::vector<FlowId> flows;
+    for (int i = 0; i < k; ++i) {
+      flows.push_back(fs.StartFlow(1000, {link}, [&, i] { done[i] = sim.Now(); }));
+    }
+    sim.RunUntil(Time::Picoseconds(1));
+    // x_f = c / k for each of the k flows.
+    for (FlowId f : flows) EXPECT_DOUBLE_EQ(fs.Rate(f), kGBps / k) << "k=" << k;
+    sim.Run();
+    // All finish together at k·b/c = k·1000 ns.
+    for (Time t : done) EXPECT_EQ(t, Time::Nanoseconds(1000 * k)) << "k=" << k;
+    EXPECT_EQ(fs.active_flows(), 0u);
+  }
+}
+
+TEST(FairShareTest, ClassicMaxMinLeavesBottleneckedShareToOthers) {
+  // A (10 GB/s) carries flows 1 and 2; B (4 GB/s) carries flows 2 and 3.
+  // B is the bottleneck: x2 = x3 = 4/2 = 2 GB/s; flow 1 then gets A's rest: x1 = 10 − 2 = 8.
+  Simulator sim;
+  FairShare fs(sim);
+  ResourceId a = fs.AddResource(Res(10 * kGBps));
+  ResourceId b = fs.AddResource(Res(4 * kGBps));
+  FlowId f1 = fs.StartFlow(1e6, {a}, nullptr);
+  FlowId f2 = fs.StartFlow(1e6, {a, b}, nullptr);
+  FlowId f3 = fs.StartFlow(1e6, {b}, nullptr);
+  sim.RunUntil(Time::Picoseconds(1));
+  EXPECT_DOUBLE_EQ(fs.Rate(f1), 8 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(f2), 2 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(f3), 2 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Load(a), 10 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Load(b), 4 * kGBps);
+}
+
+TEST(FairShareTest, ThreeLevelWaterFilling) {
+  // L1 (3) carries f1,f2,f3; L2 (10) carries f3,f4. Level 1: L1 share 1 → f1=f2=f3=1.
+  // Then L2 has 9 left for f4 alone → f4 = 9. A cap of 0.5 on f1 gives its rest to f2, f3:
+  // L1: f1=0.5, f2=f3=(3−0.5)/2=1.25, f4=10−1.25=8.75.
+  Simulator sim;
+  FairShare fs(sim);
+  ResourceId l1 = fs.AddResource(Res(3 * kGBps));
+  ResourceId l2 = fs.AddResource(Res(10 * kGBps));
+  FlowId f1 = fs.StartFlow(1e6, {l1}, nullptr, 0.5 * kGBps);
+  FlowId f2 = fs.StartFlow(1e6, {l1}, nullptr);
+  FlowId f3 = fs.StartFlow(1e6, {l1, l2}, nullptr);
+  FlowId f4 = fs.StartFlow(1e6, {l2}, nullptr);
+  sim.RunUntil(Time::Picoseconds(1));
+  EXPECT_DOUBLE_EQ(fs.Rate(f1), 0.5 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(f2), 1.25 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(f3), 1.25 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(f4), 8.75 * kGBps);
+}
+
+TEST(FairShareTest, RateChangesMidFlow) {
+  // A: 1000 B alone at 1 B/ns from t=0. At t=500 ns B (250 B) joins: both at 0.5 B/ns.
+  // B needs 250/0.5 = 500 ns → ends at 1000 ns. A moved 500 + 250 = 750 B by then; its last
+  // 250 B at 1 B/ns take 250 ns → A ends at 1250 ns.
+  Simulator sim;
+  FairShare fs(sim);
+  ResourceId link = fs.AddResource(Res(kGBps));
+  Time a_done, b_done;
+  fs.StartFlow(1000, {link}, [&] { a_done = sim.Now(); });
+  sim.ScheduleAt(Time::Nanoseconds(500),
+                 [&] { fs.StartFlow(250, {link}, [&] { b_done = sim.Now(); }); });
+  sim.Run();
+  EXPECT_EQ(b_done, Time::Nanoseconds(1000));
+  EXPECT_EQ(a_done, Time::Nanoseconds(1250));
+}
+
+TEST(FairShareTest, DisjointFlowsDoNotInteract) {
+  Simulator sim;
+  FairShare fs(sim);
+  ResourceId l1 = fs.AddResource(Res(kGBps));
+  ResourceId l2 = fs.AddResource(Res(2 * kGBps));
+  Time d1, d2;
+  fs.StartFlow(1000, {l1}, [&] { d1 = sim.Now(); });
+  fs.StartFlow(1000, {l2}, [&] { d2 = sim.Now(); });
+  sim.Run();
+  EXPECT_EQ(d1, Time::Nanoseconds(1000));
+  EXPECT_EQ(d2, Time::Nanoseconds(500));
+}
+
+TEST(FairShareTest, ZeroByteAndCappedResourcelessFlows) {
+  Simulator sim;
+  FairShare fs(sim);
+  Time zero_done = Time::Max(), capped_done;
+  sim.ScheduleAt(Time::Nanoseconds(10), [&] {
+    fs.StartFlow(0, {}, [&] { zero_done = sim.Now(); });
+    // 100 bytes capped at 1 GB/s, no shared resource: 100 ns.
+    fs.StartFlow(
+        100, {}, [&] { capped_done = sim.Now(); }, kGBps);
+  });
+  sim.Run();
+  EXPECT_EQ(zero_done, Time::Nanoseconds(10));
+  EXPECT_EQ(capped_done, Time::Nanoseconds(110));
+}
+
+TEST(FairShareTest, CompletionCanStartAFlowThatReusesTheSlot) {
+  Simulator sim;
+  FairShare fs(sim);
+  ResourceId link = fs.AddResource(Res(kGBps));
+  Time second_done;
+  fs.StartFlow(100, {link}, [&] { fs.StartFlow(100, {link}, [&] { second_done = sim.Now(); }); });
+  sim.Run();
+  EXPECT_EQ(second_done, Time::Nanoseconds(200));
+}
+
+TEST(FairShareTest, AccountsBytesBusyTimeAndCounters) {
+  // Two 1000 B flows on one 1 B/ns link, the second starting at 1000 ns after the first ends:
+  // the link carries 2000 B, is busy 2000 ns, and its rate goes 1 → 0 → 1 → 0.
+  Simulator sim;
+  FairShare fs(sim);
+  fs.set_record_counters(true);
+  ResourceId link = fs.AddResource(Res(kGBps));
+  fs.StartFlow(1000, {link}, nullptr);
+  sim.ScheduleAt(Time::Nanoseconds(2000), [&] { fs.StartFlow(1000, {link}, nullptr); });
+  sim.Run();
+  const auto report = fs.ResourceReport();
+  ASSERT_EQ(report.size(), 1u);
+  EXPECT_NEAR(report[0].bytes, 2000, 1e-6);
+  EXPECT_EQ(report[0].busy, Time::Nanoseconds(2000));
+  std::vector<double> rates;
+  std::vector<Time> times;
+  for (const CounterSample& c : fs.counters()) {
+    rates.push_back(c.rate_bytes_per_s);
+    times.push_back(c.time);
+  }
+  EXPECT_EQ(rates, (std::vector<double>{kGBps, 0, kGBps, 0}));
+  EXPECT_EQ(times, (std::vector<Time>{Time::Zero(), Time::Nanoseconds(1000),
+                                      Time::Nanoseconds(2000), Time::Nanoseconds(3000)}));
+}
+
+TEST(FairShareTest, BatchesStartsAtOneTimestampIntoOneSolve) {
+  Simulator sim;
+  FairShare fs(sim);
+  ResourceId link = fs.AddResource(Res(kGBps));
+  for (int i = 0; i < 50; ++i) fs.StartFlow(1000, {link}, nullptr);
+  sim.Run();
+  // One solve for the 50 starts, one for the 50 simultaneous completions.
+  EXPECT_EQ(fs.solves(), 2u);
+}
+
+}  // namespace
+}  // namespace meshsim::core

@@ -1,0 +1,287 @@
+// End-to-end tests of the `meshsim` command line, driven in-process through sim::Main.
+#include "sim/cli.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sim/hdf5_io.h"
+#include "sim/run.h"
+
+namespace meshsim::sim {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+Result Cli(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int status = Main(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+std::string TempPath(const std::string& name) {
+  const fs::path dir = fs::path(testing::TempDir()) / "meshsim_cli_test";
+  fs::create_directories(dir);
+  return (dir / name).string();
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string SourceDir() {
+  const char* d = std::getenv("MESHSIM_SOURCE_DIR");
+  return d ? d : ".";
+}
+
+// A bad-input case: the arguments, and words the one-line message must contain (the key and
+// the value it names).
+struct BadCase {
+  std::vector<std::string> args;
+  std::vector<std::string> words;
+};
+
+void PrintTo(const BadCase& c, std::ostream* os) {
+  for (const std::string& a : c.args) *os << a << " ";
+}
+
+class BadInputTest : public testing::TestWithParam<BadCase> {};
+
+TEST_P(BadInputTest, ExitsTwoWithOneLineNamingKeyAndValue) {
+  const std::string out_path = TempPath("bad_input_should_not_exist.h5");
+  fs::remove(out_path);
+  std::vector<std::string> args = GetParam().args;
+  const Result r = Cli(args);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_THAT(r.err, StartsWith("meshsim: "));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  for (const std::string& w : GetParam().words) EXPECT_THAT(r.err, HasSubstr(w));
+  EXPECT_FALSE(fs::exists(out_path)) << "a bad run left an output file";
+}
+
+const std::string kNoFile = "/nonexistent-meshsim-dir/x.h5";
+
+INSTANTIATE_TEST_SUITE_P(
+    Cli, BadInputTest,
+    testing::Values(
+        BadCase{{"run", "--bogus", "1"}, {"--bogus", "unknown option"}},
+        BadCase{{"run", "--chips", "abc"}, {"--chips", "'abc'"}},
+        BadCase{{"run", "--chips", "0"}, {"--chips", "'0'", "at least 1"}},
+        BadCase{{"run", "--chips", "-4"}, {"--chips", "'-4'", "at least 1"}},
+        BadCase{{"run", "--chips", "2.5"}, {"--chips", "'2.5'", "whole number"}},
+        BadCase{{"run", "--chips", "16", "--mesh", "4x5"}, {"--mesh", "'4x5'", "R*C = 20"}},
+        BadCase{{"run", "--mesh", "banana"}, {"--mesh", "'banana'", "RxC"}},
+        BadCase{{"run", "--system", "tpuv9"}, {"--system", "'tpuv9'", "tpuv4, a100, v100"}},
+        BadCase{{"run", "--topology", "hypercube"}, {"--topology", "'hypercube'", "torus2d"}},
+        BadCase{{"run", "--topology", "graphviz:/nonexistent.dot"}, {"--topology", "cannot read"}},
+        BadCase{{"run", "--workload", "video"}, {"--workload", "'video'", "llm, gemm"}},
+        BadCase{{"run", "--model", "gpt5"}, {"--model", "'gpt5'", "megatron-nlg"}},
+        BadCase{{"run", "--pass", "sideways"}, {"--pass", "'sideways'", "fwd, bwd, train"}},
+        BadCase{{"run", "--gemm", "8,8"}, {"--gemm", "'8,8'", "M,N,K"}},
+        BadCase{{"run", "--gemm", "8,0,8"}, {"--gemm", "'8,0,8'", "positive"}},
+        BadCase{{"run", "--workload", "gemm"}, {"--gemm", "required"}},
+        BadCase{{"run", "--workload", "collective", "--bytes", "1MiB"},
+                {"--collective", "required"}},
+        BadCase{{"run", "--collective", "gossip"}, {"--collective", "'gossip'", "allgather"}},
+        BadCase{{"run", "--bytes", "12XB"}, {"--bytes", "'12XB'", "MiB"}},
+        BadCase{{"run", "--bytes", "0"}, {"--bytes", "'0'", "at least 1"}},
+        BadCase{{"run", "--group", "diagonal"}, {"--group", "'diagonal'", "row, col, all"}},
+        BadCase{{"run", "--algorithm", "magic"}, {"--algorithm", "'magic'", "meshslice"}},
+        BadCase{{"run", "--dataflow", "xs"}, {"--dataflow", "'xs'", "os, ls, rs"}},
+        BadCase{{"run", "--slices", "0"}, {"--slices", "'0'"}},
+        BadCase{{"run", "--seed", "-1"}, {"--seed", "'-1'"}},
+        BadCase{{"run", "--format", "xml"}, {"--format", "'xml'", "table, json, csv"}},
+        BadCase{{"run", "--step-time", "10 parsecs"}, {"--step-time", "'10 parsecs'", "us"}},
+        BadCase{{"run", "--set", "warp.speed=9"}, {"warp.speed", "unknown system parameter"}},
+        BadCase{{"run", "--set", "link.bandwidth"}, {"--set", "'link.bandwidth'", "KEY=VALUE"}},
+        BadCase{{"run", "--set", "link.bandwidth=-5"}, {"link.bandwidth", "'-5'", "out of range"}},
+        BadCase{{"run", "--set", "link.bandwidth=fast"}, {"link.bandwidth", "'fast'", "GB/s"}},
+        BadCase{{"run", "--set", "chip.cores=1.5"}, {"chip.cores", "'1.5'", "whole number"}},
+        BadCase{{"run", "--link.bandwidth", "0"}, {"link.bandwidth", "'0'", "out of range"}},
+        BadCase{{"run", "--set", "comm.ring_directions=3"}, {"comm.ring_directions", "'3'"}},
+        BadCase{{"run", "--workload", "chain", "--out", kNoFile},
+                {"--out", kNoFile, "does not exist"}},
+        BadCase{{"run", "--workload", "chain", "--trace", "/nonexistent-meshsim-dir/t.json"},
+                {"--trace", "does not exist"}},
+        BadCase{{"run", "--workload", "chain", "--out", "/"}, {"--out", "'/'", "directory"}},
+        BadCase{{"run", "--config", "/nonexistent/meshsim.ini"},
+                {"--config", "/nonexistent/meshsim.ini"}},
+        BadCase{{"run", "--chips", "4", "--chips", "8"}, {"chips", "more than once"}},
+        BadCase{{"frobnicate"}, {"'frobnicate'", "not a command"}},
+        BadCase{{"list", "spaceships"}, {"'spaceships'", "algorithms"}},
+        BadCase{{"show", "system", "cray1"}, {"'cray1'", "tpuv4"}},
+        BadCase{{"show", "chip"}, {"'chip'", "show system NAME"}},
+        BadCase{{"report", "/nonexistent/r.h5"}, {"/nonexistent/r.h5"}},
+        BadCase{{"report", "x.h5", "--format", "yaml"}, {"--format", "'yaml'"}},
+        BadCase{{"trace", "x.h5"}, {"--out", "required"}},
+        BadCase{{"trace", "x.h5", "--out", "/nonexistent-dir/t.json"}, {"--out", "does not exist"}},
+        BadCase{{"trace", "x.h5", "--colour", "red"}, {"--colour", "unknown option"}}),
+    [](const testing::TestParamInfo<BadCase>& info) {
+      // e.g. "7_run_chips_0": the index, then the arguments with non-alphanumerics dropped.
+      std::string name = std::to_string(info.index);
+      for (const std::string& a : info.param.args) {
+        name += "_";
+        for (char c : a.substr(0, 24)) {
+          if (std::isalnum(static_cast<unsigned char>(c))) name += c;
+        }
+      }
+      return name;
+    });
+
+TEST(CliTest, UnknownConfigKeyNamesKeyAndFile) {
+  const std::string cfg = TempPath("bad.ini");
+  std::ofstream(cfg) << "chips = 4\nwarp = 9\n";
+  const Result r = Cli({"run", "--config", cfg});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("unknown key 'warp'"), HasSubstr(cfg)));
+}
+
+TEST(CliTest, MalformedValueInConfigFileIsBadInput) {
+  const std::string cfg = TempPath("bad_value.ini");
+  std::ofstream(cfg) << "workload = chain\nchips = many\n";
+  const Result r = Cli({"run", "--config", cfg});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("--chips"), HasSubstr("'many'")));
+}
+
+TEST(CliTest, FailureInsideSimulatorExitsOneAndWritesNoFile) {
+  const std::string out = TempPath("unimplemented.h5");
+  fs::remove(out);
+  const Result r = Cli({"run", "--workload", "llm", "--chips", "4", "--out", out});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, HasSubstr("--workload llm"));
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(CliTest, HelpAndVersion) {
+  Result r = Cli({"--help"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_THAT(r.out, AllOf(HasSubstr("run"), HasSubstr("trace"), HasSubstr("report")));
+  r = Cli({"--version"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_THAT(r.out, StartsWith("meshsim "));
+  r = Cli({"run", "--help"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_THAT(r.out, AllOf(HasSubstr("--chips"), HasSubstr("link.bandwidth")));
+}
+
+TEST(CliTest, ListAndShow) {
+  Result r = Cli({"list", "systems"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_THAT(r.out, AllOf(HasSubstr("tpuv4"), HasSubstr("a100"), HasSubstr("v100")));
+  for (const char* what : {"algorithms", "models", "topologies", "collectives", "workloads"}) {
+    EXPECT_EQ(Cli({"list", what}).status, 0) << what;
+  }
+  r = Cli({"show", "system", "tpuv4"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_THAT(r.out,
+              AllOf(HasSubstr("link.bandwidth"), HasSubstr("GB/s"), HasSubstr("hbm.capacity"),
+                    HasSubstr("32 GiB"), HasSubstr("peak 272 TFLOPS")));
+}
+
+TEST(CliTest, ShowSystemOutputIsAValidConfigFile) {
+  for (const char* system : {"tpuv4", "a100", "v100"}) {
+    const std::string cfg = TempPath(std::string(system) + ".ini");
+    std::ofstream(cfg) << Cli({"show", "system", system}).out;
+    const Result r =
+        Cli({"run", "--config", cfg, "--workload", "chain", "--chips", "2", "--format", "json"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr(std::string("\"system\": \"") + system + "\""));
+  }
+}
+
+TEST(CliTest, CommandLineOverridesConfigAndSetOverridesPreset) {
+  const std::string cfg = TempPath("override.ini");
+  std::ofstream(cfg) << "workload = chain\nchips = 8\nset = link.latency=3us\n";
+  const Result r = Cli({"run", "--config", cfg, "--chips", "2", "--set", "hbm.bandwidth=0.6TB/s",
+                        "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"chips\": 2,"));
+  EXPECT_THAT(r.out, HasSubstr("\"link.latency\": \"3e-06\""));
+  EXPECT_THAT(r.out, HasSubstr("\"hbm.bandwidth\": \"6e+11\""));
+}
+
+TEST(CliTest, JsonIsOneObjectWithTheContractKeys) {
+  const Result r = Cli({"run", "--workload", "chain", "--chips", "4", "--format", "json"});
+  ASSERT_EQ(r.status, 0);
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1);
+  for (const char* key :
+       {"\"makespan_s\": 8e-05", "\"flops\"", "\"flop_utilization\"", "\"chips\": 4",
+        "\"comm\": {\"launch_s\"", "\"sync_s\"", "\"transfer_s\"", "\"exposed_s\"",
+        "\"bytes_sent_per_chip\"", "\"events\"", "\"wall_s\"", "\"config\": {"}) {
+    EXPECT_THAT(r.out, HasSubstr(key));
+  }
+}
+
+TEST(CliTest, RunWritesHdf5AndTraceThatReportAndTraceReadBack) {
+  const std::string h5 = TempPath("roundtrip.h5"), t1 = TempPath("t1.json"),
+                    t2 = TempPath("t2.json");
+  Result r = Cli({"run", "--workload", "chain", "--chips", "3", "--steps", "4", "--out", h5,
+                  "--trace", t1, "--format", "csv"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string csv_from_run = r.out;
+  EXPECT_THAT(r.err, HasSubstr("wrote " + h5));
+  r = Cli({"report", h5, "--format", "csv"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, csv_from_run);  // Every metric and config value survives the archive.
+  r = Cli({"trace", h5, "--out", t2});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ReadFile(t1), ReadFile(t2));  // `trace` on the file == `run --trace`.
+}
+
+TEST(CliTest, GoldenChainScenario) {
+  const std::string h5 = TempPath("golden.h5");
+  const Result r =
+      Cli({"run", "--config", SourceDir() + "/tests/golden/chain_ring4.ini", "--out", h5});
+  ASSERT_EQ(r.status, 0) << r.err;
+  absl::StatusOr<RunRecord> rec = ReadRun(h5, "");
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  std::vector<std::string> expected = absl::StrSplit(
+      ReadFile(SourceDir() + "/tests/golden/chain_ring4.timeline.csv"), '\n', absl::SkipEmpty());
+  ASSERT_FALSE(expected.empty());
+  expected.erase(expected.begin());  // Header.
+  std::vector<core::TimelineRow> rows = rec->timeline;
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.op < b.op; });
+  std::vector<std::string> actual;
+  for (const core::TimelineRow& row : rows) {
+    actual.push_back(absl::StrCat(row.op.value(), ",", row.chip.value(), ",", row.start.ps(), ",",
+                                  row.end.ps()));
+  }
+  EXPECT_EQ(actual, expected);
+  // Closed form: makespan = steps · step-time = 3 · 2.5 us.
+  EXPECT_DOUBLE_EQ(rec->Metric("makespan_s"), 7.5e-6);
+}
+
+TEST(CliTest, DeterminismFingerprintOfTwoRuns) {
+  const std::string a = TempPath("det_a.h5"), b = TempPath("det_b.h5");
+  for (const std::string& path : {a, b}) {
+    ASSERT_EQ(
+        Cli({"run", "--workload", "chain", "--chips", "16", "--steps", "32", "--out", path}).status,
+        0);
+  }
+  absl::StatusOr<RunRecord> ra = ReadRun(a, ""), rb = ReadRun(b, "");
+  ASSERT_TRUE(ra.ok() && rb.ok());
+  EXPECT_EQ(Fingerprint(*ra), Fingerprint(*rb));
+  EXPECT_NE(Fingerprint(*ra), 0u);
+}
+
+}  // namespace
+}  // namespace meshsim::sim

@@ -1,0 +1,66 @@
+#include "sim/metrics.h"
+
+#include "gtest/gtest.h"
+
+namespace meshsim::sim {
+namespace {
+
+using core::OpKind;
+using core::Phase;
+using core::Time;
+
+core::TimelineRow Row(int chip, OpKind kind, Phase phase, int64_t start_us, int64_t end_us,
+                      double flops = 0, int64_t bytes = 0) {
+  core::TimelineRow r;
+  r.chip = core::ChipId(chip);
+  r.kind = kind;
+  r.phase = phase;
+  r.start = Time::Microseconds(start_us);
+  r.end = Time::Microseconds(end_us);
+  r.flops = flops;
+  r.bytes = bytes;
+  return r;
+}
+
+TEST(MetricsTest, UtilizationCommSplitAndExposure) {
+  // Chip 0: GeMM [0,10) us with 1e9 flops; collective [5,20) us (launch 5–6, sync 6–8,
+  // transfer 8–20) sending 1000 B. Chip 1: collective [5,20), no compute.
+  std::vector<core::TimelineRow> t = {
+      Row(0, OpKind::kGemm, Phase::kOp, 0, 10, 1e9),
+      Row(0, OpKind::kGemm, Phase::kCompute, 0, 10, 1e9),  // Phase rows are not re-counted.
+      Row(0, OpKind::kCollective, Phase::kOp, 5, 20, 0, 1000),
+      Row(0, OpKind::kCollective, Phase::kLaunch, 5, 6),
+      Row(0, OpKind::kCollective, Phase::kSync, 6, 8),
+      Row(0, OpKind::kCollective, Phase::kTransfer, 8, 20),
+      Row(1, OpKind::kCollective, Phase::kOp, 5, 20, 0, 1000),
+      Row(1, OpKind::kCollective, Phase::kLaunch, 5, 6),
+      Row(1, OpKind::kCollective, Phase::kSync, 6, 8),
+      Row(1, OpKind::kCollective, Phase::kTransfer, 8, 20),
+  };
+  const RunMetrics m = ComputeMetrics(t, 2, 1e14, Time::Microseconds(20));
+  EXPECT_DOUBLE_EQ(m.flops, 1e9);
+  // 1e9 / (2 chips × 1e14 flop/s × 20e-6 s) = 0.25.
+  EXPECT_DOUBLE_EQ(m.flop_utilization, 0.25);
+  // Per chip: launch (1+1)/2 = 1 us, sync (2+2)/2 = 2 us, transfer (12+12)/2 = 12 us.
+  EXPECT_NEAR(m.comm_launch_s, 1e-6, 1e-15);
+  EXPECT_NEAR(m.comm_sync_s, 2e-6, 1e-15);
+  EXPECT_NEAR(m.comm_transfer_s, 12e-6, 1e-15);
+  // Exposed: chip 0 [10,20) = 10 us, chip 1 [5,20) = 15 us → 12.5 us per chip.
+  EXPECT_NEAR(m.comm_exposed_s, 12.5e-6, 1e-15);
+  EXPECT_DOUBLE_EQ(m.bytes_sent_per_chip, 1000);
+}
+
+TEST(MetricsTest, OverlappingIntervalsAreMergedBeforeExposure) {
+  // Comm [0,10) and [5,15) merge to [0,15); compute [2,4) and [12,20) hide 2 + 3 us → 10 us.
+  std::vector<core::TimelineRow> t = {
+      Row(0, OpKind::kTransfer, Phase::kOp, 0, 10),
+      Row(0, OpKind::kTransfer, Phase::kOp, 5, 15),
+      Row(0, OpKind::kGemm, Phase::kOp, 2, 4),
+      Row(0, OpKind::kGemm, Phase::kOp, 12, 20),
+  };
+  const RunMetrics m = ComputeMetrics(t, 1, 1e14, Time::Microseconds(20));
+  EXPECT_NEAR(m.comm_exposed_s, 10e-6, 1e-15);
+}
+
+}  // namespace
+}  // namespace meshsim::sim
