@@ -58,11 +58,13 @@ struct OpTags {
 struct Op {
   OpKind kind = OpKind::kDelay;
   CollectiveKind collective = CollectiveKind::kNone;
-  uint16_t unit = 0;  // Runner-defined unit hint: core index, NIC port, ...
-  ChipId chip;        // Place of a per-chip op; source of a kTransfer.
-  GroupId group;      // Place of a kCollective (ordered chips, see OpGraph::AddGroup).
-  ChipId peer;        // Destination of a kTransfer.
-  int32_t root = 0;   // Root position in the group (Broadcast/Reduce); shift for SendRecv.
+  uint16_t unit = 0;       // Runner-defined unit hint: core index, NIC port, ...
+  ChipId chip;             // Place of a per-chip op; source of a kTransfer.
+  GroupId group;           // Place of a kCollective (ordered chips, see OpGraph::AddGroup).
+  ChipId peer;             // Destination of a kTransfer.
+  int32_t root = 0;        // Root position in the group (Broadcast/Reduce); shift for SendRecv.
+  uint8_t directions = 0;  // Ring directions of a collective: 1, 2, or 0 = the system default
+                           // (SendRecv: 2 = half the buffer to each neighbour).
   int64_t bytes = 0;  // Payload: per chip for collectives (see CLI.md --bytes), total otherwise.
   int64_t m = 0, n = 0, k = 0;  // GeMM shape.
   Time duration;                // kDelay only.

@@ -18,12 +18,15 @@ namespace meshsim::network {
 
 struct NetworkConfig {
   std::string topology = "torus2d";          // Default topology of the system (CLI --topology).
-  double link_bandwidth_bytes_per_s = 50e9;  // Per link, per direction.
+  double link_bandwidth_bytes_per_s = 30e9;  // Per link, per direction.
   double link_latency_s = 1e-6;              // Per hop.
-  double t_sync_s = 6e-6;                    // Per collective step: participants synchronise.
+  double t_sync_s = 5e-6;                    // Per collective step: participants synchronise.
   double t_launch_s = 100e-6;                // Per collective or transfer op.
   int ring_directions = 2;                   // 1 = unidirectional rings, 2 = bidirectional.
   int links_per_chip = 4;                    // NIC ports = links (one DMA engine each).
+  int packets = 8;                           // Pipelined Broadcast/Reduce: packets per buffer.
+  int fattree_k = 0;                         // Fat-tree radix; 0 = smallest that fits the chips.
+  double oversubscription = 1.0;             // Fat-tree switch links run at bandwidth / this.
 
   std::vector<core::Param> Params();
   absl::Status Validate();

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "core/op.h"
 #include "core/status_macros.h"
+#include "network/topology.h"
 #include "sim/chrome_trace.h"
 #include "sim/hdf5_io.h"
 #include "sim/options.h"
@@ -188,17 +189,27 @@ absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
   } else if (w == "workloads") {
     out << "llm         one transformer block's FC layers (--model, --batch, --seq, --pass)"
            "  [not in this build yet]\n"
-           "gemm        one distributed GeMM (--gemm M,N,K, --dataflow)  [not in this build yet]\n"
-           "collective  one collective per group (--collective, --group, --bytes)"
-           "  [not in this build yet]\n"
+           "gemm        a GeMM (--gemm M,N,K): local on --chips 1; distributed"
+           " [not in this build yet]\n"
+           "collective  one collective per mesh group, all at once (--collective, --group, "
+           "--bytes)\n"
            "chain       smoke test: a wavefront of --steps delays of --step-time on a ring of "
            "--chips\n";
   } else if (w == "collectives") {
-    for (const std::string& c : Collectives()) out << c << "\n";
-    out << "(the collective runners arrive with the network model; see `list workloads`)\n";
+    out << "allgather      ring, P-1 steps; --bytes = the shard each chip contributes\n"
+           "reducescatter  ring, P-1 steps with HBM-bound reductions; --bytes = the piece each "
+           "chip keeps\n"
+           "allreduce      ring (2(P-1) steps) or halving-doubling on switch/fattree\n"
+           "broadcast      pipelined chain from the root in comm.packets packets\n"
+           "reduce         pipelined chain towards the root, reducing on the way\n"
+           "sendrecv       one shift to the next chip of the group\n"
+           "alltoall       every chip sends bytes/P to every other\n";
   } else if (w == "topologies") {
-    for (const std::string& t : Topologies()) out << t << "\n";
-    out << "graphviz:FILE\n(the topology builders arrive with the network model)\n";
+    for (const network::TopologyInfo& t : network::TopologyFamilies()) {
+      out << absl::StrFormat("%-13s %s\n", t.name, t.description);
+    }
+    out << absl::StrFormat("%-13s %s\n", "hierarchical", "[not in this build yet]");
+    out << absl::StrFormat("%-13s %s\n", "graphviz:FILE", "[not in this build yet]");
   } else {
     out << "no " << w << " are registered in this build yet\n";
   }

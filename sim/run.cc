@@ -3,45 +3,60 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "algorithms/microbench.h"
 #include "algorithms/smoke.h"
 #include "core/executor.h"
 #include "core/fair_share.h"
 #include "core/simulator.h"
 #include "core/status_macros.h"
+#include "sim/machine.h"
 #include "sim/metrics.h"
 
 namespace meshsim::sim {
 
 namespace {
 
-absl::Status BuildWorkload(const RunOptions& o, core::OpGraph& graph) {
+absl::Status BuildWorkload(const RunOptions& o, const algorithms::Mesh& mesh,
+                           core::OpGraph& graph) {
   if (o.workload == "chain") {
     return algorithms::BuildChain({.chips = o.chips, .steps = o.steps, .step = o.step_time}, graph);
   }
-  return absl::UnimplementedError(absl::StrCat(
-      "--workload ", o.workload,
-      ": not available in this build yet (the machine model and algorithm plugins are being "
-      "built); try --workload chain"));
+  if (o.workload == "gemm" && o.chips == 1) {
+    return algorithms::BuildLocalGemm(o.gemm_m, o.gemm_n, o.gemm_k, graph);
+  }
+  if (o.workload == "collective") {
+    MESHSIM_ASSIGN_OR_RETURN(core::CollectiveKind kind, algorithms::ParseCollective(o.collective));
+    return algorithms::BuildCollectiveBench(mesh, kind, o.group, o.bytes, graph);
+  }
+  return absl::UnimplementedError(
+      absl::StrCat("--workload ", o.workload, o.workload == "gemm" ? " on more than one chip" : "",
+                   ": not available in this build yet (the algorithm plugins are being built); try "
+                   "--workload chain, collective, or gemm with --chips 1"));
 }
 
 }  // namespace
 
 absl::StatusOr<RunRecord> Simulate(const RunOptions& o) {
   const auto wall_start = std::chrono::steady_clock::now();
+  const algorithms::Mesh mesh = o.mesh_rows > 0 ? algorithms::Mesh{o.mesh_rows, o.mesh_cols}
+                                                : algorithms::Mesh::Squarest(o.chips);
   core::OpGraph graph;
-  MESHSIM_RETURN_IF_ERROR(BuildWorkload(o, graph));
+  MESHSIM_RETURN_IF_ERROR(BuildWorkload(o, mesh, graph));
 
   core::Simulator sim;
   core::FairShare fair_share(sim);
   fair_share.set_record_counters(true);
+  MESHSIM_ASSIGN_OR_RETURN(std::unique_ptr<Machine> machine, BuildMachine(o, mesh, fair_share));
   core::Executor exec(sim, graph);
-  core::DelayRunner delays;
-  exec.SetRunner(core::OpKind::kDelay, &delays);
+  machine->Attach(exec);
   MESHSIM_RETURN_IF_ERROR(exec.Run());
 
   RunRecord rec;
   rec.chips = o.chips;
   rec.config = o.Resolved();
+  for (auto& [key, value] : rec.config) {
+    if (key == "mesh") value = mesh.ToString();  // The mesh actually used.
+  }
   rec.names = graph.names().all();
   rec.timeline = exec.TakeTimeline();
   rec.edges.reserve(graph.num_deps());

@@ -1,0 +1,342 @@
+#include "network/network_model.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "core/check.h"
+
+namespace meshsim::network {
+
+using core::ChipId;
+using core::CollectiveKind;
+using core::OpKind;
+using core::Phase;
+using core::Time;
+using core::UnitKind;
+
+namespace {
+
+bool IsPowerOfTwo(int x) { return x > 0 && (x & (x - 1)) == 0; }
+
+int Log2(int x) {
+  int l = 0;
+  while ((1 << l) < x) ++l;
+  return l;
+}
+
+// splitmix64: a well-mixed hash of the op and the endpoints picks among equal-cost paths.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+NetworkModel::NetworkModel(core::FairShare& fs, const Topology& topology,
+                           const NetworkConfig& config, std::vector<core::ResourceId> hbm,
+                           double reduce_bytes_per_s)
+    : fs_(fs),
+      topology_(topology),
+      config_(config),
+      hbm_(std::move(hbm)),
+      reduce_bytes_per_s_(reduce_bytes_per_s),
+      switched_(topology.name() == "switch" || topology.name() == "fattree") {
+  MESHSIM_CHECK_EQ(static_cast<int>(hbm_.size()), topology.num_chips());
+  const auto node_name = [&](int node) {
+    return node < topology.num_chips() ? absl::StrFormat("chip%d", node)
+                                       : absl::StrFormat("sw%d", node - topology.num_chips());
+  };
+  for (const Link& l : topology.links()) {
+    core::ResourceInfo info;
+    info.name = absl::StrFormat("link %s->%s", node_name(l.src), node_name(l.dst));
+    info.kind = core::ResourceKind::kLink;
+    if (l.src < topology.num_chips()) info.chip = ChipId(l.src);
+    if (l.dst < topology.num_chips()) info.peer = ChipId(l.dst);
+    info.capacity_bytes_per_s = l.bandwidth_bytes_per_s;
+    links_.push_back(fs.AddResource(std::move(info)));
+    link_latency_s_.push_back(l.latency_s);
+  }
+}
+
+int NetworkModel::Directions(const core::Op& op) const {
+  if (op.directions != 0) return op.directions;
+  return op.collective == CollectiveKind::kSendRecv ? 1 : config_.ring_directions;
+}
+
+bool NetworkModel::HalvingDoubling(const core::Op& op, int members) const {
+  return op.collective == CollectiveKind::kAllReduce && switched_ && IsPowerOfTwo(members) &&
+         members > 1;
+}
+
+int NetworkModel::Steps(const core::Op& op, int p) const {
+  if (op.kind == OpKind::kTransfer) return 1;
+  if (p <= 1) return 0;
+  switch (op.collective) {
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+      return p - 1;
+    case CollectiveKind::kAllReduce:
+      return HalvingDoubling(op, p) ? 2 * Log2(p) : 2 * (p - 1);
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kReduce:
+      return p - 1 + config_.packets - 1;
+    case CollectiveKind::kSendRecv:
+    case CollectiveKind::kAllToAll:
+      return 1;
+    case CollectiveKind::kNone:
+      break;
+  }
+  MESHSIM_CHECK(false) << "collective op without a collective kind";
+  return 0;
+}
+
+void NetworkModel::PlanStep(const Run& r, int step, std::vector<Send>& out) const {
+  out.clear();
+  const core::Op& op = *r.op;
+  const int p = static_cast<int>(r.members.size());
+  if (op.kind == OpKind::kTransfer) {
+    out.push_back({0, 1, op.bytes, false});
+    return;
+  }
+  const int d = Directions(op);
+  // A ring step: every member sends `bytes` to its successor, and to its predecessor if d = 2.
+  const auto ring = [&](int64_t bytes, bool reduce) {
+    for (int i = 0; i < p; ++i) {
+      out.push_back({i, (i + 1) % p, bytes / d, reduce});
+      if (d == 2) out.push_back({i, (i + p - 1) % p, bytes - bytes / 2, reduce});
+    }
+  };
+  switch (op.collective) {
+    case CollectiveKind::kAllGather:
+      ring(op.bytes, false);
+      break;
+    case CollectiveKind::kReduceScatter:
+      ring(op.bytes, true);
+      break;
+    case CollectiveKind::kAllReduce:
+      if (HalvingDoubling(op, p)) {
+        const int l = Log2(p);
+        if (step < l) {  // Reduce-scatter by recursive halving.
+          const int distance = p >> (step + 1);
+          for (int i = 0; i < p; ++i)
+            out.push_back({i, i ^ distance, op.bytes >> (step + 1), true});
+        } else {  // All-gather by recursive doubling.
+          const int j = step - l;
+          for (int i = 0; i < p; ++i) out.push_back({i, i ^ (1 << j), (op.bytes / p) << j, false});
+        }
+      } else {
+        ring(op.bytes / p, step < p - 1);
+      }
+      break;
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kReduce: {
+      const int packets = config_.packets;
+      const int64_t packet = (op.bytes + packets - 1) / packets;
+      const int root = ((op.root % p) + p) % p;
+      for (int hop = 0; hop < p - 1; ++hop) {
+        const int k = step - hop;  // Packet moving over this hop in this stage.
+        if (k < 0 || k >= packets) continue;
+        const int64_t bytes = std::min(packet, op.bytes - k * packet);
+        if (bytes <= 0) continue;
+        if (op.collective == CollectiveKind::kBroadcast) {
+          out.push_back({(root + hop) % p, (root + hop + 1) % p, bytes, false});
+        } else {  // Towards the root: the far end of the chain sends first.
+          out.push_back({(root + p - 1 - hop) % p, (root + p - 2 - hop) % p, bytes, true});
+        }
+      }
+      break;
+    }
+    case CollectiveKind::kSendRecv:
+      if (d == 2) {
+        for (int i = 0; i < p; ++i) {
+          out.push_back({i, (i + 1) % p, op.bytes / 2, false});
+          out.push_back({i, (i + p - 1) % p, op.bytes - op.bytes / 2, false});
+        }
+      } else {
+        const int shift = op.root == 0 ? 1 : op.root;
+        for (int i = 0; i < p; ++i) {
+          const int j = (((i + shift) % p) + p) % p;
+          if (j != i) out.push_back({i, j, op.bytes, false});
+        }
+      }
+      break;
+    case CollectiveKind::kAllToAll:
+      for (int i = 0; i < p; ++i) {
+        for (int j = 0; j < p; ++j) {
+          if (i != j) out.push_back({i, j, op.bytes / p, false});
+        }
+      }
+      break;
+    case CollectiveKind::kNone:
+      break;
+  }
+}
+
+void NetworkModel::Start(core::OpId id, const core::Op& op, core::Executor& exec) {
+  uint32_t slot;
+  if (!free_runs_.empty()) {
+    slot = free_runs_.back();
+    free_runs_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(runs_.size());
+    runs_.emplace_back();
+  }
+  Run& r = runs_[slot];
+  r.id = id;
+  r.op = &op;
+  r.exec = &exec;
+  r.members.clear();
+  if (op.kind == OpKind::kTransfer) {
+    r.members = {op.chip, op.peer};
+  } else {
+    MESHSIM_CHECK(op.kind == OpKind::kCollective)
+        << "NetworkModel cannot run " << ToString(op.kind);
+    const auto group = exec.graph().group(op.group);
+    r.members.assign(group.begin(), group.end());
+  }
+  for (ChipId c : r.members) {
+    MESHSIM_CHECK(static_cast<int>(c.value()) < topology_.num_chips())
+        << "chip " << c << " is not in the " << topology_.num_chips() << "-chip topology";
+  }
+  const int p = static_cast<int>(r.members.size());
+  r.step = 0;
+  r.steps = Steps(op, p);
+  r.pending = 0;
+  r.arrived.assign(p, Time());
+  r.sent.assign(p, 0);
+  r.active = true;
+  r.start = exec.sim().Now();
+  const Time launched = r.start + Time::Seconds(config_.t_launch_s);
+  // Transfers record their launch on the sender only; collectives on every member.
+  const int launch_rows = op.kind == OpKind::kTransfer ? 1 : p;
+  for (int i = 0; i < launch_rows; ++i) {
+    exec.Record(
+        exec.MakeRow(id, r.members[i], Phase::kLaunch, UnitKind::kNic, 0, r.start, launched));
+  }
+  exec.sim().ScheduleAt(launched, [this, slot] { BeginStep(slot); });
+}
+
+void NetworkModel::BeginStep(uint32_t slot) {
+  Run& r = runs_[slot];
+  core::Simulator& sim = r.exec->sim();
+  if (r.step == r.steps) {
+    EndStep(slot);
+    return;
+  }
+  r.step_start = sim.Now();
+  if (r.op->kind == OpKind::kTransfer) {
+    StartFlows(slot);
+    return;
+  }
+  const Time synced = sim.Now() + Time::Seconds(config_.t_sync_s);
+  for (ChipId c : r.members) {
+    r.exec->Record(r.exec->MakeRow(r.id, c, Phase::kSync, UnitKind::kNic, 0, r.step_start, synced));
+  }
+  sim.ScheduleAt(synced, [this, slot] { StartFlows(slot); });
+}
+
+core::Time NetworkModel::StartFlow(uint32_t slot, uint32_t send) {
+  Run& r = runs_[slot];
+  const Send& s = r.sends[send];
+  const ChipId src = r.members[s.src], dst = r.members[s.dst];
+  const uint64_t hash = Mix((uint64_t{r.id.value()} << 32) ^ (uint64_t{src.value()} << 16) ^
+                            dst.value() ^ (uint64_t(r.step) << 48));
+  double latency_s = 0;
+  path_.clear();
+  path_.push_back(hbm_[src.value()]);
+  for (core::LinkId l : topology_.Route(src, dst, hash)) {
+    path_.push_back(links_[l.value()]);
+    latency_s += link_latency_s_[l.value()];
+  }
+  path_.push_back(hbm_[dst.value()]);
+  // Both callbacks capture 16 bytes, which std::function stores without allocating.
+  const Time latency = Time::Seconds(latency_s);
+  fs_.StartFlow(static_cast<double>(s.bytes), path_, [this, slot, send] {
+    Run& run = runs_[slot];
+    const Time arrival = run.exec->sim().Now() + run.latency[send];
+    run.exec->sim().ScheduleAt(arrival, [this, slot, send] { Arrive(slot, send); });
+  });
+  return latency;
+}
+
+void NetworkModel::StartFlows(uint32_t slot) {
+  Run& r = runs_[slot];
+  r.transfer_start = r.exec->sim().Now();
+  std::fill(r.arrived.begin(), r.arrived.end(), r.transfer_start);
+  PlanStep(r, r.step, r.sends);
+  r.pending = static_cast<int>(r.sends.size());
+  if (r.pending == 0) {
+    r.exec->sim().ScheduleAt(r.transfer_start, [this, slot] { EndStep(slot); });
+    return;
+  }
+  r.latency.resize(r.sends.size());
+  for (uint32_t i = 0; i < r.sends.size(); ++i) {
+    runs_[slot].sent[r.sends[i].src] += r.sends[i].bytes;
+    r.latency[i] = StartFlow(slot, i);
+  }
+}
+
+void NetworkModel::Arrive(uint32_t slot, uint32_t send) {
+  Run& r = runs_[slot];
+  const Send& s = r.sends[send];
+  if (!s.reduce || s.bytes == 0) {
+    PartDone(slot, s.dst);
+    return;
+  }
+  // Add the received data into the local partial: read both, write the sum (3× the bytes) on
+  // this chip's HBM, no faster than its vector units.
+  const int member = s.dst;
+  const ChipId chip = r.members[member];
+  fs_.StartFlow(
+      3.0 * static_cast<double>(s.bytes), {hbm_[chip.value()]},
+      [this, slot, member] { PartDone(slot, member); }, reduce_bytes_per_s_);
+}
+
+void NetworkModel::PartDone(uint32_t slot, int member) {
+  Run& r = runs_[slot];
+  const Time now = r.exec->sim().Now();
+  r.arrived[member] = std::max(r.arrived[member], now);
+  MESHSIM_CHECK(r.pending > 0) << "collective step finished twice";
+  if (--r.pending > 0) return;
+  // Every flow of the step has arrived: record each member's transfer phase, next step.
+  const int rows = r.op->kind == OpKind::kTransfer ? 1 : static_cast<int>(r.members.size());
+  for (int i = 0; i < rows; ++i) {
+    const Time end = r.op->kind == OpKind::kTransfer ? now : r.arrived[i];
+    if (end == r.transfer_start) continue;  // Nothing arrived at this member in this step.
+    r.exec->Record(r.exec->MakeRow(r.id, r.members[i], Phase::kTransfer, UnitKind::kNic, 0,
+                                   r.transfer_start, end));
+  }
+  ++r.step;
+  BeginStep(slot);
+}
+
+void NetworkModel::EndStep(uint32_t slot) {
+  Run& r = runs_[slot];
+  core::Executor& exec = *r.exec;
+  const Time now = exec.sim().Now();
+  const int rows = r.op->kind == OpKind::kTransfer ? 1 : static_cast<int>(r.members.size());
+  for (int i = 0; i < rows; ++i) {
+    core::TimelineRow row =
+        exec.MakeRow(r.id, r.members[i], Phase::kOp, UnitKind::kNic, 0, r.start, now);
+    row.bytes = r.sent[i];
+    exec.Record(row);
+  }
+  r.active = false;
+  const core::OpId id = r.id;
+  free_runs_.push_back(slot);
+  exec.Finish(id);
+}
+
+std::string NetworkModel::DescribeWait(core::OpId id) const {
+  for (const Run& r : runs_) {
+    if (r.active && r.id == id) {
+      return absl::StrFormat("in step %d of %d with %d flows/reductions outstanding", r.step + 1,
+                             r.steps, r.pending);
+    }
+  }
+  return "never started by the network model";
+}
+
+}  // namespace meshsim::network

@@ -1,0 +1,118 @@
+// The network model: runs kTransfer and kCollective ops as real flows over the topology's links
+// and the chips' HBMs (DESIGN.md §4).
+//
+// NIC. A transfer from chip a to chip b is one flow over [HBM(a), every directed link of
+// Route(a, b), HBM(b)] plus the route's latency (Σ link latencies) after the flow's last byte.
+// Each chip has one DMA engine per port; an engine moves data at its port's link rate, so it is
+// not a separate resource — transfers on different links proceed in parallel and transfers on
+// the same link share it.
+//
+// Collectives run on an ordered group of P chips (ring order = group order). Every op costs one
+// `comm.t_launch`; then it runs in steps. Each step is a barrier of the participants: once all
+// members finished the previous step, they synchronise for `comm.t_sync`, then move that step's
+// flows; a step ends when every flow has arrived (and, for reductions, every receiving chip has
+// added what it received: an HBM flow of 3× the received bytes — read both operands, write the
+// sum — capped at the chip's vector-unit rate). Per kind, with d ring directions and shard s:
+//
+//   AllGather      P−1 steps; member i sends s/d to i+1 (and s/d to i−1 when d = 2).
+//                  Uncontended: t_launch + (P−1)·(t_sync + latency + s/(d·bw)).
+//   ReduceScatter  the same sends (s = the piece each chip keeps), then each chip reduces.
+//   AllReduce      ring: ReduceScatter then AllGather of pieces b/P (2(P−1) steps);
+//                  on `switch`/`fattree` with P a power of two: halving-doubling (2·log2 P steps).
+//   Broadcast      root's buffer b in D = comm.packets packets down the chain root → root+1 → …;
+//                  stage t moves packet t−h over hop h: P+D−2 stages of b/D.
+//   Reduce         the reverse chain towards the root, reducing at each receiver.
+//   SendRecv       one step; d = 1: i sends b to i+shift (op.root, default 1);
+//                  d = 2: i sends b/2 to i+1 and b/2 to i−1 (Wang's bidirectional halves).
+//   AllToAll       one step; i sends b/P to every other member.
+//
+// Timeline: per member, a kLaunch row, a kSync and a kTransfer row per step (the transfer row ends
+// when that chip's incoming data has arrived and been reduced), and a kOp row over the whole op
+// with the bytes that chip sent; all on unit (kNic, 0).
+//
+// Example:
+//   NetworkModel net(fs, topology, config, hbm_per_chip, reduce_bytes_per_s);
+//   exec.SetRunner(core::OpKind::kCollective, &net);
+//   exec.SetRunner(core::OpKind::kTransfer, &net);
+#ifndef MESHSIM_NETWORK_NETWORK_MODEL_H_
+#define MESHSIM_NETWORK_NETWORK_MODEL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/executor.h"
+#include "core/fair_share.h"
+#include "core/ids.h"
+#include "core/time.h"
+#include "network/network_config.h"
+#include "network/topology.h"
+
+namespace meshsim::network {
+
+class NetworkModel : public core::OpRunner {
+ public:
+  // Adds one fair-share resource per directed link of `topology` (which must outlive this).
+  // `hbm[c]` is chip c's HBM resource; `reduce_bytes_per_s` caps a chip's reduction flows.
+  NetworkModel(core::FairShare& fs, const Topology& topology, const NetworkConfig& config,
+               std::vector<core::ResourceId> hbm, double reduce_bytes_per_s);
+
+  void Start(core::OpId id, const core::Op& op, core::Executor& exec) override;
+  std::string DescribeWait(core::OpId id) const override;
+
+  core::ResourceId link_resource(core::LinkId link) const { return links_[link.value()]; }
+
+  // Number of steps a collective of `kind` on `members` chips runs (for tests and reports).
+  int Steps(const core::Op& op, int members) const;
+
+ private:
+  struct Send {
+    int src;  // Member indices.
+    int dst;
+    int64_t bytes;
+    bool reduce;
+  };
+  struct Run {
+    core::OpId id;
+    const core::Op* op = nullptr;
+    core::Executor* exec = nullptr;
+    std::vector<core::ChipId> members;
+    int step = 0;
+    int steps = 0;
+    int pending = 0;  // Flows and reductions still running in this step.
+    core::Time start, step_start, transfer_start;
+    std::vector<Send> sends;          // This step's sends.
+    std::vector<core::Time> latency;  // Route latency of each send.
+    std::vector<core::Time> arrived;  // Per member: when its part of the step ended.
+    std::vector<int64_t> sent;        // Per member: bytes sent so far.
+    bool active = false;
+  };
+
+  int Directions(const core::Op& op) const;
+  bool HalvingDoubling(const core::Op& op, int members) const;
+  // The sends of `step` of run `r` into `out` (cleared first).
+  void PlanStep(const Run& r, int step, std::vector<Send>& out) const;
+  void BeginStep(uint32_t slot);
+  void StartFlows(uint32_t slot);
+  void Arrive(uint32_t slot, uint32_t send);
+  void PartDone(uint32_t slot, int member);
+  void EndStep(uint32_t slot);
+  // Starts the flow of r.sends[send]; returns the route's latency.
+  core::Time StartFlow(uint32_t slot, uint32_t send);
+
+  core::FairShare& fs_;
+  const Topology& topology_;
+  NetworkConfig config_;
+  std::vector<core::ResourceId> hbm_;
+  double reduce_bytes_per_s_;
+  std::vector<core::ResourceId> links_;
+  std::vector<double> link_latency_s_;
+  bool switched_;  // Topology without direct chip-to-chip links (switch, fattree).
+  std::vector<Run> runs_;
+  std::vector<uint32_t> free_runs_;
+  std::vector<core::ResourceId> path_;
+};
+
+}  // namespace meshsim::network
+
+#endif  // MESHSIM_NETWORK_NETWORK_MODEL_H_

@@ -1,0 +1,56 @@
+// Internal to network/: dimension-order routing on row-major grids (tori, meshes, the ring).
+//
+// A chip's coordinates over extents e_0..e_{D−1} are c_d = (chip / s_d) mod e_d with strides
+// s_{D−1} = 1, s_d = s_{d+1}·e_{d+1}. A route corrects coordinate 0 first, then 1, … (on a
+// torus2d {R, C}: first the row index, moving along the column; then the column index, moving
+// along the row). In dimension d, from a = c_d(src) to b = c_d(dst):
+//   wraparound: f = (b − a) mod e_d; go + for f hops if f ≤ e_d − f, else − for e_d − f hops
+//               (so ties, f = e_d/2, go +; an extent-2 dimension uses its single link);
+//   mesh:       go sign(b − a) for |b − a| hops.
+// Hops(src, dst) = Σ_d min(f_d, e_d − f_d) on tori, Σ_d |b_d − a_d| on meshes.
+#ifndef MESHSIM_NETWORK_ROUTING_DIMENSION_ORDER_H_
+#define MESHSIM_NETWORK_ROUTING_DIMENSION_ORDER_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/ids.h"
+#include "network/topology.h"
+
+namespace meshsim::network::internal {
+
+class DimensionOrderRouter {
+ public:
+  // Indexes `links` of the grid with `extents` (node = chip = row-major index). Every link must
+  // join two nodes that differ by ±1 (mod e_d with wraparound) in exactly one coordinate.
+  // Cost: O(links · D).
+  DimensionOrderRouter(std::vector<int> extents, bool wraps, const std::vector<Link>& links);
+
+  // Number of links on the route. Cost: O(D).
+  int Hops(int src, int dst) const;
+
+  // Appends the route's links to `path`. Cost: O(D + hops); allocates only if `path` grows.
+  void Route(int src, int dst, std::vector<core::LinkId>& path) const;
+
+ private:
+  // Hops and direction (+1 / −1) to go from coordinate a to b in dimension d.
+  struct Leg {
+    int hops;
+    int dir;
+  };
+  Leg LegOf(int d, int a, int b) const;
+  int Coord(int node, int d) const { return (node / stride_[d]) % extent_[d]; }
+
+  std::vector<int> extent_;
+  std::vector<int> stride_;
+  bool wraps_;
+  // plus_[node·D + d] / minus_[node·D + d]: the link from `node` to its +1 / −1 neighbour in
+  // dimension d, or kNone.
+  static constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> plus_;
+  std::vector<uint32_t> minus_;
+};
+
+}  // namespace meshsim::network::internal
+
+#endif  // MESHSIM_NETWORK_ROUTING_DIMENSION_ORDER_H_

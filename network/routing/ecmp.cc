@@ -1,0 +1,120 @@
+#include "network/routing/ecmp.h"
+
+#include <exception>
+
+#include "boost/graph/breadth_first_search.hpp"
+#include "boost/graph/reverse_graph.hpp"
+#include "core/check.h"
+
+namespace meshsim::network::internal {
+namespace {
+
+// splitmix64's finaliser: a fixed, platform-independent 64-bit mix.
+uint64_t Mix64(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+uint64_t HopHash(int src, int dst, uint64_t hash, int hop) {
+  uint64_t x = Mix64(hash + 0x9e3779b97f4a7c15ull);
+  x = Mix64(
+      x ^ ((static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) | static_cast<uint32_t>(dst)));
+  return Mix64(x ^ static_cast<uint64_t>(hop));
+}
+
+// Records BFS depth: D(target) = D(source) + 1 on every tree edge.
+class DistanceRecorder : public boost::default_bfs_visitor {
+ public:
+  explicit DistanceRecorder(uint16_t* dist) : dist_(dist) {}
+
+  template <typename Edge, typename G>
+  void tree_edge(Edge e, const G& g) const {
+    const int d = dist_[boost::source(e, g)] + 1;
+    MESHSIM_CHECK(d < UINT16_MAX) << "topology diameter exceeds " << UINT16_MAX << " hops";
+    dist_[boost::target(e, g)] = static_cast<uint16_t>(d);
+  }
+
+ private:
+  uint16_t* dist_;
+};
+
+}  // namespace
+
+EcmpRouter::EcmpRouter(const Graph* graph, int num_chips)
+    : graph_(graph),
+      root_(num_chips),
+      last_link_(num_chips, kNoLink),
+      dist_(boost::num_vertices(*graph)) {
+  const Graph& g = *graph_;
+  for (int t = 0; t < num_chips; ++t) {
+    root_[t] = t;
+    if (boost::out_degree(t, g) != 1 || boost::in_degree(t, g) != 1) continue;
+    const auto in = *boost::in_edges(t, g).first;
+    const auto out = *boost::out_edges(t, g).first;
+    if (static_cast<int>(boost::source(in, g)) != static_cast<int>(boost::target(out, g))) {
+      continue;
+    }
+    root_[t] = static_cast<int>(boost::source(in, g));
+    last_link_[t] = g[in].link;
+  }
+}
+
+const std::vector<uint16_t>& EcmpRouter::Distances(int root) const {
+  std::vector<uint16_t>& dist = dist_[root];
+  if (!dist.empty()) return dist;
+  // Search backwards along links (reverse graph) so D is the distance *to* root even if some
+  // future topology has links of one direction only.
+  try {
+    dist.assign(boost::num_vertices(*graph_), kUnreachable);
+    dist[root] = 0;
+    const auto reversed = boost::make_reverse_graph(*graph_);
+    boost::breadth_first_search(reversed, boost::vertex(root, reversed),
+                                boost::visitor(DistanceRecorder(dist.data())));
+  } catch (const std::exception& e) {
+    // Only allocation can fail here, and Route has no Status to return it in.
+    MESHSIM_CHECK(false) << "routing table for node " << root << ": " << e.what();
+  }
+  return dist;
+}
+
+int EcmpRouter::Hops(int src, int dst) const {
+  if (src == dst) return 0;
+  const std::vector<uint16_t>& dist = Distances(root_[dst]);
+  MESHSIM_CHECK(dist[src] != kUnreachable) << "no path from node " << src << " to " << dst;
+  return dist[src] + (last_link_[dst] != kNoLink ? 1 : 0);
+}
+
+void EcmpRouter::Route(int src, int dst, uint64_t hash, std::vector<core::LinkId>& path) const {
+  if (src == dst) return;
+  const Graph& g = *graph_;
+  const int root = root_[dst];
+  const std::vector<uint16_t>& dist = Distances(root);
+  MESHSIM_CHECK(dist[src] != kUnreachable) << "no path from node " << src << " to " << dst;
+  path.reserve(path.size() + dist[src] + 1);
+  int node = src;
+  for (int hop = 0; node != root; ++hop) {
+    const uint16_t want = dist[node] - 1;
+    const auto [begin, end] = boost::out_edges(node, g);
+    int candidates = 0;
+    for (auto it = begin; it != end; ++it) {
+      if (dist[boost::target(*it, g)] == want) ++candidates;
+    }
+    uint64_t pick = candidates > 1 ? HopHash(src, dst, hash, hop) % candidates : 0;
+    for (auto it = begin; it != end; ++it) {
+      if (dist[boost::target(*it, g)] != want) continue;
+      if (pick-- == 0) {
+        path.push_back(core::LinkId(g[*it].link));
+        node = static_cast<int>(boost::target(*it, g));
+        break;
+      }
+    }
+  }
+  if (last_link_[dst] != kNoLink) path.push_back(core::LinkId(last_link_[dst]));
+}
+
+void EcmpRouter::Precompute() const {
+  for (int root : root_) Distances(root);
+}
+
+}  // namespace meshsim::network::internal

@@ -1,0 +1,60 @@
+// Internal to network/: shortest-path routing with per-hop ECMP (fat-tree, switch, and any
+// family without a grid).
+//
+// Distances. For a destination chip t, D(v) = hops from v to t, found by one breadth-first search
+// from t over the reversed graph (Boost.Graph BFS). When t is a leaf — exactly one in-link p→t
+// and one out-link t→p, as every fat-tree or switch chip — D is searched from p instead
+// (D_t(v) = D_p(v) + 1 for v ≠ t), so all chips behind one edge switch share a table: a
+// 4096-chip k = 26 fat-tree needs 316 searches of 4941 nodes, not 4096. Tables are computed on
+// first use and cached (2 bytes per node per table).
+//
+// Route. From u ≠ t the candidates are u's out-links u→v with D(v) = D(u) − 1, in LinkId order;
+// with n > 1 candidates the route takes candidate Mix(src, dst, hash, hop) mod n, where hop is the
+// index of the link being chosen — so different hashes spread flows over equal-cost paths while
+// the same arguments always give the same path.
+//
+// Thread safety: thread-compatible, not thread-safe — const calls fill the mutable cache. After
+// Precompute() no call writes, so concurrent const use is safe.
+#ifndef MESHSIM_NETWORK_ROUTING_ECMP_H_
+#define MESHSIM_NETWORK_ROUTING_ECMP_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/ids.h"
+#include "network/topology/graph.h"
+
+namespace meshsim::network::internal {
+
+class EcmpRouter {
+ public:
+  // `graph` must outlive the router; nodes 0..num_chips−1 are the chips. Cost: O(chips).
+  EcmpRouter(const Graph* graph, int num_chips);
+
+  // Number of links on a shortest path. Precondition: dst reachable from src.
+  // Cost: O(1) after the destination's table exists, else one BFS, O(nodes + links).
+  int Hops(int src, int dst) const;
+
+  // Appends a shortest path's links to `path` (nothing when src == dst).
+  // Cost: O(Σ out-degree along the path) after the destination's table exists.
+  void Route(int src, int dst, uint64_t hash, std::vector<core::LinkId>& path) const;
+
+  // Computes every chip's distance table. Cost: one BFS per distinct table.
+  void Precompute() const;
+
+ private:
+  static constexpr uint16_t kUnreachable = UINT16_MAX;
+  static constexpr uint32_t kNoLink = UINT32_MAX;
+
+  // Distances to `root`, computed on first use.
+  const std::vector<uint16_t>& Distances(int root) const;
+
+  const Graph* graph_;
+  std::vector<int> root_;            // Per chip: the node its table is searched from.
+  std::vector<uint32_t> last_link_;  // Per chip: root→chip when the chip is a leaf, else kNoLink.
+  mutable std::vector<std::vector<uint16_t>> dist_;  // Per root node; empty until used.
+};
+
+}  // namespace meshsim::network::internal
+
+#endif  // MESHSIM_NETWORK_ROUTING_ECMP_H_

@@ -1,0 +1,194 @@
+// Topology::Build validates the parameters every family shares, hands the rest to the family's
+// builder (network/topology/*.cc), wraps the result in a Boost.Graph graph and attaches the
+// family's router (network/routing/*).
+#include "network/topology.h"
+
+#include <cmath>
+#include <optional>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/check.h"
+#include "core/status_macros.h"
+#include "network/routing/dimension_order.h"
+#include "network/routing/ecmp.h"
+#include "network/topology/families.h"
+#include "network/topology/graph.h"
+
+namespace meshsim::network {
+namespace {
+
+constexpr int kMaxChips = 1 << 20;
+
+struct Family {
+  TopologyInfo info;
+  bool reads_dims;
+  absl::StatusOr<internal::FamilyGraph> (*build)(const TopologyParams&);
+};
+
+// The one list of families: CLI names, descriptions and builders, in the order `list` prints.
+const std::vector<Family>& Families() {
+  static const std::vector<Family>* const kFamilies = new std::vector<Family>{
+      {{"ring",
+        "chips 0→1→…→chips−1→0 in a cycle (2 chips: one link); reads chips, link.bandwidth, "
+        "link.latency; shortest-direction routing"},
+       false,
+       internal::BuildRing},
+      {{"torus2d",
+        "R×C torus, wraparound per dimension (extent 2: one link); reads chips, dims RxC "
+        "(default most-square, R ≤ C), link.bandwidth, link.latency; dimension-order routing"},
+       true,
+       [](const TopologyParams& p) { return internal::BuildGrid(p, 2, /*wraps=*/true); }},
+      {{"torus3d",
+        "X×Y×Z torus, wraparound per dimension (extent 2: one link); reads chips, dims XxYxZ "
+        "(default most-square), link.bandwidth, link.latency; dimension-order routing"},
+       true,
+       [](const TopologyParams& p) { return internal::BuildGrid(p, 3, /*wraps=*/true); }},
+      {{"mesh2d",
+        "R×C mesh without wraparound; reads chips, dims RxC (default most-square, R ≤ C), "
+        "link.bandwidth, link.latency; dimension-order routing"},
+       true,
+       [](const TopologyParams& p) { return internal::BuildGrid(p, 2, /*wraps=*/false); }},
+      {{"fattree",
+        "k-ary 3-level fat-tree (Al-Fares), k/2 chips per edge switch, ≤ k³/4 chips; reads "
+        "chips, fattree k (even, default smallest that fits), oversubscription o (switch links "
+        "at link.bandwidth/o), link.bandwidth, link.latency; ECMP shortest paths"},
+       false,
+       internal::BuildFatTree},
+      {{"switch",
+        "every chip on one switch, 2 hops between any two chips; reads chips, link.bandwidth, "
+        "link.latency"},
+       false,
+       internal::BuildSwitch},
+  };
+  return *kFamilies;
+}
+
+std::string FamilyNames() {
+  return absl::StrJoin(Families(), ", ",
+                       [](std::string* out, const Family& f) { out->append(f.info.name); });
+}
+
+}  // namespace
+
+namespace internal {
+
+void FamilyGraph::AddDuplex(int a, int b, double bandwidth_bytes_per_s, double latency_s) {
+  links.push_back(Link{a, b, bandwidth_bytes_per_s, latency_s});
+  links.push_back(Link{b, a, bandwidth_bytes_per_s, latency_s});
+}
+
+}  // namespace internal
+
+struct Topology::Impl {
+  std::string name;
+  int chips = 0;
+  internal::FamilyGraph family;
+  internal::Graph graph;
+  // Exactly one is set. The ECMP router points into `graph`, so Impl never moves (it lives
+  // behind Topology's unique_ptr).
+  std::optional<internal::DimensionOrderRouter> grid_router;
+  std::optional<internal::EcmpRouter> ecmp_router;
+};
+
+absl::StatusOr<Topology> Topology::Build(const TopologyParams& params) {
+  const Family* family = nullptr;
+  for (const Family& f : Families()) {
+    if (f.info.name == params.name) family = &f;
+  }
+  if (family == nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--topology: '%s' is not allowed; allowed: %s", params.name, FamilyNames()));
+  }
+  if (params.chips < 1 || params.chips > kMaxChips) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--chips: %d is not allowed; must be ≥ 1 and ≤ %d", params.chips, kMaxChips));
+  }
+  const double bw = params.link_bandwidth_bytes_per_s;
+  if (!(bw > 0) || !std::isfinite(bw)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "link.bandwidth: %g is not allowed; must be > 0 and finite (bytes/s per direction)", bw));
+  }
+  const double latency = params.link_latency_s;
+  if (!(latency >= 0) || !std::isfinite(latency)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "link.latency: %g is not allowed; must be ≥ 0 and finite (seconds per hop)", latency));
+  }
+  if (!family->reads_dims && !params.dims.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "dims: %s is not allowed for %s; only torus2d, torus3d and mesh2d take dims",
+        internal::FormatDims(params.dims), params.name));
+  }
+
+  auto impl = std::make_unique<Impl>();
+  impl->name = params.name;
+  impl->chips = params.chips;
+  MESHSIM_ASSIGN_OR_RETURN(impl->family, family->build(params));
+  MESHSIM_ASSIGN_OR_RETURN(impl->graph,
+                           internal::MakeGraph(impl->family.num_nodes, impl->family.links));
+  if (!impl->family.grid_dims.empty()) {
+    impl->grid_router.emplace(impl->family.grid_dims, impl->family.grid_wraps, impl->family.links);
+  } else {
+    impl->ecmp_router.emplace(&impl->graph, impl->chips);
+  }
+  return Topology(std::move(impl));
+}
+
+Topology::Topology(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Topology::Topology(Topology&&) noexcept = default;
+Topology& Topology::operator=(Topology&&) noexcept = default;
+Topology::~Topology() = default;
+
+const std::string& Topology::name() const { return impl_->name; }
+int Topology::num_chips() const { return impl_->chips; }
+int Topology::num_nodes() const { return impl_->family.num_nodes; }
+const std::vector<int>& Topology::dims() const { return impl_->family.dims; }
+const std::vector<Link>& Topology::links() const { return impl_->family.links; }
+
+std::vector<core::LinkId> Topology::Route(core::ChipId src, core::ChipId dst, uint64_t hash) const {
+  const int s = static_cast<int>(src.value()), d = static_cast<int>(dst.value());
+  MESHSIM_CHECK(src.valid() && dst.valid() && s < impl_->chips && d < impl_->chips)
+      << "Route(" << src << ", " << dst << ") on " << impl_->chips << " chips";
+  std::vector<core::LinkId> path;
+  if (s == d) return path;
+  if (impl_->grid_router) {
+    path.reserve(impl_->grid_router->Hops(s, d));
+    impl_->grid_router->Route(s, d, path);
+  } else {
+    impl_->ecmp_router->Route(s, d, hash, path);
+  }
+  return path;
+}
+
+int Topology::Hops(core::ChipId src, core::ChipId dst) const {
+  const int s = static_cast<int>(src.value()), d = static_cast<int>(dst.value());
+  MESHSIM_CHECK(src.valid() && dst.valid() && s < impl_->chips && d < impl_->chips)
+      << "Hops(" << src << ", " << dst << ") on " << impl_->chips << " chips";
+  if (s == d) return 0;
+  return impl_->grid_router ? impl_->grid_router->Hops(s, d) : impl_->ecmp_router->Hops(s, d);
+}
+
+std::vector<core::LinkId> Topology::OutLinks(int node) const {
+  MESHSIM_CHECK(node >= 0 && node < num_nodes()) << "node " << node << " of " << num_nodes();
+  std::vector<core::LinkId> out;
+  const auto [begin, end] = boost::out_edges(node, impl_->graph);
+  for (auto it = begin; it != end; ++it) out.push_back(core::LinkId(impl_->graph[*it].link));
+  return out;
+}
+
+void Topology::PrecomputeRoutes() const {
+  if (impl_->ecmp_router) impl_->ecmp_router->Precompute();
+}
+
+const std::vector<TopologyInfo>& TopologyFamilies() {
+  static const std::vector<TopologyInfo>* const kInfos = [] {
+    auto* infos = new std::vector<TopologyInfo>;
+    for (const Family& f : Families()) infos->push_back(f.info);
+    return infos;
+  }();
+  return *kInfos;
+}
+
+}  // namespace meshsim::network

@@ -1,0 +1,42 @@
+// The simulated machine of a run: the topology, the chips (accel/) and the network (network/),
+// wired to one fair-share solver and attached to an executor as the runners of every op kind.
+//
+// Example:
+//   MESHSIM_ASSIGN_OR_RETURN(auto machine, BuildMachine(options, mesh, fair_share));
+//   machine->Attach(executor);
+#ifndef MESHSIM_SIM_MACHINE_H_
+#define MESHSIM_SIM_MACHINE_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "accel/chip_model.h"
+#include "algorithms/mesh.h"
+#include "core/executor.h"
+#include "core/fair_share.h"
+#include "network/network_model.h"
+#include "network/topology.h"
+#include "sim/options.h"
+
+namespace meshsim::sim {
+
+struct Machine {
+  network::Topology topology;
+  std::unique_ptr<accel::ChipModel> chips;
+  std::unique_ptr<network::NetworkModel> network;
+  core::DelayRunner delays;
+
+  // Registers the runners of every op kind with `exec`.
+  void Attach(core::Executor& exec);
+};
+
+// Builds the topology of `options` (torus2d and mesh2d take the logical mesh as their extents)
+// and the chip and network models over `fair_share`. InvalidArgument for topology parameters
+// that do not fit; Unimplemented for topology families this build cannot build yet.
+absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& options,
+                                                      const algorithms::Mesh& mesh,
+                                                      core::FairShare& fair_share);
+
+}  // namespace meshsim::sim
+
+#endif  // MESHSIM_SIM_MACHINE_H_

@@ -1,0 +1,109 @@
+// The assembled machine (chips + network on one fair-share solver), driven through the CLI:
+// calibration of the tpuv4 preset and contention between the NIC and the cores.
+#include "sim/machine.h"
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/executor.h"
+#include "core/fair_share.h"
+#include "core/simulator.h"
+#include "gtest/gtest.h"
+#include "sim/cli.h"
+#include "sim/options.h"
+
+namespace meshsim::sim {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Runs `meshsim run ... --format json` and returns makespan_s.
+double Makespan(std::vector<std::string> args) {
+  args.insert(args.begin(), "run");
+  args.push_back("--format");
+  args.push_back("json");
+  std::ostringstream out, err;
+  EXPECT_EQ(Main(args, out, err), 0) << err.str();
+  const std::string json = out.str();
+  const size_t at = json.find("\"makespan_s\": ");
+  EXPECT_NE(at, std::string::npos);
+  return std::stod(json.substr(at + 14));
+}
+
+TEST(MachineTest, CliAllGatherMatchesRingFormulaForBothDirections) {
+  // tpuv4: link 30 GB/s per direction, latency 1 us, t_sync 5 us, t_launch 100 us.
+  // t_launch + (P−1)·(t_sync + latency + s/(d·bw)) for each row ring of an R×P torus.
+  for (int d : {1, 2}) {
+    for (int p : {4, 16, 32}) {
+      for (double s : {1 * kMiB, 256 * kMiB}) {
+        const double got = Makespan(
+            {"--workload", "collective", "--collective", "allgather", "--group", "row", "--bytes",
+             std::to_string(static_cast<int64_t>(s)), "--chips", std::to_string(2 * p), "--mesh",
+             "2x" + std::to_string(p), "--set", "comm.ring_directions=" + std::to_string(d)});
+        const double expected = 100e-6 + (p - 1) * (5e-6 + 1e-6 + s / (d * 30e9));
+        EXPECT_NEAR(got, expected, 0.01 * expected) << "d=" << d << " P=" << p << " s=" << s;
+      }
+    }
+  }
+}
+
+TEST(MachineTest, CliSendRecvIsOneLaunchOneSyncOneLinkTransfer) {
+  // One shift of b bytes over one link: t_launch + t_sync + latency + b/bw.
+  const double b = 64 * kMiB;
+  const double got = Makespan({"--workload", "collective", "--collective", "sendrecv", "--bytes",
+                               "64MiB", "--chips", "16", "--mesh", "4x4"});
+  const double expected = 100e-6 + 5e-6 + 1e-6 + b / 30e9;
+  EXPECT_NEAR(got, expected, 0.01 * expected);
+}
+
+TEST(MachineTest, LocalGemmRunsNearTheFittedRate) {
+  // 2·8192³ flops at 249 TFLOPS ± 3% (MeshSlice simulation-fitted compute rate).
+  const double t = Makespan({"--workload", "gemm", "--gemm", "8192,8192,8192", "--chips", "1"});
+  const double tflops = 2.0 * 8192 * 8192 * 8192 / t / 1e12;
+  EXPECT_NEAR(tflops, 249, 0.03 * 249);
+}
+
+// A memory-bound GeMM on chip 0, optionally beside a NIC transfer from chip 0 to chip 1 that
+// reads chip 0's HBM: the transfer takes HBM bandwidth from the GeMM.
+core::Time GemmTime(bool with_transfer, double hbm_bytes_per_s) {
+  RawOptions raw;
+  raw.values = {{"chips", "2"}, {"mesh", "1x2"}, {"workload", "chain"}};
+  raw.sets = {"hbm.bandwidth=" + std::to_string(hbm_bytes_per_s)};
+  RunOptions o = *ResolveRunOptions(raw);
+  core::Simulator sim;
+  core::FairShare fs(sim);
+  auto machine = BuildMachine(o, algorithms::Mesh{1, 2}, fs);
+  EXPECT_TRUE(machine.ok()) << machine.status();
+  core::OpGraph graph;
+  const core::OpId gemm = graph.Add(core::Op::Gemm(core::ChipId(0), 8192, 8, 8192));
+  if (with_transfer) graph.Add(core::Op::Transfer(core::ChipId(0), core::ChipId(1), 1 << 30));
+  core::Executor exec(sim, graph);
+  (*machine)->Attach(exec);
+  EXPECT_TRUE(exec.Run().ok());
+  return exec.end_time(gemm) - exec.start_time(gemm);
+}
+
+TEST(MachineTest, NicTransferSlowsAMemoryBoundGemm) {
+  // With HBM at 60 GB/s the 30 GB/s transfer takes a large share of it while they overlap.
+  const core::Time alone = GemmTime(false, 60e9);
+  const core::Time beside = GemmTime(true, 60e9);
+  EXPECT_GT(beside.seconds(), 1.2 * alone.seconds());
+  // At the preset's 1.2 TB/s the transfer takes only 30/1200 of the HBM: barely visible.
+  const core::Time alone_fast = GemmTime(false, 1.2e12);
+  const core::Time beside_fast = GemmTime(true, 1.2e12);
+  EXPECT_LT(beside_fast.seconds(), 1.05 * alone_fast.seconds());
+  EXPECT_GE(beside_fast, alone_fast);
+}
+
+TEST(MachineTest, TopologyThatDoesNotFitIsBadInput) {
+  std::ostringstream out, err;
+  EXPECT_EQ(Main({"run", "--workload", "collective", "--collective", "allgather", "--bytes", "1MiB",
+                  "--chips", "200", "--topology", "fattree", "--set", "fattree.k=8"},
+                 out, err),
+            2);
+  EXPECT_NE(err.str().find("fattree"), std::string::npos) << err.str();
+}
+
+}  // namespace
+}  // namespace meshsim::sim
