@@ -20,9 +20,42 @@ EventId Simulator::ScheduleAt(Time when, Callback cb) {
   s.cb = std::move(cb);
   s.live = true;
   ++live_;
-  heap_.push_back({when.ps(), next_seq_++, slot});
-  std::push_heap(heap_.begin(), heap_.end(), Later);
+  HeapPush({when.ps(), next_seq_++, slot});
   return EventId(slot, s.generation);
+}
+
+// 4-ary heap: the children of i are 4i+1 … 4i+4. Both sifts move a hole instead of swapping.
+void Simulator::HeapPush(const Entry& e) {
+  size_t i = heap_.size();
+  heap_.push_back(e);
+  while (i > 0) {
+    const size_t parent = (i - 1) / 4;
+    if (!Earlier(e, heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = e;
+}
+
+void Simulator::HeapPopFront() {
+  const Entry last = heap_.back();
+  heap_.pop_back();
+  const size_t n = heap_.size();
+  if (n == 0) return;
+  size_t i = 0;
+  while (true) {
+    const size_t first = 4 * i + 1;
+    if (first >= n) break;
+    size_t best = first;
+    const size_t end = std::min(first + 4, n);
+    for (size_t c = first + 1; c < end; ++c) {
+      if (Earlier(heap_[c], heap_[best])) best = c;
+    }
+    if (!Earlier(heap_[best], last)) break;
+    heap_[i] = heap_[best];
+    i = best;
+  }
+  heap_[i] = last;
 }
 
 bool Simulator::Cancel(EventId id) {
@@ -44,8 +77,7 @@ void Simulator::RunLoop(int64_t limit_ps) {
   while (!heap_.empty() && !stopped_) {
     const Entry top = heap_.front();
     if (top.time_ps > limit_ps) break;
-    std::pop_heap(heap_.begin(), heap_.end(), Later);
-    heap_.pop_back();
+    HeapPopFront();
     Slot& s = slots_[top.slot];
     const bool live = s.live;
     Callback cb = std::move(s.cb);

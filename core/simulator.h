@@ -9,9 +9,10 @@
 //   sim.Cancel(e);   // O(1); the callback never runs
 //   sim.Run();
 //
-// Implementation: a binary heap of 24-byte (time, sequence, slot) entries; callbacks live in a
-// slot pool reused through a free list, so steady-state scheduling does not allocate (callbacks
-// up to 16 bytes of captures are stored inline by std::function).
+// Implementation: a 4-ary min-heap of 24-byte (time, sequence, slot) entries (half the depth of a
+// binary heap, and the four children share a cache line pair); callbacks live in a slot pool
+// reused through a free list, so steady-state scheduling does not allocate (callbacks with up
+// to 16 bytes of captures are stored inline by std::function).
 #ifndef MESHSIM_CORE_SIMULATOR_H_
 #define MESHSIM_CORE_SIMULATOR_H_
 
@@ -83,10 +84,11 @@ class Simulator {
     uint32_t generation = 0;
     bool live = false;
   };
-  // Min-heap on (time, seq): `Later` is the heap's "less".
-  static bool Later(const Entry& a, const Entry& b) {
-    return a.time_ps != b.time_ps ? a.time_ps > b.time_ps : a.seq > b.seq;
+  static bool Earlier(const Entry& a, const Entry& b) {
+    return a.time_ps != b.time_ps ? a.time_ps < b.time_ps : a.seq < b.seq;
   }
+  void HeapPush(const Entry& e);
+  void HeapPopFront();
   // Runs events with time <= limit_ps until the heap is empty or Stop() is called.
   void RunLoop(int64_t limit_ps);
 

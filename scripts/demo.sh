@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs meshsim's main job on its built-in default, writing
-# an HDF5 archive and a Chrome trace into results/demo/.
-#
-# Until the machine model and the algorithm plugins land, the runnable default is the `chain`
-# smoke workload on a 16-chip ring (see README "Status").
+# Installs what is missing, builds, and runs meshsim's main job on its built-in default:
+# MeshSlice against the baseline algorithms on one GPT-3 training block (256 TPUv4 chips),
+# printing a comparison table and writing results/demo/out/demo.h5 (every run) and
+# results/demo/out/demo.trace.json (the MeshSlice timeline; open it in ui.perfetto.dev).
+# Extra arguments go to `meshsim compare` (e.g. --chips 64, --model megatron-nlg).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${MESHSIM_BUILD_DIR:-$root/build}"
 "$root/scripts/build.sh"
 out="$root/results/demo/out"
 mkdir -p "$out"
-"$build/sim/meshsim" run --workload chain --chips 16 --steps 16 \
-  --out "$out/demo.h5" --trace "$out/demo.trace.json" "$@"
+"$build/sim/meshsim" compare --out "$out/demo.h5" --trace "$out/demo.trace.json" "$@"

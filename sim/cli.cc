@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "algorithms/registry.h"
 #include "core/op.h"
 #include "core/status_macros.h"
 #include "network/topology.h"
@@ -17,6 +19,7 @@
 #include "sim/report.h"
 #include "sim/run.h"
 #include "sim/system.h"
+#include "workloads/transformer.h"
 
 #ifndef MESHSIM_VERSION
 #define MESHSIM_VERSION "dev"
@@ -36,6 +39,8 @@ commands:
   sweep   EXPERIMENT.ini [--out SWEEP.h5] [--jobs N] [--shard K/N]   (not in this build yet)
   merge   OUT.h5 IN.h5...                                             (not in this build yet)
   tune    [OPTIONS] [--validate]                                      (not in this build yet)
+  compare [--algorithms A,B,...] [run options] [--out RUNS.h5] [--trace FIRST.json]
+          the same scenario under several algorithms, side by side
   trace   FILE.h5 [--run NAME] --out TRACE.json    export a stored run as a Chrome trace
   report  FILE.h5 [--format table|json|csv]        print the metrics of stored runs
   list    algorithms|models|systems|topologies|collectives|workloads
@@ -129,6 +134,77 @@ absl::Status Run(const std::vector<std::string>& args, std::ostream& out, std::o
   return absl::OkStatus();
 }
 
+// `compare`: the same scenario under several algorithms, one table, one HDF5 file.
+absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> run_args;
+  std::string list = "meshslice,wang,collective,summa,cannon,tp1d,fsdp";
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--algorithms" && i + 1 < args.size()) {
+      list = args[++i];
+    } else if (args[i].rfind("--algorithms=", 0) == 0) {
+      list = args[i].substr(13);
+    } else {
+      run_args.push_back(args[i]);
+    }
+  }
+  MESHSIM_ASSIGN_OR_RETURN(RawOptions raw, ParseRunArgs(run_args));
+  if (raw.help) {
+    out << "usage: meshsim compare [--algorithms A,B,...] [run options] [--out RUNS.h5] "
+           "[--trace FIRST.json]\n(default algorithms: meshslice,wang,collective,summa,cannon,"
+           "tp1d,fsdp)\n";
+    return absl::OkStatus();
+  }
+  for (const auto& [key, value] : raw.values) {
+    if (key == "algorithm") {
+      return absl::InvalidArgumentError(
+          "--algorithm: not allowed with compare; use --algorithms A,B,...");
+    }
+  }
+  std::vector<std::string> names = absl::StrSplit(list, ',', absl::SkipEmpty());
+  if (names.empty()) return absl::InvalidArgumentError("--algorithms: empty list");
+  // Validate every run before simulating any.
+  std::vector<RunOptions> runs;
+  for (const std::string& name : names) {
+    MESHSIM_ASSIGN_OR_RETURN(const algorithms::AlgorithmInfo* info,
+                             algorithms::FindAlgorithm(name));
+    RawOptions r = raw;
+    if (info->one_dimensional) {  // A 2D --mesh is for the 2D algorithms; 1D ones use a ring.
+      std::erase_if(r.values, [](const auto& kv) { return kv.first == "mesh"; });
+    }
+    r.values.emplace_back("algorithm", name);
+    MESHSIM_ASSIGN_OR_RETURN(RunOptions o, ResolveRunOptions(r));
+    MESHSIM_RETURN_IF_ERROR(CheckRun(o));
+    runs.push_back(std::move(o));
+  }
+  std::vector<RunRecord> records;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    err << "simulating " << names[i] << " ...\n";
+    MESHSIM_ASSIGN_OR_RETURN(RunRecord rec, Simulate(runs[i]));
+    rec.name = names[i];
+    records.push_back(std::move(rec));
+  }
+  std::vector<const RunRecord*> ptrs;
+  for (const RunRecord& r : records) ptrs.push_back(&r);
+  const RunOptions& first = runs.front();
+  if (!first.out.empty()) {
+    MESHSIM_RETURN_IF_ERROR(ForOption("out", WriteRuns(first.out, ptrs, Version())));
+  }
+  if (!first.trace.empty()) {
+    MESHSIM_RETURN_IF_ERROR(ForOption("trace", WriteChromeTrace(records.front(), first.trace)));
+  }
+  if (first.format == "table") {
+    PrintComparison(ptrs, out);
+  } else {
+    PrintRuns(ptrs, first.format, out);
+  }
+  std::ostream& note = first.format == "table" ? out : err;
+  if (!first.out.empty()) note << "wrote " << first.out << " (HDF5, one group per algorithm)\n";
+  if (!first.trace.empty()) {
+    note << "wrote " << first.trace << " (Chrome trace of " << names.front() << ")\n";
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Trace(const std::vector<std::string>& args, std::ostream& out) {
   std::vector<std::string> pos;
   std::vector<std::pair<std::string, std::string>> kv;
@@ -187,10 +263,9 @@ absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
     for (const SystemInfo& s : Systems())
       out << absl::StrFormat("%-8s %s\n", s.name, s.description);
   } else if (w == "workloads") {
-    out << "llm         one transformer block's FC layers (--model, --batch, --seq, --pass)"
-           "  [not in this build yet]\n"
-           "gemm        a GeMM (--gemm M,N,K): local on --chips 1; distributed"
-           " [not in this build yet]\n"
+    out << "llm         one transformer block's FC layers (--model, --batch, --seq, --pass)\n"
+           "gemm        a GeMM (--gemm M,N,K): local on --chips 1, else distributed by "
+           "--algorithm\n"
            "collective  one collective per mesh group, all at once (--collective, --group, "
            "--bytes)\n"
            "chain       smoke test: a wavefront of --steps delays of --step-time on a ring of "
@@ -210,8 +285,19 @@ absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
     }
     out << absl::StrFormat("%-13s %s\n", "hierarchical", "[not in this build yet]");
     out << absl::StrFormat("%-13s %s\n", "graphviz:FILE", "[not in this build yet]");
-  } else {
-    out << "no " << w << " are registered in this build yet\n";
+  } else if (w == "algorithms") {
+    for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
+      out << absl::StrFormat("%-11s %s%s\n", a.name, a.description,
+                             a.one_dimensional ? " [1D: ring of every chip]" : "");
+      for (const algorithms::ParamDoc& p : a.params) {
+        out << absl::StrFormat("%-11s   --%s: %s\n", "", p.name, p.description);
+      }
+    }
+  } else if (w == "models") {
+    for (const workloads::ModelShape& m : workloads::Models()) {
+      out << absl::StrFormat("%-13s %s\n", m.name, m.description);
+    }
+    out << "custom        --hidden H [--heads A] [--ffn F] [--layers L]\n";
   }
   return absl::OkStatus();
 }
@@ -246,6 +332,7 @@ absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, s
   const std::string& cmd = args[0];
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (cmd == "run") return Run(rest, out, err);
+  if (cmd == "compare") return Compare(rest, out, err);
   if (cmd == "trace") return Trace(rest, out);
   if (cmd == "report") return Report(rest, out);
   if (cmd == "list") return List(rest, out);
@@ -254,7 +341,7 @@ absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, s
     return absl::UnimplementedError(absl::StrCat("'", cmd, "' is not in this build yet"));
   }
   return absl::InvalidArgumentError(absl::StrFormat(
-      "'%s' is not a command; allowed: run, sweep, merge, tune, trace, report, list, show "
+      "'%s' is not a command; allowed: run, compare, sweep, merge, tune, trace, report, list, show "
       "(meshsim --help)",
       cmd));
 }

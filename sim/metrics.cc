@@ -1,6 +1,9 @@
 #include "sim/metrics.h"
 
 #include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
 
 namespace meshsim::sim {
 
@@ -115,6 +118,31 @@ RunMetrics ComputeMetrics(const std::vector<core::TimelineRow>& timeline, int ch
     m.flop_utilization = m.flops / (n * peak_flops * m.makespan_s);
   }
   return m;
+}
+
+std::vector<GemmSpan> GemmSpans(const std::vector<core::TimelineRow>& timeline,
+                                const std::vector<std::string>& names) {
+  std::vector<GemmSpan> spans;
+  std::map<std::string, size_t> index;
+  for (const core::TimelineRow& r : timeline) {
+    if (r.phase != core::Phase::kOp || !r.name.valid() || r.name.value() >= names.size()) continue;
+    const std::string& name = names[r.name.value()];
+    const size_t dot = name.rfind('.');
+    if (dot == std::string::npos || dot == 0) continue;
+    const std::string label = name.substr(0, dot);
+    const std::string key = absl::StrCat(r.layer, "/", static_cast<int>(r.pass), "/", label);
+    auto [it, inserted] = index.try_emplace(key, spans.size());
+    if (inserted) spans.push_back({label, r.layer, r.pass, r.start, r.end, 0});
+    GemmSpan& g = spans[it->second];
+    g.start = std::min(g.start, r.start);
+    g.end = std::max(g.end, r.end);
+    g.flops += r.flops;
+  }
+  // Joins and other bookkeeping rows carry names too; keep groups that computed something.
+  std::erase_if(spans, [](const GemmSpan& g) { return g.flops == 0; });
+  std::sort(spans.begin(), spans.end(),
+            [](const GemmSpan& a, const GemmSpan& b) { return a.start < b.start; });
+  return spans;
 }
 
 }  // namespace meshsim::sim

@@ -34,6 +34,21 @@ struct RunMetrics {
   std::vector<std::pair<std::string, double>> Pairs() const;
 };
 
+// One distributed GeMM of a run (rows sharing a layer and a pass), for per-GeMM reports.
+struct GemmSpan {
+  std::string label;  // e.g. "qkv.fwd"
+  int32_t layer = -1;
+  core::Pass pass = core::Pass::kNone;
+  core::Time start, end;
+  double flops = 0;
+};
+
+// The GeMM problems of a timeline in start order: rows grouped by (layer, pass), labelled by the
+// part of their name before the last '.' ("qkv.fwd.gemm" → "qkv.fwd"). Rows without a layer
+// and pass are grouped under their label prefix alone.
+std::vector<GemmSpan> GemmSpans(const std::vector<core::TimelineRow>& timeline,
+                                const std::vector<std::string>& names);
+
 // Derives the metrics of a run from its timeline. `peak_flops` is one chip's peak.
 RunMetrics ComputeMetrics(const std::vector<core::TimelineRow>& timeline, int chips,
                           double peak_flops, core::Time makespan);

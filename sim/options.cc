@@ -14,8 +14,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "algorithms/registry.h"
 #include "boost/program_options.hpp"
 #include "core/status_macros.h"
+#include "workloads/transformer.h"
 
 namespace meshsim::sim {
 
@@ -38,15 +40,15 @@ const std::vector<std::string>& Collectives() {
 
 namespace {
 
-const std::vector<std::string>& Models() {
-  static const auto* v =
-      new std::vector<std::string>{"gpt3", "megatron-nlg", "atp-m1", "atp-m2", "atp-m3", "atp-m4"};
-  return *v;
+std::vector<std::string> Models() {
+  std::vector<std::string> names;
+  for (const workloads::ModelShape& m : workloads::Models()) names.push_back(m.name);
+  return names;
 }
-const std::vector<std::string>& Algorithms() {
-  static const auto* v = new std::vector<std::string>{"meshslice", "collective", "summa", "cannon",
-                                                      "wang",      "tp1d",       "fsdp"};
-  return *v;
+std::vector<std::string> Algorithms() {
+  std::vector<std::string> names;
+  for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) names.push_back(a.name);
+  return names;
 }
 
 // One description for the command line and config files. Every value is read as text and
@@ -66,6 +68,10 @@ po::options_description Description() {
                            "graphviz:FILE (default: the system's)")
       ("workload", text(), "llm, gemm, collective, chain (default llm)")
       ("model", text(), "gpt3, megatron-nlg, atp-m1..atp-m4 (default gpt3)")
+      ("hidden", text(), "custom model: hidden size H (replaces --model)")
+      ("heads", text(), "custom model: attention heads (default H/128)")
+      ("ffn", text(), "custom model: FFN size (default 4H)")
+      ("layers", text(), "custom model: transformer blocks (default 1)")
       ("batch", text(), "global batch in sequences (default chips/2)")
       ("seq", text(), "sequence length (default 2048)")
       ("pass", text(), "fwd, bwd, train (default train)")
@@ -274,10 +280,28 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
       }()));
     }
     o.topology = *v;
+    o.topology_given = true;
   }
 
   MESHSIM_RETURN_IF_ERROR(choice("workload", Workloads(), &o.workload));
   MESHSIM_RETURN_IF_ERROR(choice("model", Models(), &o.model));
+  MESHSIM_RETURN_IF_ERROR(integer("hidden", 1, int64_t{1} << 24, &o.hidden));
+  MESHSIM_RETURN_IF_ERROR(integer("heads", 1, int64_t{1} << 16, &o.heads));
+  MESHSIM_RETURN_IF_ERROR(integer("ffn", 1, int64_t{1} << 26, &o.ffn));
+  MESHSIM_RETURN_IF_ERROR(integer("layers", 1, int64_t{1} << 16, &o.layers));
+  if (o.hidden == 0 && (o.heads || o.ffn || o.layers)) {
+    return absl::InvalidArgumentError(
+        "--hidden: required when --heads, --ffn or --layers describe a custom model");
+  }
+  if (o.hidden > 0) {
+    o.model = "custom";
+    if (o.heads == 0) o.heads = std::max<int64_t>(1, o.hidden / 128);
+    if (o.layers == 0) o.layers = 1;
+    if (o.hidden % o.heads != 0) {
+      return Invalid("hidden", std::to_string(o.hidden),
+                     absl::StrFormat("must be divisible by --heads %d", o.heads));
+    }
+  }
   o.batch = std::max(1, o.chips / 2);
   MESHSIM_RETURN_IF_ERROR(integer("batch", 1, int64_t{1} << 30, &o.batch));
   MESHSIM_RETURN_IF_ERROR(integer("seq", 1, int64_t{1} << 30, &o.seq));
@@ -355,6 +379,10 @@ std::vector<std::pair<std::string, std::string>> RunOptions::Resolved() const {
       {"topology", topology},
       {"workload", workload},
       {"model", model},
+      {"hidden", absl::StrCat(hidden)},
+      {"heads", absl::StrCat(heads)},
+      {"ffn", absl::StrCat(ffn)},
+      {"layers", absl::StrCat(layers)},
       {"batch", absl::StrCat(batch)},
       {"seq", absl::StrCat(seq)},
       {"pass", pass},

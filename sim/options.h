@@ -36,9 +36,11 @@ struct RunOptions {
   int chips = 256;
   int mesh_rows = 0, mesh_cols = 0;  // 0 = auto.
   std::string topology;              // Resolved: the system's default unless given.
+  bool topology_given = false;       // 1D algorithms default to a ring unless a topology is given.
   std::string workload = "llm";
   std::string model = "gpt3";
-  int64_t batch = 0;  // Resolved: chips/2 unless given.
+  int64_t hidden = 0, heads = 0, ffn = 0, layers = 0;  // Custom model when hidden > 0.
+  int64_t batch = 0;                                   // Resolved: chips/2 unless given.
   int64_t seq = 2048;
   std::string pass = "train";
   int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0;

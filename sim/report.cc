@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "core/params.h"
 #include "core/time.h"
+#include "sim/metrics.h"
 
 namespace meshsim::sim {
 
@@ -71,6 +72,19 @@ std::string ConfigValue(const RunRecord& r, const std::string& key) {
   return "";
 }
 
+void PrintGemms(const RunRecord& r, std::ostream& os) {
+  const std::vector<GemmSpan> spans = GemmSpans(r.timeline, r.names);
+  if (spans.size() < 2) return;
+  const double peak = r.Metric("chip_peak_flops") * r.chips;
+  os << absl::StrFormat("  %-22s %12s %12s %10s\n", "GeMM", "start", "time", "FLOP util");
+  for (const GemmSpan& g : spans) {
+    const double t = (g.end - g.start).seconds();
+    os << absl::StrFormat("  %-22s %12s %12s %9.1f%%\n", g.label, g.start.ToString(),
+                          (g.end - g.start).ToString(),
+                          t > 0 && peak > 0 ? 100 * g.flops / (peak * t) : 0);
+  }
+}
+
 void PrintTable(const RunRecord& r, std::ostream& os) {
   const double makespan = r.Metric("makespan_s");
   const double wall = r.Metric("wall_s");
@@ -89,9 +103,14 @@ void PrintTable(const RunRecord& r, std::ostream& os) {
   line("comm transfer (per chip)", Seconds(r.Metric("comm.transfer_s")));
   line("comm exposed (per chip)", Seconds(r.Metric("comm.exposed_s")));
   line("bytes sent per chip", Bytes(r.Metric("bytes_sent_per_chip")));
+  if (const double layers = r.Metric("model_layers", 1); layers > 1) {
+    line("model FC time", absl::StrFormat("%s (one block × %.0f layers)",
+                                          Seconds(r.Metric("model_fc_time_s")), layers));
+  }
   line("ops", absl::StrFormat("%.0f", r.Metric("ops")));
   line("events", absl::StrFormat("%.0f (%s in %.3f s wall)", events,
                                  Count(wall > 0 ? events / wall : 0, "events/s"), wall));
+  PrintGemms(r, os);
 }
 
 void PrintJson(const RunRecord& r, std::ostream& os) {
@@ -107,9 +126,20 @@ void PrintJson(const RunRecord& r, std::ostream& os) {
     sep = ", ";
   }
   os << "}";
-  for (const char* key : {"bytes_sent_per_chip", "ops", "events", "wall_s"}) {
+  for (const char* key :
+       {"bytes_sent_per_chip", "ops", "events", "wall_s", "model_layers", "model_fc_time_s"}) {
     os << ", " << JsonString(key) << ": " << JsonNumber(r.Metric(key));
   }
+  os << ", \"gemms\": [";
+  sep = "";
+  for (const GemmSpan& g : GemmSpans(r.timeline, r.names)) {
+    os << sep << "{\"name\": " << JsonString(g.label)
+       << ", \"start_s\": " << JsonNumber(g.start.seconds())
+       << ", \"time_s\": " << JsonNumber((g.end - g.start).seconds())
+       << ", \"flops\": " << JsonNumber(g.flops) << "}";
+    sep = ", ";
+  }
+  os << "]";
   os << ", \"config\": {";
   sep = "";
   for (const auto& [k, v] : r.config) {
@@ -120,6 +150,30 @@ void PrintJson(const RunRecord& r, std::ostream& os) {
 }
 
 }  // namespace
+
+void PrintComparison(const std::vector<const RunRecord*>& runs, std::ostream& os) {
+  if (runs.empty()) return;
+  const RunRecord& first = *runs.front();
+  const std::string what = ConfigValue(first, "workload") == "llm" ? ConfigValue(first, "model")
+                                                                   : ConfigValue(first, "workload");
+  os << absl::StrFormat("%s on %d chips of %s (batch %s, seq %s, pass %s)\n", what, first.chips,
+                        ConfigValue(first, "system"), ConfigValue(first, "batch"),
+                        ConfigValue(first, "seq"), ConfigValue(first, "pass"));
+  double baseline = 0;
+  for (const RunRecord* r : runs) {
+    if (r->name == "collective") baseline = r->Metric("makespan_s");
+  }
+  os << absl::StrFormat("  %-11s %-8s %-9s %-6s %12s %10s %14s %14s\n", "algorithm", "topology",
+                        "mesh", "slices", "makespan", "FLOP util", "comm exposed", "vs collective");
+  for (const RunRecord* r : runs) {
+    const double t = r->Metric("makespan_s");
+    os << absl::StrFormat("  %-11s %-8s %-9s %-6s %12s %9.1f%% %14s %14s\n", r->name,
+                          ConfigValue(*r, "topology"), ConfigValue(*r, "mesh"),
+                          ConfigValue(*r, "slices"), Seconds(t),
+                          100 * r->Metric("flop_utilization"), Seconds(r->Metric("comm.exposed_s")),
+                          baseline > 0 && t > 0 ? absl::StrFormat("%.2fx", baseline / t) : "-");
+  }
+}
 
 void PrintRuns(const std::vector<const RunRecord*>& runs, const std::string& format,
                std::ostream& os) {

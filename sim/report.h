@@ -18,6 +18,10 @@ namespace meshsim::sim {
 void PrintRuns(const std::vector<const RunRecord*>& runs, const std::string& format,
                std::ostream& os);
 
+// One line per run: mesh, slices, makespan, FLOP utilization, exposed communication and the
+// speed-up over the run named "collective" (when present), for `meshsim compare`.
+void PrintComparison(const std::vector<const RunRecord*>& runs, std::ostream& os);
+
 // JSON string literal with escapes, e.g. "a\"b".
 std::string JsonString(const std::string& s);
 // A JSON number: shortest round-trip form; NaN and infinities become null.

@@ -3,7 +3,10 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "algorithms/dataflow.h"
+#include "algorithms/llm.h"
 #include "algorithms/microbench.h"
+#include "algorithms/registry.h"
 #include "algorithms/smoke.h"
 #include "core/executor.h"
 #include "core/fair_share.h"
@@ -11,35 +14,94 @@
 #include "core/status_macros.h"
 #include "sim/machine.h"
 #include "sim/metrics.h"
+#include "workloads/transformer.h"
 
 namespace meshsim::sim {
 
 namespace {
+
+// The model of an llm run: a built-in one, or the custom shape of --hidden/--heads/...
+absl::StatusOr<workloads::ModelShape> Model(const RunOptions& o) {
+  if (o.model == "custom") return workloads::CustomModel(o.hidden, o.heads, o.ffn, o.layers);
+  return workloads::FindModel(o.model);
+}
 
 absl::Status BuildWorkload(const RunOptions& o, const algorithms::Mesh& mesh,
                            core::OpGraph& graph) {
   if (o.workload == "chain") {
     return algorithms::BuildChain({.chips = o.chips, .steps = o.steps, .step = o.step_time}, graph);
   }
-  if (o.workload == "gemm" && o.chips == 1) {
-    return algorithms::BuildLocalGemm(o.gemm_m, o.gemm_n, o.gemm_k, graph);
-  }
   if (o.workload == "collective") {
     MESHSIM_ASSIGN_OR_RETURN(core::CollectiveKind kind, algorithms::ParseCollective(o.collective));
     return algorithms::BuildCollectiveBench(mesh, kind, o.group, o.bytes, graph);
   }
-  return absl::UnimplementedError(
-      absl::StrCat("--workload ", o.workload, o.workload == "gemm" ? " on more than one chip" : "",
-                   ": not available in this build yet (the algorithm plugins are being built); try "
-                   "--workload chain, collective, or gemm with --chips 1"));
+  if (o.workload == "gemm" && o.chips == 1) {
+    return algorithms::BuildLocalGemm(o.gemm_m, o.gemm_n, o.gemm_k, graph);
+  }
+  MESHSIM_ASSIGN_OR_RETURN(const algorithms::AlgorithmInfo* info,
+                           algorithms::FindAlgorithm(o.algorithm));
+  const std::unique_ptr<algorithms::Algorithm> algorithm = info->make();
+  if (algorithm == nullptr) {
+    return absl::UnimplementedError(
+        absl::StrCat("--algorithm ", o.algorithm, ": not available in this build yet"));
+  }
+  std::vector<algorithms::GemmProblem> problems;
+  if (o.workload == "gemm") {
+    // A stand-alone GeMM C = A·B in the forward dataflow of the chosen stationary matrix.
+    MESHSIM_ASSIGN_OR_RETURN(algorithms::Stationary s,
+                             algorithms::ParseStationary(o.dataflow == "auto" ? "os" : o.dataflow));
+    algorithms::GemmProblem p;
+    p.m = o.gemm_m;
+    p.n = o.gemm_n;
+    p.k = o.gemm_k;
+    p.dataflow = algorithms::FcProblem({}, s, core::Pass::kFwd).dataflow;
+    p.label = "gemm";
+    problems.push_back(p);
+  } else {
+    MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, Model(o));
+    algorithms::BlockPlan plan{model,      o.batch,  o.seq, o.pass,
+                               o.dataflow, o.slices, mesh,  o.system.chip.element_bytes};
+    MESHSIM_ASSIGN_OR_RETURN(problems, algorithms::BlockProblems(plan));
+  }
+  return algorithms::LowerProblems(problems, *algorithm, mesh, o.slices,
+                                   o.system.chip.element_bytes, graph);
+}
+
+// The logical mesh: 1D algorithms use one ring of every chip; 2D ones the given or squarest mesh.
+absl::StatusOr<algorithms::Mesh> ResolveMesh(const RunOptions& o, bool* one_dimensional) {
+  *one_dimensional = false;
+  if (o.workload == "llm" || (o.workload == "gemm" && o.chips > 1)) {
+    MESHSIM_ASSIGN_OR_RETURN(const algorithms::AlgorithmInfo* info,
+                             algorithms::FindAlgorithm(o.algorithm));
+    *one_dimensional = info->one_dimensional;
+  }
+  if (*one_dimensional) {
+    if (o.mesh_rows > 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--mesh: '", o.mesh_rows, "x", o.mesh_cols, "' is not allowed with --algorithm ",
+          o.algorithm, ", which runs on a ring of every chip; use 1x", o.chips, " or auto"));
+    }
+    return algorithms::Mesh{1, o.chips};
+  }
+  return o.mesh_rows > 0 ? algorithms::Mesh{o.mesh_rows, o.mesh_cols}
+                         : algorithms::Mesh::Squarest(o.chips);
 }
 
 }  // namespace
 
-absl::StatusOr<RunRecord> Simulate(const RunOptions& o) {
+absl::Status CheckRun(const RunOptions& options) {
+  bool one_dimensional = false;
+  MESHSIM_ASSIGN_OR_RETURN(const algorithms::Mesh mesh, ResolveMesh(options, &one_dimensional));
+  core::OpGraph graph;
+  return BuildWorkload(options, mesh, graph);
+}
+
+absl::StatusOr<RunRecord> Simulate(const RunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
-  const algorithms::Mesh mesh = o.mesh_rows > 0 ? algorithms::Mesh{o.mesh_rows, o.mesh_cols}
-                                                : algorithms::Mesh::Squarest(o.chips);
+  bool one_dimensional = false;
+  MESHSIM_ASSIGN_OR_RETURN(const algorithms::Mesh mesh, ResolveMesh(options, &one_dimensional));
+  RunOptions o = options;
+  if (one_dimensional && !o.topology_given) o.topology = "ring";  // Paper §4.3: two links each.
   core::OpGraph graph;
   MESHSIM_RETURN_IF_ERROR(BuildWorkload(o, mesh, graph));
 
@@ -71,6 +133,15 @@ absl::StatusOr<RunRecord> Simulate(const RunOptions& o) {
   m.events = static_cast<double>(sim.events_executed());
   m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   rec.metrics = m.Pairs();
+  // One block is simulated; the model's FC time is that block's times its layer count.
+  int64_t layers = 1;
+  if (o.workload == "llm") {
+    MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, Model(o));
+    layers = model.layers;
+  }
+  rec.metrics.emplace_back("model_layers", static_cast<double>(layers));
+  rec.metrics.emplace_back("model_fc_time_s", exec.makespan().seconds() * layers);
+  rec.metrics.emplace_back("chip_peak_flops", o.system.chip.PeakFlops());
   const uint64_t fp = exec.fingerprint();
   rec.metrics.emplace_back("fingerprint_hi", static_cast<double>(fp >> 32));
   rec.metrics.emplace_back("fingerprint_lo", static_cast<double>(fp & 0xffffffffu));

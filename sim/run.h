@@ -16,6 +16,11 @@
 
 namespace meshsim::sim {
 
+// Lowers the scenario's workload without simulating it (milliseconds), so that plugin
+// preconditions (mesh divides the matrices, S allowed, square mesh for Cannon) fail before any
+// run of a batch starts. Same errors as Simulate's lowering.
+absl::Status CheckRun(const RunOptions& options);
+
 // Errors: Unimplemented for workloads this build cannot run yet; Internal with a hang report if
 // the simulation stalls.
 absl::StatusOr<RunRecord> Simulate(const RunOptions& options);

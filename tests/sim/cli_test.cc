@@ -21,6 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 struct Result {
@@ -165,9 +166,10 @@ TEST(CliTest, MalformedValueInConfigFileIsBadInput) {
 TEST(CliTest, FailureInsideSimulatorExitsOneAndWritesNoFile) {
   const std::string out = TempPath("unimplemented.h5");
   fs::remove(out);
-  const Result r = Cli({"run", "--workload", "llm", "--chips", "4", "--out", out});
+  const Result r = Cli(
+      {"run", "--workload", "chain", "--chips", "4", "--topology", "hierarchical", "--out", out});
   EXPECT_EQ(r.status, 1);
-  EXPECT_THAT(r.err, HasSubstr("--workload llm"));
+  EXPECT_THAT(r.err, HasSubstr("--topology hierarchical"));
   EXPECT_FALSE(fs::exists(out));
 }
 
@@ -281,6 +283,58 @@ TEST(CliTest, DeterminismFingerprintOfTwoRuns) {
   ASSERT_TRUE(ra.ok() && rb.ok());
   EXPECT_EQ(Fingerprint(*ra), Fingerprint(*rb));
   EXPECT_NE(Fingerprint(*ra), 0u);
+}
+
+}  // namespace
+}  // namespace meshsim::sim
+
+namespace meshsim::sim {
+namespace {
+
+TEST(CliCompareTest, RunsEveryAlgorithmIntoOneArchive) {
+  const std::string h5 = TempPath("compare.h5");
+  const Result r = Cli({"compare", "--algorithms", "meshslice,collective", "--chips", "16",
+                        "--hidden", "1024", "--batch", "8", "--seq", "512", "--out", h5});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("meshslice"), HasSubstr("collective"), HasSubstr("1.00x")));
+  absl::StatusOr<std::vector<std::string>> runs = ListRuns(h5);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_EQ(*runs, (std::vector<std::string>{"meshslice", "collective"}));
+}
+
+TEST(CliCompareTest, PreconditionsFailBeforeAnySimulation) {
+  const std::string h5 = TempPath("compare_bad.h5");
+  fs::remove(h5);
+  const Result r = Cli({"compare", "--algorithms", "meshslice,cannon", "--chips", "16", "--mesh",
+                        "2x8", "--hidden", "1024", "--batch", "8", "--seq", "512", "--out", h5});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("cannon: mesh 2x8 is not square"));
+  EXPECT_THAT(r.err, Not(HasSubstr("simulating")));
+  EXPECT_FALSE(fs::exists(h5));
+  EXPECT_EQ(Cli({"compare", "--algorithms", "meshslice,nope", "--chips", "4"}).status, 2);
+}
+
+TEST(CliLlmTest, TrainingBlockReportsEveryGemmAndScalesToTheModel) {
+  const Result r = Cli({"run", "--chips", "16", "--mesh", "4x4", "--hidden", "1024", "--layers",
+                        "10", "--batch", "8", "--seq", "512", "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // Twelve FC GeMMs: forward, backward-data and backward-weight of four layers.
+  for (const char* g : {"qkv.fwd", "attn_out.fwd", "ffn_up.fwd", "ffn_down.fwd",
+                        "ffn_down.bwd-data", "qkv.bwd-weight"}) {
+    EXPECT_THAT(r.out, HasSubstr(std::string("\"name\": \"") + g + "\""));
+  }
+  // 72·T·H² flops for one block (T = 8·512, H = 1024).
+  EXPECT_THAT(r.out, HasSubstr("\"flops\": 309237645312,"));
+  EXPECT_THAT(r.out, HasSubstr("\"model_layers\": 10"));
+}
+
+TEST(CliLlmTest, OneDimensionalAlgorithmsRunOnARing) {
+  const Result r = Cli({"run", "--chips", "8", "--algorithm", "fsdp", "--hidden", "1024", "--batch",
+                        "8", "--seq", "512", "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"topology\": \"ring\""));
+  EXPECT_THAT(r.out, HasSubstr("\"mesh\": \"1x8\""));
+  EXPECT_EQ(Cli({"run", "--chips", "8", "--mesh", "2x4", "--algorithm", "tp1d"}).status, 2);
 }
 
 }  // namespace

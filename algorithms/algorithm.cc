@@ -1,0 +1,52 @@
+#include "algorithms/algorithm.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace meshsim::algorithms {
+
+const char* ToString(Dataflow d) {
+  switch (d) {
+    case Dataflow::kOS:
+      return "os";
+    case Dataflow::kLS:
+      return "ls";
+    case Dataflow::kRS:
+      return "rs";
+  }
+  return "?";
+}
+
+std::vector<core::OpId> LoweringContext::After(int chip) const {
+  if (chip < static_cast<int>(frontier.size()) && frontier[chip].valid()) return {frontier[chip]};
+  return {};
+}
+
+std::vector<core::OpId> LoweringContext::After(const std::vector<core::ChipId>& members) const {
+  std::vector<core::OpId> deps;
+  for (core::ChipId c : members) {
+    if (c.value() < frontier.size() && frontier[c.value()].valid()) {
+      deps.push_back(frontier[c.value()]);
+    }
+  }
+  std::sort(deps.begin(), deps.end());
+  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+  return deps;
+}
+
+core::OpId LoweringContext::Join(int chip, const std::vector<core::OpId>& deps,
+                                 const GemmProblem& p) {
+  core::Op join = core::Op::Delay(core::ChipId(chip), core::Time::Zero());
+  Tag(join, p, "join");
+  return graph.Add(join, deps);
+}
+
+void LoweringContext::Tag(core::Op& op, const GemmProblem& p, const std::string& what, int slice) {
+  op.tags.name = graph.Intern(p.label.empty() ? what : absl::StrCat(p.label, ".", what));
+  op.tags.layer = p.layer.index;
+  op.tags.pass = p.pass;
+  op.tags.slice = slice;
+}
+
+}  // namespace meshsim::algorithms

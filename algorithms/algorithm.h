@@ -1,0 +1,111 @@
+// The algorithm plugin interface: lower one distributed GeMM problem into ops of an OpGraph.
+//
+// A plugin builds a graph; it never touches the clock. The simulator discovers overlap, stalls
+// and contention by running the graph on the machine model. Plugins are registered by name in
+// one explicit list (builtin.cc) and printed by `meshsim list algorithms`.
+//
+// Matrices and sharding (MeshSlice §2.3.1, Figure 1, Table 1). On an R×C mesh, chip (i, j) is
+// ChipId(i·C + j) and holds shard (i, j) of every matrix: rows of a matrix are split over mesh
+// rows, columns over mesh columns. Per dataflow, with C[M×N]:
+//   kOS  C = A·B,    A: M×K, B: K×N.  C stays; A moves along rows (AG_col), B along columns.
+//   kLS  C = A·Bᵀ,   A: M×K, B stored N×K.  A stays; B moves along columns (AG_row), partial
+//                    C is reduce-scattered along rows (RdS_col).
+//   kRS  C = Aᵀ·B,   A stored K×M, B: K×N.  B stays; A moves along rows (AG_col), partial C is
+//                    reduce-scattered along columns (RdS_row).
+// "Along rows" = within a mesh row, over the row's C chips (group Mesh::Row(i)); "along columns"
+// = within a mesh column (group Mesh::Col(j)).
+//
+// Sequencing. `frontier[c]` is the op after which chip c may start this problem (invalid = no
+// constraint). A plugin makes every op that touches chip c depend, directly or transitively, on
+// frontier[c], and on return sets frontier[c] to one op that finishes after all of chip c's
+// work for this problem (add a zero-length Op::Delay as a join when there are several).
+//
+// Example (a plugin that computes its local shard with no communication):
+//   absl::Status Lower(const GemmProblem& p, LoweringContext& ctx) const override {
+//     for (int c = 0; c < ctx.mesh.chips(); ++c) {
+//       core::Op g = core::Op::Gemm(core::ChipId(c), p.m / ctx.mesh.rows, p.n / ctx.mesh.cols,
+//       p.k); ctx.Tag(g, p, "gemm"); ctx.frontier[c] = ctx.graph.Add(g, ctx.After(c));
+//     }
+//     return absl::OkStatus();
+//   }
+#ifndef MESHSIM_ALGORITHMS_ALGORITHM_H_
+#define MESHSIM_ALGORITHMS_ALGORITHM_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "algorithms/mesh.h"
+#include "core/op.h"
+#include "core/op_graph.h"
+
+namespace meshsim::algorithms {
+
+enum class Dataflow { kOS, kLS, kRS };
+const char* ToString(Dataflow d);  // "os", "ls", "rs"
+
+// The FC layer a GeMM belongs to: Y[T×O] = X[T×I]·W[I×O] (tokens T = batch·seq).
+struct FcLayer {
+  std::string name;  // "qkv", "attn_out", "ffn_up", "ffn_down"
+  int index = -1;    // Position in the block (0..3).
+  int64_t tokens = 0, in = 0, out = 0;
+  // Megatron 1D TP: column-parallel layers (qkv, ffn_up) split W by output features,
+  // row-parallel layers (attn_out, ffn_down) by input features.
+  bool column_parallel = true;
+};
+
+struct GemmProblem {
+  int64_t m = 0, n = 0, k = 0;
+  Dataflow dataflow = Dataflow::kOS;
+  core::Pass pass = core::Pass::kNone;
+  FcLayer layer;      // Empty name for a stand-alone GeMM (--workload gemm).
+  std::string label;  // e.g. "qkv.fwd"; prefix of op names.
+};
+
+struct LoweringContext {
+  core::OpGraph& graph;
+  Mesh mesh;  // 1D plugins get Mesh{1, chips}: one ring of every chip.
+  int element_bytes = 2;
+  int slices = 0;  // S: MeshSlice slices / unrolled iterations; 0 = plugin default.
+  std::vector<core::OpId> frontier;  // Per chip; see the banner.
+
+  // frontier[c] as a dependency list (empty when invalid).
+  std::vector<core::OpId> After(int chip) const;
+  // The frontier of every chip of `members` (a collective's rendezvous).
+  std::vector<core::OpId> After(const std::vector<core::ChipId>& members) const;
+  // Sets name ("<label>.<what>"), layer, pass and slice tags on `op`.
+  void Tag(core::Op& op, const GemmProblem& p, const std::string& what, int slice = -1);
+  // A zero-length op on `chip` after every op of `deps`: the single frontier op of a chip whose
+  // work ends in several ops.
+  core::OpId Join(int chip, const std::vector<core::OpId>& deps, const GemmProblem& p);
+};
+
+class Algorithm {
+ public:
+  virtual ~Algorithm() = default;
+  // Preconditions on the problem, mesh and slice count; InvalidArgument naming what is wrong
+  // and what is allowed (e.g. "cannon: mesh 4x8 is not square").
+  virtual absl::Status Check(const GemmProblem& p, const Mesh& mesh, int slices) const = 0;
+  // Appends the problem's ops. Called only after Check succeeded.
+  virtual absl::Status Lower(const GemmProblem& p, LoweringContext& ctx) const = 0;
+};
+
+struct ParamDoc {
+  std::string name;
+  std::string description;
+};
+
+struct AlgorithmInfo {
+  std::string name;
+  std::string description;
+  std::vector<ParamDoc> params;
+  bool one_dimensional = false;  // Runs on a ring of every chip (topology ring, mesh 1×chips).
+  std::function<std::unique_ptr<Algorithm>()> make;
+};
+
+}  // namespace meshsim::algorithms
+
+#endif  // MESHSIM_ALGORITHMS_ALGORITHM_H_

@@ -1,0 +1,75 @@
+// The one list of built-in algorithm plugins. Adding a plugin = one entry here (docs/plugins.md).
+#include "algorithms/examples/example.h"
+#include "algorithms/gemm2d/cannon.h"
+#include "algorithms/gemm2d/collective.h"
+#include "algorithms/gemm2d/meshslice.h"
+#include "algorithms/gemm2d/summa.h"
+#include "algorithms/gemm2d/wang.h"
+#include "algorithms/registry.h"
+#include "algorithms/tp1d/fsdp.h"
+#include "algorithms/tp1d/tp1d.h"
+
+namespace meshsim::algorithms {
+
+const std::vector<AlgorithmInfo>& Algorithms() {
+  static const auto* list = new std::vector<AlgorithmInfo>{
+      {"meshslice",
+       "MeshSlice (ISCA'25 §3.1, Fig. 5): slices the shards into S sub-shards; partial "
+       "AllGather/ReduceScatter in both directions, software pipelined with the partial GeMMs",
+       {{"slices",
+         "S, the slice count: S·8 must divide every sliced local dimension (auto = the "
+         "largest of 4, 2, 1 that does)"},
+        {"dataflow", "os, ls or rs (Table 1)"}},
+       false,
+       MakeMeshSlice},
+      {"collective",
+       "Collective 2D GeMM (Fig. 2b): one AllGather/ReduceScatter per direction and one GeMM; "
+       "no overlap",
+       {{"dataflow", "os, ls or rs"}},
+       false,
+       MakeCollective},
+      {"wang",
+       "Wang et al.: one direction's collective decomposed into bidirectional SendRecv steps "
+       "overlapped with partial GeMMs, the other direction a blocking collective",
+       {{"slices",
+         "unrolled iterations S (auto = P, the decomposed ring's length); S must divide P"},
+        {"dataflow", "os, ls, rs"}},
+       false,
+       MakeWang},
+      {"summa",
+       "SUMMA (Fig. 2a): per iteration a pipelined broadcast (and reduce) along rows and columns, "
+       "loop unrolled to S iterations",
+       {{"slices", "iterations S (auto = lcm(R, C)); S must divide K, N or M (os, ls, rs)"},
+        {"dataflow", "os, ls, rs"}},
+       false,
+       MakeSumma},
+      {"cannon",
+       "Cannon: initial skew, then SendRecv shifts overlapped with partial GeMMs; square meshes "
+       "only",
+       {{"dataflow", "os, ls, rs"}},
+       false,
+       MakeCannon},
+      {"tp1d",
+       "1D tensor parallelism (sequence-parallel Megatron) on a ring of every chip, collectives "
+       "decomposed into SendRecv steps overlapped with partial GeMMs (Wang-style)",
+       {{"slices",
+         "unrolled iterations S: must divide the chip count (auto = P); merges P/S step "
+         "GeMMs, the SendRecv steps stay P-1"}},
+       true,
+       MakeTp1d},
+      {"fsdp",
+       "Fully-sharded data parallelism on a ring of every chip: weights gathered (and gradients "
+       "reduce-scattered) by SendRecv steps overlapped with partial GeMMs",
+       {{"slices", "unrolled iterations S: must divide the chip count (auto = P)"}},
+       true,
+       MakeFsdp},
+      {"example",
+       "The example plugin of docs/plugins.md: AllGather both inputs, then one GeMM (OS only)",
+       {},
+       false,
+       MakeExample},
+  };
+  return *list;
+}
+
+}  // namespace meshsim::algorithms

@@ -1,0 +1,56 @@
+#include "algorithms/llm.h"
+
+#include "absl/strings/str_cat.h"
+#include "algorithms/dataflow.h"
+#include "core/status_macros.h"
+
+namespace meshsim::algorithms {
+
+absl::StatusOr<std::vector<GemmProblem>> BlockProblems(const BlockPlan& plan) {
+  std::vector<FcLayer> layers;
+  for (const workloads::FcLayerShape& s :
+       workloads::BlockFcLayers(plan.model, plan.batch, plan.seq)) {
+    layers.push_back({s.name, s.index, s.tokens, s.in, s.out, s.column_parallel});
+  }
+  const auto stationary = [&](const FcLayer& l) -> absl::StatusOr<Stationary> {
+    if (plan.dataflow == "auto") return AutoStationary(l);
+    return ParseStationary(plan.dataflow);
+  };
+  std::vector<GemmProblem> problems;
+  const bool fwd = plan.pass == "fwd" || plan.pass == "train";
+  const bool bwd = plan.pass == "bwd" || plan.pass == "train";
+  if (!fwd && !bwd) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--pass: '", plan.pass, "' is not allowed; allowed: fwd, bwd, train"));
+  }
+  if (fwd) {
+    for (const FcLayer& l : layers) {
+      MESHSIM_ASSIGN_OR_RETURN(Stationary s, stationary(l));
+      problems.push_back(FcProblem(l, s, core::Pass::kFwd));
+    }
+  }
+  if (bwd) {
+    for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+      MESHSIM_ASSIGN_OR_RETURN(Stationary s, stationary(*it));
+      problems.push_back(FcProblem(*it, s, core::Pass::kBwdData));
+      problems.push_back(FcProblem(*it, s, core::Pass::kBwdWeight));
+    }
+  }
+  return problems;
+}
+
+absl::Status LowerProblems(const std::vector<GemmProblem>& problems, const Algorithm& algorithm,
+                           const Mesh& mesh, int slices, int element_bytes, core::OpGraph& graph) {
+  LoweringContext ctx{graph, mesh, element_bytes, slices, std::vector<core::OpId>(mesh.chips())};
+  for (const GemmProblem& p : problems) {
+    absl::Status s = algorithm.Check(p, mesh, slices);
+    if (!s.ok()) {
+      return absl::Status(s.code(), p.label.empty() ? std::string(s.message())
+                                                    : absl::StrCat(p.label, ": ", s.message()));
+    }
+    MESHSIM_RETURN_IF_ERROR(algorithm.Lower(p, ctx));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace meshsim::algorithms

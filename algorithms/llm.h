@@ -1,0 +1,50 @@
+// Lowers the FC layers of one transformer block — or one stand-alone GeMM — with an algorithm
+// plugin, one problem after another (each problem starts on a chip when that chip finished the
+// previous one).
+//
+// Training order: the four forward GeMMs in model order, then for each layer in reverse order
+// its backward-data and backward-weight GeMMs. Each GeMM's dataflow comes from MeshSlice
+// Table 1 for the layer's stationary matrix: AutoStationary (phase 1 of the autotuner) or the one
+// forced by --dataflow os|ls|rs.
+//
+// Example:
+//   BlockPlan plan{.model = gpt3, .batch = 128, .seq = 2048, .pass = "train",
+//                  .dataflow = "auto", .slices = 8, .mesh = {16, 16}};
+//   MESHSIM_ASSIGN_OR_RETURN(std::vector<GemmProblem> gemms, LowerBlock(plan, *algo, graph));
+#ifndef MESHSIM_ALGORITHMS_LLM_H_
+#define MESHSIM_ALGORITHMS_LLM_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "algorithms/algorithm.h"
+#include "algorithms/mesh.h"
+#include "core/op_graph.h"
+#include "workloads/transformer.h"
+
+namespace meshsim::algorithms {
+
+struct BlockPlan {
+  workloads::ModelShape model;
+  int64_t batch = 1;
+  int64_t seq = 2048;
+  std::string pass = "train";     // fwd, bwd, train
+  std::string dataflow = "auto";  // auto, os, ls, rs
+  int slices = 0;                 // 0 = each plugin's default
+  Mesh mesh;
+  int element_bytes = 2;
+};
+
+// The GeMM problems of the block in execution order.
+absl::StatusOr<std::vector<GemmProblem>> BlockProblems(const BlockPlan& plan);
+
+// Checks and lowers `problems` in order with `algorithm` into `graph`. Errors name the GeMM
+// (e.g. "qkv.fwd: meshslice: ...").
+absl::Status LowerProblems(const std::vector<GemmProblem>& problems, const Algorithm& algorithm,
+                           const Mesh& mesh, int slices, int element_bytes, core::OpGraph& graph);
+
+}  // namespace meshsim::algorithms
+
+#endif  // MESHSIM_ALGORITHMS_LLM_H_
