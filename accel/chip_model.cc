@@ -64,18 +64,31 @@ void ChipModel::Launch(uint32_t chip) {
   c.queue.pop_front();
   c.busy = true;
   c.current = id;
-  c.current_start = exec_->sim().Now();
-  const core::Op& op = exec_->graph().op(id);
-  if (op.kind == OpKind::kGemm) {
-    StartGemm(chip, op);
-  } else {
-    StartVector(chip, op);
+  const auto run = [this, chip] {
+    Chip& c = chips_[chip];
+    c.current_start = exec_->sim().Now();
+    const core::Op& op = exec_->graph().op(c.current);
+    if (op.kind == OpKind::kGemm) {
+      StartGemm(chip, op);
+    } else {
+      StartVector(chip, op);
+    }
+  };
+  if (arbiter_ == nullptr) {
+    run();
+  } else {  // Hardware that cannot compute during a blocking collective: wait for the chip.
+    const core::ChipId id_of_chip(chip);
+    arbiter_->Acquire({&id_of_chip, 1}, core::ModeArbiter::kCompute, run);
   }
 }
 
 void ChipModel::FinishCurrent(uint32_t chip) {
   Chip& c = chips_[chip];
   c.busy = false;
+  if (arbiter_ != nullptr) {
+    const core::ChipId id_of_chip(chip);
+    arbiter_->Release({&id_of_chip, 1}, core::ModeArbiter::kCompute);
+  }
   exec_->Finish(c.current);
   // The next op starts in this same event: back to back, no idle gap.
   Launch(chip);

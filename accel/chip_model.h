@@ -63,6 +63,7 @@
 #include "core/executor.h"
 #include "core/fair_share.h"
 #include "core/ids.h"
+#include "core/mode_arbiter.h"
 #include "core/time.h"
 
 namespace meshsim::accel {
@@ -80,6 +81,10 @@ class ChipModel : public core::OpRunner {
 
   // Runs a kGemm, kCopy or kVector op on op.chip (fatal for other kinds or an unknown chip).
   // All ops started on one ChipModel must come from the same executor.
+  // With an arbiter, GeMMs and vector ops run in ModeArbiter::kCompute mode: never beside a
+  // blocking collective on the same chip (hardware without that overlap). Not owned; may be null.
+  void set_arbiter(core::ModeArbiter* arbiter) { arbiter_ = arbiter; }
+
   void Start(core::OpId id, const core::Op& op, core::Executor& exec) override;
   std::string DescribeWait(core::OpId id) const override;
 
@@ -129,6 +134,7 @@ class ChipModel : public core::OpRunner {
   void OnComputed(uint32_t slot);
   void OnWritten(uint32_t slot);
 
+  core::ModeArbiter* arbiter_ = nullptr;
   core::FairShare& fs_;
   ChipConfig config_;
   std::vector<core::ResourceId> hbm_;

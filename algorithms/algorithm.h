@@ -63,6 +63,10 @@ struct GemmProblem {
   core::Pass pass = core::Pass::kNone;
   FcLayer layer;      // Empty name for a stand-alone GeMM (--workload gemm).
   std::string label;  // e.g. "qkv.fwd"; prefix of op names.
+  // This problem's slice count S (the autotuner's per-layer choice); 0 = the run's (the
+  // `slices` argument of LowerProblems, itself 0 = plugin default). LowerProblems sets
+  // LoweringContext::slices to it while checking and lowering this problem.
+  int slices = 0;
 };
 
 struct LoweringContext {

@@ -16,6 +16,23 @@ absl::StatusOr<std::vector<GemmProblem>> BlockProblems(const BlockPlan& plan) {
     if (plan.dataflow == "auto") return AutoStationary(l);
     return ParseStationary(plan.dataflow);
   };
+  if (!plan.layer_slices.empty()) {
+    if (plan.layer_slices.size() != layers.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("--slices: ", plan.layer_slices.size(),
+                                                     " per-layer slice counts for ", layers.size(),
+                                                     " FC layers"));
+    }
+    for (int s : plan.layer_slices) {
+      if (s < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--slices: per-layer slice count ", s, " is not allowed; use S >= 1"));
+      }
+    }
+  }
+  const auto with_slices = [&](GemmProblem p) {
+    if (!plan.layer_slices.empty()) p.slices = plan.layer_slices[p.layer.index];
+    return p;
+  };
   std::vector<GemmProblem> problems;
   const bool fwd = plan.pass == "fwd" || plan.pass == "train";
   const bool bwd = plan.pass == "bwd" || plan.pass == "train";
@@ -26,14 +43,14 @@ absl::StatusOr<std::vector<GemmProblem>> BlockProblems(const BlockPlan& plan) {
   if (fwd) {
     for (const FcLayer& l : layers) {
       MESHSIM_ASSIGN_OR_RETURN(Stationary s, stationary(l));
-      problems.push_back(FcProblem(l, s, core::Pass::kFwd));
+      problems.push_back(with_slices(FcProblem(l, s, core::Pass::kFwd)));
     }
   }
   if (bwd) {
     for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
       MESHSIM_ASSIGN_OR_RETURN(Stationary s, stationary(*it));
-      problems.push_back(FcProblem(*it, s, core::Pass::kBwdData));
-      problems.push_back(FcProblem(*it, s, core::Pass::kBwdWeight));
+      problems.push_back(with_slices(FcProblem(*it, s, core::Pass::kBwdData)));
+      problems.push_back(with_slices(FcProblem(*it, s, core::Pass::kBwdWeight)));
     }
   }
   return problems;
@@ -43,7 +60,8 @@ absl::Status LowerProblems(const std::vector<GemmProblem>& problems, const Algor
                            const Mesh& mesh, int slices, int element_bytes, core::OpGraph& graph) {
   LoweringContext ctx{graph, mesh, element_bytes, slices, std::vector<core::OpId>(mesh.chips())};
   for (const GemmProblem& p : problems) {
-    absl::Status s = algorithm.Check(p, mesh, slices);
+    ctx.slices = p.slices > 0 ? p.slices : slices;
+    absl::Status s = algorithm.Check(p, mesh, ctx.slices);
     if (!s.ok()) {
       return absl::Status(s.code(), p.label.empty() ? std::string(s.message())
                                                     : absl::StrCat(p.label, ": ", s.message()));

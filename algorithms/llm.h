@@ -35,13 +35,20 @@ struct BlockPlan {
   int slices = 0;                 // 0 = each plugin's default
   Mesh mesh;
   int element_bytes = 2;
+  // Per-layer S indexed by FcLayer::index (qkv, attn_out, ffn_up, ffn_down), e.g. the
+  // autotuner's choice; empty = `slices` for every problem. Non-empty: one entry per FC layer,
+  // each an S ≥ 1, or 0 for `slices`.
+  std::vector<int> layer_slices;
 };
 
-// The GeMM problems of the block in execution order.
+// The GeMM problems of the block in execution order. With plan.layer_slices, each problem's
+// GemmProblem::slices is its layer's entry. InvalidArgument for a bad pass, dataflow, or a
+// layer_slices of the wrong length or with a negative entry.
 absl::StatusOr<std::vector<GemmProblem>> BlockProblems(const BlockPlan& plan);
 
-// Checks and lowers `problems` in order with `algorithm` into `graph`. Errors name the GeMM
-// (e.g. "qkv.fwd: meshslice: ...").
+// Checks and lowers `problems` in order with `algorithm` into `graph`, each with S =
+// GemmProblem::slices when set, else `slices`. Errors name the GeMM (e.g.
+// "qkv.fwd: meshslice: ...").
 absl::Status LowerProblems(const std::vector<GemmProblem>& problems, const Algorithm& algorithm,
                            const Mesh& mesh, int slices, int element_bytes, core::OpGraph& graph);
 

@@ -19,6 +19,10 @@ std::vector<core::Param> NetworkConfig::Params() {
        &links_per_chip, 1, 64},
       {"comm.packets", Unit::kCount, "packets per buffer of a pipelined Broadcast/Reduce", &packets,
        1, 4096},
+      {"comm.collective_overlap", Unit::kCount,
+       "1 = collectives overlap compute; 0 = a chip computes or runs a collective other than "
+       "SendRecv, not both (TPUv4 today, MeshSlice §5.3)",
+       &collective_overlap, 0, 1},
       {"fattree.k", Unit::kCount, "fat-tree radix (even; 0 = smallest that fits)", &fattree_k, 0,
        128},
       {"fattree.oversubscription", Unit::kCount, "fat-tree switch links run at link.bandwidth/o",

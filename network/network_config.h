@@ -25,8 +25,9 @@ struct NetworkConfig {
   int ring_directions = 2;                   // 1 = unidirectional rings, 2 = bidirectional.
   int links_per_chip = 4;                    // NIC ports = links (one DMA engine each).
   int packets = 8;                           // Pipelined Broadcast/Reduce: packets per buffer.
-  int fattree_k = 0;                         // Fat-tree radix; 0 = smallest that fits the chips.
-  double oversubscription = 1.0;             // Fat-tree switch links run at bandwidth / this.
+  int collective_overlap = 1;     // 0: blocking collectives and compute never overlap on a chip.
+  int fattree_k = 0;              // Fat-tree radix; 0 = smallest that fits the chips.
+  double oversubscription = 1.0;  // Fat-tree switch links run at bandwidth / this.
 
   std::vector<core::Param> Params();
   absl::Status Validate();

@@ -207,13 +207,25 @@ void NetworkModel::Start(core::OpId id, const core::Op& op, core::Executor& exec
   r.arrived.assign(p, Time());
   r.sent.assign(p, 0);
   r.active = true;
+  r.blocking = arbiter_ != nullptr && op.kind == OpKind::kCollective &&
+               op.collective != CollectiveKind::kSendRecv;
+  if (r.blocking) {
+    arbiter_->Acquire(r.members, core::ModeArbiter::kCollective, [this, slot] { Launch(slot); });
+  } else {
+    Launch(slot);
+  }
+}
+
+void NetworkModel::Launch(uint32_t slot) {
+  Run& r = runs_[slot];
+  core::Executor& exec = *r.exec;
   r.start = exec.sim().Now();
   const Time launched = r.start + Time::Seconds(config_.t_launch_s);
   // Transfers record their launch on the sender only; collectives on every member.
-  const int launch_rows = op.kind == OpKind::kTransfer ? 1 : p;
+  const int launch_rows = r.op->kind == OpKind::kTransfer ? 1 : static_cast<int>(r.members.size());
   for (int i = 0; i < launch_rows; ++i) {
     exec.Record(
-        exec.MakeRow(id, r.members[i], Phase::kLaunch, UnitKind::kNic, 0, r.start, launched));
+        exec.MakeRow(r.id, r.members[i], Phase::kLaunch, UnitKind::kNic, 0, r.start, launched));
   }
   exec.sim().ScheduleAt(launched, [this, slot] { BeginStep(slot); });
 }
@@ -324,6 +336,7 @@ void NetworkModel::EndStep(uint32_t slot) {
     exec.Record(row);
   }
   r.active = false;
+  if (r.blocking) arbiter_->Release(r.members, core::ModeArbiter::kCollective);
   const core::OpId id = r.id;
   free_runs_.push_back(slot);
   exec.Finish(id);

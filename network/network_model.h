@@ -44,6 +44,7 @@
 #include "core/executor.h"
 #include "core/fair_share.h"
 #include "core/ids.h"
+#include "core/mode_arbiter.h"
 #include "core/time.h"
 #include "network/network_config.h"
 #include "network/topology.h"
@@ -56,6 +57,11 @@ class NetworkModel : public core::OpRunner {
   // `hbm[c]` is chip c's HBM resource; `reduce_bytes_per_s` caps a chip's reduction flows.
   NetworkModel(core::FairShare& fs, const Topology& topology, const NetworkConfig& config,
                std::vector<core::ResourceId> hbm, double reduce_bytes_per_s);
+
+  // With an arbiter, every collective but SendRecv runs in ModeArbiter::kCollective mode on its
+  // members (launch included): never beside a GeMM on the same chip, as on TPUv4 (MeshSlice
+  // §5.3). Transfers and SendRecv stay asynchronous. Not owned; may be null.
+  void set_arbiter(core::ModeArbiter* arbiter) { arbiter_ = arbiter; }
 
   void Start(core::OpId id, const core::Op& op, core::Executor& exec) override;
   std::string DescribeWait(core::OpId id) const override;
@@ -86,12 +92,14 @@ class NetworkModel : public core::OpRunner {
     std::vector<core::Time> arrived;  // Per member: when its part of the step ended.
     std::vector<int64_t> sent;        // Per member: bytes sent so far.
     bool active = false;
+    bool blocking = false;  // Holds the arbiter's collective mode on its members.
   };
 
   int Directions(const core::Op& op) const;
   bool HalvingDoubling(const core::Op& op, int members) const;
   // The sends of `step` of run `r` into `out` (cleared first).
   void PlanStep(const Run& r, int step, std::vector<Send>& out) const;
+  void Launch(uint32_t slot);
   void BeginStep(uint32_t slot);
   void StartFlows(uint32_t slot);
   void Arrive(uint32_t slot, uint32_t send);
@@ -100,6 +108,7 @@ class NetworkModel : public core::OpRunner {
   // Starts the flow of r.sends[send]; returns the route's latency.
   core::Time StartFlow(uint32_t slot, uint32_t send);
 
+  core::ModeArbiter* arbiter_ = nullptr;
   core::FairShare& fs_;
   const Topology& topology_;
   NetworkConfig config_;

@@ -706,7 +706,61 @@ class Exporter {
     w.Raw("}}");
   }
 
+  // Exact samples when they fit the budget; otherwise per-resource averages over buckets of
+  // `counter_bucket_ps_`, written only where the average changes (by ≥ 0.1% of capacity).
   void WriteCounters(JsonWriter& w) {
+    const int64_t budget = options_.max_counter_samples;
+    if (budget < 0 || static_cast<int64_t>(run_.counters.size()) <= budget) {
+      WriteExactCounters(w);
+      return;
+    }
+    int64_t makespan = 0;
+    for (const TimelineRow& r : rows_) makespan = std::max(makespan, EndPs(r));
+    std::vector<std::vector<const core::CounterSample*>> by_resource(run_.resources.size());
+    for (const core::CounterSample& s : run_.counters) {
+      if (s.resource.valid() && s.resource.value() < run_.resources.size()) {
+        by_resource[s.resource.value()].push_back(&s);
+        makespan = std::max(makespan, s.time.ps());
+      }
+    }
+    int64_t tracks = 0;
+    for (const auto& samples : by_resource) tracks += samples.empty() ? 0 : 1;
+    counter_bucket_ps_ = std::max<int64_t>(1, (makespan * tracks + budget - 1) / budget);
+    for (size_t r = 0; r < by_resource.size() && w.ok(); ++r) {
+      const auto& samples = by_resource[r];
+      if (samples.empty()) continue;
+      const core::ResourceInfo& res = run_.resources[r];
+      const double capacity = res.capacity_bytes_per_s > 0 ? res.capacity_bytes_per_s : 1.0;
+      const int64_t pid = Pid(res.chip);
+      // The rate is piecewise constant: samples[i] holds from its time to the next sample.
+      size_t i = 0;
+      double rate = 0, last_written = -1;
+      for (int64_t start = 0; start <= makespan; start += counter_bucket_ps_) {
+        const int64_t end = start + counter_bucket_ps_;
+        double area = 0;
+        int64_t t = start;
+        while (true) {
+          const int64_t next = i < samples.size() ? samples[i]->time.ps() : INT64_MAX;
+          const int64_t until = std::min(next, end);
+          area += rate * static_cast<double>(until - t);
+          t = until;
+          if (next >= end) break;
+          rate = samples[i++]->rate_bytes_per_s;
+        }
+        const double average = area / static_cast<double>(counter_bucket_ps_);
+        if (last_written >= 0 && std::abs(average - last_written) < 1e-3 * capacity) continue;
+        last_written = average;
+        if (res.capacity_bytes_per_s > 0) {
+          WriteCounter(w, pid, res.name, "", "util %", start, 100.0 * average / capacity);
+        }
+        if (options_.counter_rates || res.capacity_bytes_per_s <= 0) {
+          WriteCounter(w, pid, res.name, " GB/s", "GB/s", start, average * 1e-9);
+        }
+      }
+    }
+  }
+
+  void WriteExactCounters(JsonWriter& w) {
     for (const core::CounterSample& s : run_.counters) {
       if (!w.ok()) return;
       if (!s.resource.valid() || s.resource.value() >= run_.resources.size()) continue;
@@ -744,6 +798,13 @@ class Exporter {
     OtherString(w, "rows", absl::StrCat(rows_.size()));
     OtherString(w, "makespan", core::Time::Picoseconds(makespan).ToString());
     OtherString(w, "makespan_us", ExactMicros(makespan));
+    if (options_.counters) {
+      OtherString(w, "counters",
+                  counter_bucket_ps_ > 0
+                      ? absl::StrCat("averaged over buckets of ",
+                                     core::Time::Picoseconds(counter_bucket_ps_).ToString())
+                      : "exact");
+    }
     if (options_.flows) {
       OtherString(w, "flows", absl::StrCat(flows_written_));
       OtherString(w, "flows_total", absl::StrCat(flows_total_));
@@ -769,6 +830,7 @@ class Exporter {
   int64_t cluster_pid_ = 1;
   int64_t tid_base_ = 2;
   int64_t flows_total_ = 0;
+  int64_t counter_bucket_ps_ = 0;  // 0 = exact counter samples.
   int64_t flows_written_ = 0;
   int other_fields_ = 0;
 };

@@ -56,6 +56,11 @@ struct ChromeTraceOptions {
   bool counters = true;
   // Also write a second counter track per resource with the allocated rate in GB/s.
   bool counter_rates = false;
+  // Budget of counter samples. A large run changes link rates at every collective step (millions
+  // of samples, hundreds of MB of JSON); above the budget every track is written as its average
+  // over equal time buckets, the bucket chosen so that the tracks fit (otherData records it).
+  // < 0 = always exact.
+  int64_t max_counter_samples = 400000;
   // At most this many arrows are written; otherData records when the cap was hit. < 0 = no cap.
   int64_t max_flows = 100000;
   // Resolution of every `ts` / `dur` in the file.

@@ -18,7 +18,9 @@
 #include "sim/options.h"
 #include "sim/report.h"
 #include "sim/run.h"
+#include "sim/sweep.h"
 #include "sim/system.h"
+#include "sim/tune.h"
 #include "workloads/transformer.h"
 
 #ifndef MESHSIM_VERSION
@@ -36,9 +38,11 @@ constexpr char kUsage[] = R"(usage: meshsim <command> [options]
 commands:
   run     [--config FILE] [OPTIONS] [--out RUN.h5] [--trace RUN.json] [--format table|json|csv]
           simulate one scenario (`meshsim run --help` lists every option)
-  sweep   EXPERIMENT.ini [--out SWEEP.h5] [--jobs N] [--shard K/N]   (not in this build yet)
-  merge   OUT.h5 IN.h5...                                             (not in this build yet)
-  tune    [OPTIONS] [--validate]                                      (not in this build yet)
+  sweep   EXPERIMENT.ini [--out SWEEP.h5] [--jobs N] [--shard K/N] [--timelines] [--format F]
+          every combination of the experiment's values, in parallel (docs/experiments.md)
+  merge   OUT.h5 IN.h5...                          join the archives of a sharded sweep
+  tune    [OPTIONS] [--cost-model simulation-fitted|tpuv4-measured] [--validate] [--format F]
+          the MeshSlice autotuner's mesh and per-layer S (`meshsim tune --help`)
   compare [--algorithms A,B,...] [run options] [--out RUNS.h5] [--trace FIRST.json]
           the same scenario under several algorithms, side by side
   trace   FILE.h5 [--run NAME] --out TRACE.json    export a stored run as a Chrome trace
@@ -337,9 +341,9 @@ absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, s
   if (cmd == "report") return Report(rest, out);
   if (cmd == "list") return List(rest, out);
   if (cmd == "show") return Show(rest, out);
-  if (cmd == "sweep" || cmd == "merge" || cmd == "tune") {
-    return absl::UnimplementedError(absl::StrCat("'", cmd, "' is not in this build yet"));
-  }
+  if (cmd == "sweep") return RunSweep(rest, out, err);
+  if (cmd == "merge") return RunMerge(rest, out);
+  if (cmd == "tune") return Tune(rest, out, err);
   return absl::InvalidArgumentError(absl::StrFormat(
       "'%s' is not a command; allowed: run, compare, sweep, merge, tune, trace, report, list, show "
       "(meshsim --help)",

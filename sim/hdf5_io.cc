@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <system_error>
@@ -361,6 +363,33 @@ bool FilterAvailable(H5Z_filter_t filter) {
          (flags & H5Z_FILTER_CONFIG_ENCODE_ENABLED) != 0;
 }
 
+// A dataset creation property list that stores no timestamps, so identical inputs give identical
+// files.
+absl::StatusOr<Handle> MakeDatasetCreation(const std::string& where, const std::string& what) {
+  MESHSIM_ASSIGN_OR_RETURN(Handle dcpl,
+                           Checked(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, where, what));
+  MESHSIM_RETURN_IF_ERROR(CheckedCall(H5Pset_obj_track_times(dcpl.get(), false), where, what));
+  return dcpl;
+}
+
+// Writes all `count` elements of `dataset` from `data` (laid out as `mem_type`), reporting an id
+// that does not fit its column as InvalidArgument.
+absl::Status WriteRows(hid_t dataset, hid_t mem_type, size_t count, const void* data,
+                       const std::string& where, const std::string& what) {
+  if (count == 0) return absl::OkStatus();
+  IdConversion conversion{.writing = true};
+  MESHSIM_ASSIGN_OR_RETURN(Handle xfer, MakeTransfer(&conversion, where));
+  if (H5Dwrite(dataset, mem_type, H5S_ALL, H5S_ALL, xfer.get(), data) >= 0) {
+    return absl::OkStatus();
+  }
+  if (conversion.failed) {
+    H5Eclear2(H5E_DEFAULT);
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", what, ": id ", conversion.value,
+                                                   " does not fit the int32 id column"));
+  }
+  return HdfError(absl::StatusCode::kInternal, where, absl::StrCat("writing ", what));
+}
+
 // Writes `rows` elements of `data` (laid out as `mem_type`) as the 1-D dataset `name` of type
 // `file_type`: chunked, shuffled and deflated when it has rows, in one H5Dwrite.
 absl::Status WriteTable(hid_t loc, const char* name, hid_t file_type, hid_t mem_type, size_t rows,
@@ -369,8 +398,7 @@ absl::Status WriteTable(hid_t loc, const char* name, hid_t file_type, hid_t mem_
   const hsize_t dims[1] = {rows};
   MESHSIM_ASSIGN_OR_RETURN(Handle space,
                            Checked(H5Screate_simple(1, dims, nullptr), H5Sclose, where, what));
-  MESHSIM_ASSIGN_OR_RETURN(Handle dcpl,
-                           Checked(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, where, what));
+  MESHSIM_ASSIGN_OR_RETURN(Handle dcpl, MakeDatasetCreation(where, what));
   if (rows > 0) {
     const size_t row_bytes = std::max<size_t>(1, H5Tget_size(file_type));
     const hsize_t chunk[1] = {std::clamp<hsize_t>(kChunkBytes / row_bytes, 1, rows)};
@@ -386,37 +414,45 @@ absl::Status WriteTable(hid_t loc, const char* name, hid_t file_type, hid_t mem_
       Handle dataset,
       Checked(H5Dcreate2(loc, name, file_type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
               H5Dclose, where, absl::StrCat("creating ", what)));
-  if (rows > 0) {
-    IdConversion conversion{.writing = true};
-    MESHSIM_ASSIGN_OR_RETURN(Handle xfer, MakeTransfer(&conversion, where));
-    if (H5Dwrite(dataset.get(), mem_type, H5S_ALL, H5S_ALL, xfer.get(), data) < 0) {
-      if (conversion.failed) {
-        H5Eclear2(H5E_DEFAULT);
-        return absl::InvalidArgumentError(absl::StrCat(where, ": ", what, ": id ", conversion.value,
-                                                       " does not fit the int32 id column"));
-      }
-      return HdfError(absl::StatusCode::kInternal, where, absl::StrCat("writing ", what));
-    }
-  }
+  MESHSIM_RETURN_IF_ERROR(WriteRows(dataset.get(), mem_type, rows, data, where, what));
   if (!dataset.Close()) return HdfError(absl::StatusCode::kInternal, where, what);
   return absl::OkStatus();
 }
 
+// Writes the `rows` x `cols` row-major matrix `data` as the 2-D dataset `name`, contiguous and
+// uncompressed (the summary matrices are small, and either dimension may be 0).
+absl::Status WriteMatrix(hid_t loc, const char* name, hid_t file_type, hid_t mem_type, size_t rows,
+                         size_t cols, const void* data, const std::string& where) {
+  const std::string what = absl::StrCat("dataset '", name, "'");
+  const hsize_t dims[2] = {rows, cols};
+  MESHSIM_ASSIGN_OR_RETURN(Handle space,
+                           Checked(H5Screate_simple(2, dims, nullptr), H5Sclose, where, what));
+  MESHSIM_ASSIGN_OR_RETURN(Handle dcpl, MakeDatasetCreation(where, what));
+  MESHSIM_ASSIGN_OR_RETURN(
+      Handle dataset,
+      Checked(H5Dcreate2(loc, name, file_type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+              H5Dclose, where, absl::StrCat("creating ", what)));
+  MESHSIM_RETURN_IF_ERROR(WriteRows(dataset.get(), mem_type, rows * cols, data, where, what));
+  if (!dataset.Close()) return HdfError(absl::StatusCode::kInternal, where, what);
+  return absl::OkStatus();
+}
+
+// Writes attribute `name` of `loc` holding `count` values (a scalar when `count` < 0). Keys were
+// validated beforehand (ValidateRun), so a duplicate here is an internal error.
 absl::Status WriteAttribute(hid_t loc, const std::string& name, hid_t file_type, hid_t mem_type,
-                            const void* value, const std::string& where) {
+                            const void* value, const std::string& where, int64_t count = -1) {
   const std::string what = absl::StrCat("attribute '", name, "'");
-  if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": empty key"));
-  const htri_t exists = H5Aexists(loc, name.c_str());
-  if (exists > 0) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": duplicate key '", name, "'"));
-  }
-  MESHSIM_RETURN_IF_ERROR(CheckedCall(exists, where, what));
-  MESHSIM_ASSIGN_OR_RETURN(Handle space, Checked(H5Screate(H5S_SCALAR), H5Sclose, where, what));
+  const hsize_t dims[1] = {static_cast<hsize_t>(std::max<int64_t>(count, 0))};
+  MESHSIM_ASSIGN_OR_RETURN(
+      Handle space, Checked(count < 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, dims, nullptr),
+                            H5Sclose, where, what));
   MESHSIM_ASSIGN_OR_RETURN(Handle attr, Checked(H5Acreate2(loc, name.c_str(), file_type,
                                                            space.get(), H5P_DEFAULT, H5P_DEFAULT),
                                                 H5Aclose, where, absl::StrCat("creating ", what)));
-  MESHSIM_RETURN_IF_ERROR(
-      CheckedCall(H5Awrite(attr.get(), mem_type, value), where, absl::StrCat("writing ", what)));
+  if (count != 0) {
+    MESHSIM_RETURN_IF_ERROR(
+        CheckedCall(H5Awrite(attr.get(), mem_type, value), where, absl::StrCat("writing ", what)));
+  }
   return absl::OkStatus();
 }
 
@@ -424,6 +460,17 @@ absl::Status WriteStringAttribute(hid_t loc, const std::string& name, const std:
                                   const Types& types, const std::string& where) {
   const char* text = value.c_str();
   return WriteAttribute(loc, name, types.string.get(), types.string.get(), &text, where);
+}
+
+// A 1-D string attribute: the column lists of /summary.
+absl::Status WriteStringListAttribute(hid_t loc, const std::string& name,
+                                      const std::vector<std::string>& values, const Types& types,
+                                      const std::string& where) {
+  std::vector<const char*> texts;
+  texts.reserve(values.size());
+  for (const std::string& value : values) texts.push_back(value.c_str());
+  return WriteAttribute(loc, name, types.string.get(), types.string.get(), texts.data(), where,
+                        static_cast<int64_t>(texts.size()));
 }
 
 absl::Status WriteIntAttribute(hid_t loc, const std::string& name, int32_t value,
@@ -437,7 +484,7 @@ absl::Status WriteDoubleAttribute(hid_t loc, const std::string& name, double val
 }
 
 // A group whose attributes (if `attributes`) or links (otherwise) remember their creation order,
-// so that iterating them gives back the order they were written in.
+// so that iterating them gives back the order they were written in. No timestamps.
 absl::StatusOr<Handle> CreateOrderedGroup(hid_t loc, const char* name, bool attributes,
                                           const std::string& where) {
   const std::string what = absl::StrCat("creating group '", name, "'");
@@ -447,16 +494,21 @@ absl::StatusOr<Handle> CreateOrderedGroup(hid_t loc, const char* name, bool attr
   MESHSIM_RETURN_IF_ERROR(CheckedCall(attributes ? H5Pset_attr_creation_order(gcpl.get(), order)
                                                  : H5Pset_link_creation_order(gcpl.get(), order),
                                       where, what));
+  MESHSIM_RETURN_IF_ERROR(CheckedCall(H5Pset_obj_track_times(gcpl.get(), false), where, what));
   return Checked(H5Gcreate2(loc, name, H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose, where,
                  what);
 }
 
-absl::Status WriteRun(hid_t runs_group, const RunRecord& run, const Types& types,
-                      const std::string& file_where) {
+// Writes run group `run.name` in `runs_group`; without the timeline, edges and counters unless
+// `with_timeline`. `run` was validated (ValidateRun).
+absl::Status WriteRun(hid_t runs_group, const RunRecord& run, bool with_timeline,
+                      const Types& types, const std::string& file_where) {
   const std::string where = absl::StrCat(file_where, ": run '", run.name, "'");
   MESHSIM_ASSIGN_OR_RETURN(Handle group,
                            CreateOrderedGroup(runs_group, run.name.c_str(), true, where));
   MESHSIM_RETURN_IF_ERROR(WriteIntAttribute(group.get(), "chips", run.chips, where));
+  MESHSIM_RETURN_IF_ERROR(
+      WriteIntAttribute(group.get(), "has_timeline", with_timeline ? 1 : 0, where));
   {
     const std::string config_where = absl::StrCat(where, ": config");
     MESHSIM_ASSIGN_OR_RETURN(Handle config,
@@ -480,13 +532,13 @@ absl::Status WriteRun(hid_t runs_group, const RunRecord& run, const Types& types
     MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "names", types.string.get(), types.string.get(),
                                        names.size(), names.data(), where));
   }
-  {
+  if (with_timeline) {
     MESHSIM_ASSIGN_OR_RETURN(
         TableType type, MakeTableType(TimelineColumns(types), sizeof(core::TimelineRow), where));
     MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "timeline", type.file.get(), type.memory.get(),
                                        run.timeline.size(), run.timeline.data(), where));
   }
-  {
+  if (with_timeline) {
     MESHSIM_ASSIGN_OR_RETURN(TableType type, MakeTableType(EdgeColumns(), sizeof(DepEdge), where));
     MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "edges", type.file.get(), type.memory.get(),
                                        run.edges.size(), run.edges.data(), where));
@@ -508,7 +560,7 @@ absl::Status WriteRun(hid_t runs_group, const RunRecord& run, const Types& types
     MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "resources", type.file.get(), type.memory.get(),
                                        rows.size(), rows.data(), where));
   }
-  {
+  if (with_timeline) {
     MESHSIM_ASSIGN_OR_RETURN(TableType type,
                              MakeTableType(CounterColumns(), sizeof(core::CounterSample), where));
     MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "counters", type.file.get(), type.memory.get(),
@@ -517,34 +569,29 @@ absl::Status WriteRun(hid_t runs_group, const RunRecord& run, const Types& types
   return absl::OkStatus();
 }
 
-// Writes the whole archive to `file_name` (the temporary file); messages name `where`.
-absl::Status WriteFile(const std::string& file_name, const std::vector<const RunRecord*>& runs,
-                       const std::string& version, const std::string& where) {
-  MESHSIM_ASSIGN_OR_RETURN(Types types, MakeTypes(where));
-  MESHSIM_ASSIGN_OR_RETURN(Handle fapl,
-                           Checked(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, where, "file access"));
-  // The 1.8 object format: readable by every HDF5 since 1.8 (and h5py), and it is the first
-  // with creation-order tracking and dense attribute storage.
-  MESHSIM_RETURN_IF_ERROR(CheckedCall(
-      H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18), where, "file access"));
-  MESHSIM_ASSIGN_OR_RETURN(
-      Handle file,
-      Checked(H5Fcreate(file_name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose, where,
-              "creating the file", absl::StatusCode::kInvalidArgument));
-  {
-    MESHSIM_RETURN_IF_ERROR(
-        WriteIntAttribute(file.get(), "schema_version", kHdf5SchemaVersion, where));
-    MESHSIM_RETURN_IF_ERROR(WriteStringAttribute(file.get(), "generator", "meshsim", types, where));
-    MESHSIM_RETURN_IF_ERROR(WriteStringAttribute(file.get(), "version", version, types, where));
-    MESHSIM_ASSIGN_OR_RETURN(Handle runs_group,
-                             CreateOrderedGroup(file.get(), "runs", false, where));
-    for (const RunRecord* run : runs) {
-      MESHSIM_RETURN_IF_ERROR(WriteRun(runs_group.get(), *run, types, where));
+// Checks that the keys of one config or metrics list are non-empty and unique.
+template <typename Value>
+absl::Status ValidateKeys(const std::vector<std::pair<std::string, Value>>& entries,
+                          const std::string& where) {
+  std::set<std::string> seen;
+  for (const auto& [key, value] : entries) {
+    if (key.empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": empty key"));
+    if (!seen.insert(key).second) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": duplicate key '", key, "'"));
     }
   }
-  if (!file.Close()) {
-    return HdfError(absl::StatusCode::kInternal, where, "closing the file");
+  return absl::OkStatus();
+}
+
+// Checks what WriteRun needs of a run, except its ids (found by the conversion while writing).
+absl::Status ValidateRun(const RunRecord& run, const std::string& where) {
+  if (run.name.empty() || run.name == "." || run.name.find('/') != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": invalid run name '", run.name,
+                                                   "' (must be non-empty, not '.', without '/')"));
   }
+  const std::string run_where = absl::StrCat(where, ": run '", run.name, "'");
+  MESHSIM_RETURN_IF_ERROR(ValidateKeys(run.config, absl::StrCat(run_where, ": config")));
+  MESHSIM_RETURN_IF_ERROR(ValidateKeys(run.metrics, absl::StrCat(run_where, ": metrics")));
   return absl::OkStatus();
 }
 
@@ -555,10 +602,7 @@ absl::Status ValidateRuns(const std::vector<const RunRecord*>& runs, const std::
     if (run == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": run #", i, " is null"));
     }
-    if (run->name.empty() || run->name == "." || run->name.find('/') != std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ": invalid run name '", run->name, "' (must be non-empty, not '.', without '/')"));
-    }
+    MESHSIM_RETURN_IF_ERROR(ValidateRun(*run, where));
     if (!seen.insert(run->name).second) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": two runs are named '", run->name, "'"));
@@ -586,10 +630,12 @@ absl::Status SyncToDisk(const std::string& file_name, const std::string& where) 
 struct Table {
   Handle dataset;
   size_t rows = 0;
+  size_t cols = 1;  // 1 for a 1-D table.
 };
 
-// Opens the 1-D dataset `name` of class `type_class`; a missing or misshapen one is DataLoss.
-absl::StatusOr<Table> OpenTable(hid_t loc, const char* name, H5T_class_t type_class,
+// Opens the dataset `name` of class `type_class`, 1-D or (if `matrix`) 2-D; a missing or
+// misshapen one is DataLoss.
+absl::StatusOr<Table> OpenTable(hid_t loc, const char* name, H5T_class_t type_class, bool matrix,
                                 const std::string& where) {
   const std::string what = absl::StrCat("dataset '", name, "'");
   const htri_t exists = H5Lexists(loc, name, H5P_DEFAULT);
@@ -602,23 +648,27 @@ absl::StatusOr<Table> OpenTable(hid_t loc, const char* name, H5T_class_t type_cl
                                                 what, absl::StatusCode::kDataLoss));
   MESHSIM_ASSIGN_OR_RETURN(Handle space, Checked(H5Dget_space(table.dataset.get()), H5Sclose, where,
                                                  what, absl::StatusCode::kDataLoss));
-  hsize_t dims[1] = {0};
-  if (H5Tget_class(type.get()) != type_class || H5Sget_simple_extent_ndims(space.get()) != 1 ||
-      H5Sget_simple_extent_dims(space.get(), dims, nullptr) != 1) {
+  const int rank = matrix ? 2 : 1;
+  hsize_t dims[2] = {0, 1};
+  if (H5Tget_class(type.get()) != type_class || H5Sget_simple_extent_ndims(space.get()) != rank ||
+      H5Sget_simple_extent_dims(space.get(), dims, nullptr) != rank) {
     H5Eclear2(H5E_DEFAULT);
     return absl::DataLossError(absl::StrCat(where, ": ", what, " has the wrong type or shape"));
   }
   table.rows = dims[0];
+  table.cols = dims[1];
   return table;
 }
 
-// Reads the whole table `name` into `out`, converting from the file's types to `mem_type`.
+// Reads the whole dataset `name` into `out`, converting from the file's types to `mem_type`: a
+// 1-D table, or with `cols` a 2-D matrix, row-major, whose number of columns goes to `*cols`.
 template <typename T>
 absl::Status ReadTable(hid_t loc, const char* name, H5T_class_t type_class, hid_t mem_type,
-                       std::vector<T>* out, const std::string& where) {
-  MESHSIM_ASSIGN_OR_RETURN(Table table, OpenTable(loc, name, type_class, where));
-  out->assign(table.rows, T{});
-  if (table.rows == 0) return absl::OkStatus();
+                       std::vector<T>* out, const std::string& where, size_t* cols = nullptr) {
+  MESHSIM_ASSIGN_OR_RETURN(Table table, OpenTable(loc, name, type_class, cols != nullptr, where));
+  if (cols != nullptr) *cols = table.cols;
+  out->assign(table.rows * table.cols, T{});
+  if (out->empty()) return absl::OkStatus();
   IdConversion conversion{.writing = false};
   MESHSIM_ASSIGN_OR_RETURN(Handle xfer, MakeTransfer(&conversion, where));
   if (H5Dread(table.dataset.get(), mem_type, H5S_ALL, H5S_ALL, xfer.get(), out->data()) < 0) {
@@ -631,6 +681,22 @@ absl::Status ReadTable(hid_t loc, const char* name, H5T_class_t type_class, hid_
                     absl::StrCat("reading dataset '", name, "'"));
   }
   return absl::OkStatus();
+}
+
+// Reads the variable-length strings of dataset `name` (as ReadTable) into `out`.
+absl::Status ReadStringTable(hid_t loc, const char* name, const Types& types,
+                             std::vector<std::string>* out, const std::string& where,
+                             size_t* cols = nullptr) {
+  std::vector<char*> texts;
+  const absl::Status status =
+      ReadTable(loc, name, H5T_STRING, types.string.get(), &texts, where, cols);
+  out->clear();
+  out->reserve(texts.size());
+  for (char* text : texts) {
+    if (status.ok()) out->emplace_back(text != nullptr ? text : "");
+    H5free_memory(text);
+  }
+  return status;
 }
 
 // Opens the attribute `name` of `loc`, checking it holds one value of one of `classes`; its
@@ -675,6 +741,39 @@ absl::StatusOr<std::string> ReadStringAttribute(hid_t loc, const std::string& na
                                       absl::StatusCode::kDataLoss));
   value.resize(std::strlen(value.c_str()));
   return value;
+}
+
+// Reads the 1-D attribute `name` of variable-length strings (a column list of /summary).
+absl::StatusOr<std::vector<std::string>> ReadStringListAttribute(hid_t loc, const std::string& name,
+                                                                 const Types& types,
+                                                                 const std::string& where) {
+  const std::string what = absl::StrCat("attribute '", name, "'");
+  const htri_t exists = H5Aexists(loc, name.c_str());
+  if (exists == 0) return absl::DataLossError(absl::StrCat(where, ": missing ", what));
+  MESHSIM_RETURN_IF_ERROR(CheckedCall(exists, where, what, absl::StatusCode::kDataLoss));
+  MESHSIM_ASSIGN_OR_RETURN(Handle attr, Checked(H5Aopen(loc, name.c_str(), H5P_DEFAULT), H5Aclose,
+                                                where, what, absl::StatusCode::kDataLoss));
+  MESHSIM_ASSIGN_OR_RETURN(Handle type, Checked(H5Aget_type(attr.get()), H5Tclose, where, what,
+                                                absl::StatusCode::kDataLoss));
+  MESHSIM_ASSIGN_OR_RETURN(Handle space, Checked(H5Aget_space(attr.get()), H5Sclose, where, what,
+                                                 absl::StatusCode::kDataLoss));
+  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) <= 0 ||
+      H5Sget_simple_extent_ndims(space.get()) != 1) {
+    H5Eclear2(H5E_DEFAULT);
+    return absl::DataLossError(absl::StrCat(where, ": ", what, " has the wrong type or shape"));
+  }
+  std::vector<char*> texts(H5Sget_simple_extent_npoints(space.get()), nullptr);
+  if (!texts.empty()) {
+    MESHSIM_RETURN_IF_ERROR(CheckedCall(H5Aread(attr.get(), types.string.get(), texts.data()),
+                                        where, what, absl::StatusCode::kDataLoss));
+  }
+  std::vector<std::string> values;
+  values.reserve(texts.size());
+  for (char* text : texts) {
+    values.emplace_back(text != nullptr ? text : "");
+    H5free_memory(text);
+  }
+  return values;
 }
 
 absl::StatusOr<int64_t> ReadIntAttribute(hid_t loc, const std::string& name,
@@ -755,6 +854,7 @@ struct Archive {
   Handle file;
   Handle runs;
   std::vector<std::string> run_names;
+  int schema_version = 0;
 };
 
 absl::StatusOr<Archive> OpenArchive(const std::string& path) {
@@ -791,6 +891,7 @@ absl::StatusOr<Archive> OpenArchive(const std::string& path) {
         absl::StrCat(where, ": schema version ", *schema, " is not supported (this meshsim reads ",
                      "versions 1 to ", kHdf5SchemaVersion, "; a newer meshsim wrote it?)"));
   }
+  archive.schema_version = static_cast<int>(*schema);
   if (H5Lexists(archive.file.get(), "runs", H5P_DEFAULT) <= 0) {
     H5Eclear2(H5E_DEFAULT);
     return absl::InvalidArgumentError(absl::StrCat(not_ours, " (no '/runs' group)"));
@@ -812,13 +913,9 @@ absl::Status CheckEnum(E value, size_t row, const char* column, const std::strin
                    " value this meshsim does not know (newer file or damaged)"));
 }
 
-absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where) {
-  MESHSIM_ASSIGN_OR_RETURN(Types types, MakeTypes(where));
-  MESHSIM_ASSIGN_OR_RETURN(int64_t chips, ReadIntAttribute(group, "chips", where));
-  if (chips < 0 || chips > std::numeric_limits<int>::max()) {
-    return absl::DataLossError(absl::StrCat(where, ": attribute 'chips' is out of range"));
-  }
-  run.chips = static_cast<int>(chips);
+// Reads the config and metrics groups of run group `group` into `run`.
+absl::Status ReadConfigAndMetrics(hid_t group, const Types& types, RunRecord& run,
+                                  const std::string& where) {
   {
     const std::string config_where = absl::StrCat(where, ": config");
     MESHSIM_ASSIGN_OR_RETURN(Handle config, OpenGroup(group, "config", where));
@@ -841,18 +938,39 @@ absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where)
       run.metrics.emplace_back(std::move(key), value);
     }
   }
-  {
-    std::vector<char*> names;
-    const absl::Status status =
-        ReadTable(group, "names", H5T_STRING, types.string.get(), &names, where);
-    run.names.reserve(names.size());
-    for (char* name : names) {
-      if (status.ok()) run.names.emplace_back(name != nullptr ? name : "");
-      H5free_memory(name);
-    }
-    MESHSIM_RETURN_IF_ERROR(status);
+  return absl::OkStatus();
+}
+
+// Whether run group `group` holds its timeline, edges and counters: its `has_timeline` attribute,
+// or true when it has none (version-1 files always hold them).
+absl::StatusOr<bool> HasTimeline(hid_t group, const std::string& where) {
+  const htri_t exists = H5Aexists(group, "has_timeline");
+  MESHSIM_RETURN_IF_ERROR(
+      CheckedCall(exists, where, "attribute 'has_timeline'", absl::StatusCode::kDataLoss));
+  if (exists == 0) return true;
+  MESHSIM_ASSIGN_OR_RETURN(int64_t value, ReadIntAttribute(group, "has_timeline", where));
+  if (value != 0 && value != 1) {
+    return absl::DataLossError(
+        absl::StrCat(where, ": attribute 'has_timeline' is ", value, ", expected 0 or 1"));
   }
-  {
+  return value == 1;
+}
+
+// Reads run group `group` into `run` (all but its name); `*has_timeline` (if given) receives
+// whether the group holds its timeline, edges and counters.
+absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where,
+                          bool* has_timeline_out = nullptr) {
+  MESHSIM_ASSIGN_OR_RETURN(Types types, MakeTypes(where));
+  MESHSIM_ASSIGN_OR_RETURN(int64_t chips, ReadIntAttribute(group, "chips", where));
+  if (chips < 0 || chips > std::numeric_limits<int>::max()) {
+    return absl::DataLossError(absl::StrCat(where, ": attribute 'chips' is out of range"));
+  }
+  run.chips = static_cast<int>(chips);
+  MESHSIM_ASSIGN_OR_RETURN(const bool has_timeline, HasTimeline(group, where));
+  if (has_timeline_out != nullptr) *has_timeline_out = has_timeline;
+  MESHSIM_RETURN_IF_ERROR(ReadConfigAndMetrics(group, types, run, where));
+  MESHSIM_RETURN_IF_ERROR(ReadStringTable(group, "names", types, &run.names, where));
+  if (has_timeline) {
     MESHSIM_ASSIGN_OR_RETURN(
         TableType type, MakeTableType(TimelineColumns(types), sizeof(core::TimelineRow), where));
     MESHSIM_RETURN_IF_ERROR(
@@ -867,7 +985,7 @@ absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where)
       MESHSIM_RETURN_IF_ERROR(CheckEnum(row.pass, i, "pass", timeline_where));
     }
   }
-  {
+  if (has_timeline) {
     MESHSIM_ASSIGN_OR_RETURN(TableType type, MakeTableType(EdgeColumns(), sizeof(DepEdge), where));
     MESHSIM_RETURN_IF_ERROR(
         ReadTable(group, "edges", H5T_COMPOUND, type.memory.get(), &run.edges, where));
@@ -897,7 +1015,7 @@ absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where)
       MESHSIM_RETURN_IF_ERROR(CheckEnum(run.resources[i].kind, i, "kind", resources_where));
     }
   }
-  {
+  if (has_timeline) {
     MESHSIM_ASSIGN_OR_RETURN(TableType type,
                              MakeTableType(CounterColumns(), sizeof(core::CounterSample), where));
     MESHSIM_RETURN_IF_ERROR(
@@ -906,31 +1024,324 @@ absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where)
   return absl::OkStatus();
 }
 
+// Reads /summary of `archive`, the open file `path`; NotFound when it has none.
+absl::StatusOr<SummaryTable> ReadSummaryOf(const Archive& archive, const std::string& path) {
+  const std::string where = absl::StrCat("cannot read '", path, "': summary");
+  const htri_t exists = H5Lexists(archive.file.get(), "summary", H5P_DEFAULT);
+  if (exists == 0) {
+    return absl::NotFoundError(
+        absl::StrCat("no summary in '", path, "' (schema version ", archive.schema_version, ")"));
+  }
+  MESHSIM_RETURN_IF_ERROR(
+      CheckedCall(exists, where, "group '/summary'", absl::StatusCode::kDataLoss));
+  MESHSIM_ASSIGN_OR_RETURN(
+      Handle group, Checked(H5Gopen2(archive.file.get(), "summary", H5P_DEFAULT), H5Gclose, where,
+                            "group '/summary'", absl::StatusCode::kDataLoss));
+  MESHSIM_ASSIGN_OR_RETURN(Types types, MakeTypes(where));
+  SummaryTable table;
+  MESHSIM_ASSIGN_OR_RETURN(table.keys, ReadStringListAttribute(group.get(), "keys", types, where));
+  MESHSIM_ASSIGN_OR_RETURN(table.metrics,
+                           ReadStringListAttribute(group.get(), "metrics", types, where));
+  MESHSIM_RETURN_IF_ERROR(ReadStringTable(group.get(), "runs", types, &table.runs, where));
+  std::vector<std::string> key_values;
+  size_t key_cols = 0;
+  MESHSIM_RETURN_IF_ERROR(
+      ReadStringTable(group.get(), "key_values", types, &key_values, where, &key_cols));
+  std::vector<double> metric_values;
+  size_t metric_cols = 0;
+  MESHSIM_RETURN_IF_ERROR(ReadTable(group.get(), "metric_values", H5T_FLOAT, H5T_NATIVE_DOUBLE,
+                                    &metric_values, where, &metric_cols));
+  const size_t rows = table.runs.size();
+  if (key_cols != table.keys.size() || key_values.size() != rows * key_cols ||
+      metric_cols != table.metrics.size() || metric_values.size() != rows * metric_cols) {
+    return absl::DataLossError(
+        absl::StrCat(where, ": its datasets and column lists disagree in size"));
+  }
+  // On disk a row is a run; in memory a vector is a column.
+  table.key_values.assign(key_cols, std::vector<std::string>(rows));
+  table.metric_values.assign(metric_cols, std::vector<double>(rows));
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t k = 0; k < key_cols; ++k) {
+      table.key_values[k][r] = std::move(key_values[r * key_cols + k]);
+    }
+    for (size_t m = 0; m < metric_cols; ++m) {
+      table.metric_values[m][r] = metric_values[r * metric_cols + m];
+    }
+  }
+  return table;
+}
+
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// ArchiveWriter.
+
+struct ArchiveWriter::State {
+  // What /summary needs of one run.
+  struct Row {
+    std::string name;
+    std::vector<std::pair<std::string, std::string>> config;
+    std::vector<std::pair<std::string, double>> metrics;
+  };
+  enum class Phase { kOpen, kCommitted, kAborted };
+
+  std::string temp;   // <path>.tmp.<pid>
+  std::string path;   // The destination.
+  std::string where;  // "cannot write '<path>'", the start of every message.
+  Types types;
+  Handle file;
+  Handle runs;  // The group /runs.
+  std::set<std::string> run_names;
+  std::vector<Row> rows;  // One per run added, in order.
+  Phase phase = Phase::kOpen;
+
+  // Creates the file (`temp` exists already) with its attributes and /runs.
+  absl::Status Open(const std::string& version) {
+    MESHSIM_ASSIGN_OR_RETURN(types, MakeTypes(where));
+    MESHSIM_ASSIGN_OR_RETURN(Handle fapl,
+                             Checked(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, where, "file access"));
+    // The 1.8 object format: readable by every HDF5 since 1.8 (and h5py), and it is the first
+    // with creation-order tracking and dense attribute storage.
+    MESHSIM_RETURN_IF_ERROR(CheckedCall(
+        H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18), where, "file access"));
+    // No timestamp on the root group either.
+    MESHSIM_ASSIGN_OR_RETURN(Handle fcpl,
+                             Checked(H5Pcreate(H5P_FILE_CREATE), H5Pclose, where, "file creation"));
+    MESHSIM_RETURN_IF_ERROR(
+        CheckedCall(H5Pset_obj_track_times(fcpl.get(), false), where, "file creation"));
+    MESHSIM_ASSIGN_OR_RETURN(
+        file, Checked(H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()), H5Fclose,
+                      where, "creating the file", absl::StatusCode::kInvalidArgument));
+    MESHSIM_RETURN_IF_ERROR(
+        WriteIntAttribute(file.get(), "schema_version", kHdf5SchemaVersion, where));
+    MESHSIM_RETURN_IF_ERROR(WriteStringAttribute(file.get(), "generator", "meshsim", types, where));
+    MESHSIM_RETURN_IF_ERROR(WriteStringAttribute(file.get(), "version", version, types, where));
+    MESHSIM_ASSIGN_OR_RETURN(runs, CreateOrderedGroup(file.get(), "runs", false, where));
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckOpen() const {
+    if (phase == Phase::kOpen) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        where, ": the archive was already ",
+        phase == Phase::kCommitted ? "committed" : "aborted (after an error or by Abort)"));
+  }
+
+  absl::Status AddRun(const RunRecord& run, bool with_timeline) {
+    MESHSIM_RETURN_IF_ERROR(CheckOpen());
+    MESHSIM_RETURN_IF_ERROR(ValidateRun(run, where));
+    if (run_names.count(run.name) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": a run named '", run.name, "' was already added"));
+    }
+    const absl::Status status = WriteRun(runs.get(), run, with_timeline, types, where);
+    if (!status.ok()) {
+      Abort();  // The file holds part of the run.
+      return status;
+    }
+    run_names.insert(run.name);
+    rows.push_back({run.name, run.config, run.metrics});
+    return absl::OkStatus();
+  }
+
+  absl::Status WriteSummary(const std::vector<std::string>& keys) {
+    const std::string summary_where = absl::StrCat(where, ": summary");
+    std::vector<std::string> metrics;
+    if (!rows.empty()) {
+      for (const auto& [metric, value] : rows.front().metrics) metrics.push_back(metric);
+    }
+    std::vector<const char*> names;
+    std::vector<const char*> key_values;
+    std::vector<double> metric_values;
+    names.reserve(rows.size());
+    key_values.reserve(rows.size() * keys.size());
+    metric_values.reserve(rows.size() * metrics.size());
+    for (const Row& row : rows) {
+      names.push_back(row.name.c_str());
+      for (const std::string& key : keys) {
+        const auto it = std::find_if(row.config.begin(), row.config.end(),
+                                     [&](const auto& entry) { return entry.first == key; });
+        key_values.push_back(it != row.config.end() ? it->second.c_str() : "");
+      }
+      for (const std::string& metric : metrics) {
+        const auto it = std::find_if(row.metrics.begin(), row.metrics.end(),
+                                     [&](const auto& entry) { return entry.first == metric; });
+        metric_values.push_back(it != row.metrics.end() ? it->second
+                                                        : std::numeric_limits<double>::quiet_NaN());
+      }
+    }
+    MESHSIM_ASSIGN_OR_RETURN(Handle group,
+                             CreateOrderedGroup(file.get(), "summary", true, summary_where));
+    MESHSIM_RETURN_IF_ERROR(
+        WriteStringListAttribute(group.get(), "keys", keys, types, summary_where));
+    MESHSIM_RETURN_IF_ERROR(
+        WriteStringListAttribute(group.get(), "metrics", metrics, types, summary_where));
+    MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "runs", types.string.get(), types.string.get(),
+                                       names.size(), names.data(), summary_where));
+    MESHSIM_RETURN_IF_ERROR(WriteMatrix(group.get(), "key_values", types.string.get(),
+                                        types.string.get(), rows.size(), keys.size(),
+                                        key_values.data(), summary_where));
+    MESHSIM_RETURN_IF_ERROR(WriteMatrix(group.get(), "metric_values", H5T_IEEE_F64LE,
+                                        H5T_NATIVE_DOUBLE, rows.size(), metrics.size(),
+                                        metric_values.data(), summary_where));
+    return absl::OkStatus();
+  }
+
+  absl::Status Commit(const std::vector<std::string>& keys) {
+    MESHSIM_RETURN_IF_ERROR(CheckOpen());
+    std::set<std::string> seen;
+    for (const std::string& key : keys) {
+      if (key.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(where, ": summary: empty key"));
+      }
+      if (!seen.insert(key).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": summary: key '", key, "' given twice"));
+      }
+    }
+    absl::Status status = WriteSummary(keys);
+    if (status.ok() && !runs.Close()) {
+      status = HdfError(absl::StatusCode::kInternal, where, "closing group '/runs'");
+    }
+    if (status.ok() && !file.Close()) {
+      status = HdfError(absl::StatusCode::kInternal, where, "closing the file");
+    }
+    if (status.ok()) status = SyncToDisk(temp, where);
+    if (status.ok() && std::rename(temp.c_str(), path.c_str()) != 0) {
+      status = absl::InvalidArgumentError(absl::StrCat(where, ": ", ErrnoMessage(errno)));
+    }
+    if (!status.ok()) {
+      Abort();
+      return status;
+    }
+    phase = Phase::kCommitted;
+    return absl::OkStatus();
+  }
+
+  void Abort() {
+    if (phase != Phase::kOpen) return;
+    ErrorSilencer silencer;
+    runs = Handle();
+    file = Handle();
+    H5Eclear2(H5E_DEFAULT);
+    std::remove(temp.c_str());
+    phase = Phase::kAborted;
+  }
+};
+
+ArchiveWriter::ArchiveWriter(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+ArchiveWriter::~ArchiveWriter() { Abort(); }
+
+absl::StatusOr<std::unique_ptr<ArchiveWriter>> ArchiveWriter::Create(const std::string& path,
+                                                                     const std::string& version) {
+  if (path.empty()) return absl::InvalidArgumentError("cannot write '': empty output path");
+  auto state = std::make_unique<State>();
+  state->path = path;
+  state->temp = absl::StrCat(path, ".tmp.", ::getpid());
+  state->where = absl::StrCat("cannot write '", path, "'");
+  // Create the temporary file ourselves first: it gives plain OS messages ("No such file or
+  // directory", "Permission denied") for a bad destination.
+  const int fd = ::open(state->temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  if (fd < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(state->where, ": ", ErrnoMessage(errno)));
+  }
+  ::close(fd);
+  ErrorSilencer silencer;
+  const absl::Status status = state->Open(version);
+  if (!status.ok()) {
+    state->Abort();
+    return status;
+  }
+  return std::unique_ptr<ArchiveWriter>(new ArchiveWriter(std::move(state)));
+}
+
+absl::Status ArchiveWriter::AddRun(const RunRecord& run, bool with_timeline) {
+  ErrorSilencer silencer;
+  return state_->AddRun(run, with_timeline);
+}
+
+absl::Status ArchiveWriter::Commit(const std::vector<std::string>& keys) {
+  ErrorSilencer silencer;
+  return state_->Commit(keys);
+}
+
+void ArchiveWriter::Abort() { state_->Abort(); }
+
+int ArchiveWriter::runs_added() const { return static_cast<int>(state_->rows.size()); }
+
+// ---------------------------------------------------------------------------------------------
+// Whole files.
 
 absl::Status WriteRuns(const std::string& path, const std::vector<const RunRecord*>& runs,
                        const std::string& version) {
-  const std::string where = absl::StrCat("cannot write '", path, "'");
   if (path.empty()) return absl::InvalidArgumentError("cannot write '': empty output path");
-  MESHSIM_RETURN_IF_ERROR(ValidateRuns(runs, where));
-
-  // Create the temporary file ourselves first: it gives plain OS messages ("No such file or
-  // directory", "Permission denied") for a bad destination.
-  const std::string temp = absl::StrCat(path, ".tmp.", ::getpid());
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
-  if (fd < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": ", ErrnoMessage(errno)));
+  MESHSIM_RETURN_IF_ERROR(ValidateRuns(runs, absl::StrCat("cannot write '", path, "'")));
+  MESHSIM_ASSIGN_OR_RETURN(std::unique_ptr<ArchiveWriter> writer,
+                           ArchiveWriter::Create(path, version));
+  for (const RunRecord* run : runs) {
+    MESHSIM_RETURN_IF_ERROR(writer->AddRun(*run, /*with_timeline=*/true));
   }
-  ::close(fd);
+  return writer->Commit({});
+}
 
+absl::Status MergeArchives(const std::string& out, const std::vector<std::string>& inputs,
+                           const std::string& version) {
+  const std::string where = absl::StrCat("cannot merge into '", out, "'");
+  if (inputs.empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": no input files"));
   ErrorSilencer silencer;
-  absl::Status status = WriteFile(temp, runs, version, where);
-  if (status.ok()) status = SyncToDisk(temp, where);
-  if (status.ok() && std::rename(temp.c_str(), path.c_str()) != 0) {
-    status = absl::InvalidArgumentError(absl::StrCat(where, ": ", ErrnoMessage(errno)));
+  // Check every input before touching `out`, and gather the summary keys.
+  std::vector<std::string> keys;
+  std::set<std::string> seen_keys;
+  std::map<std::string, size_t> run_input;  // Run name -> index of the input holding it.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    MESHSIM_ASSIGN_OR_RETURN(Archive archive, OpenArchive(inputs[i]));
+    if (archive.schema_version != kHdf5SchemaVersion) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot merge '", inputs[i], "': schema version ", archive.schema_version,
+          ", but merge joins only version ", kHdf5SchemaVersion, " archives (this meshsim's)"));
+    }
+    for (const std::string& name : archive.run_names) {
+      const auto [it, inserted] = run_input.emplace(name, i);
+      if (!inserted) {
+        return absl::InvalidArgumentError(absl::StrCat(where, ": run '", name, "' is in both '",
+                                                       inputs[it->second], "' and '", inputs[i],
+                                                       "'"));
+      }
+    }
+    absl::StatusOr<SummaryTable> summary = ReadSummaryOf(archive, inputs[i]);
+    if (!summary.ok() && summary.status().code() != absl::StatusCode::kNotFound) {
+      return summary.status();
+    }
+    if (summary.ok()) {
+      for (const std::string& key : summary->keys) {
+        if (seen_keys.insert(key).second) keys.push_back(key);
+      }
+    }
   }
-  if (!status.ok()) std::remove(temp.c_str());
-  return status;
+
+  // Each run is read and written again through AddRun rather than copied with H5Ocopy: the
+  // HDF5 1.10 of Debian 12 crashes copying a group with more than 8 variable-length string
+  // attributes (HDFGroup/hdf5#2414, fixed in 1.14.4), and every run's config is one. One write
+  // path also makes the result byte-identical to writing the runs to one file, and checks the
+  // inputs on the way. One run is in memory at a time.
+  MESHSIM_ASSIGN_OR_RETURN(std::unique_ptr<ArchiveWriter> writer,
+                           ArchiveWriter::Create(out, version));
+  for (const std::string& input : inputs) {
+    MESHSIM_ASSIGN_OR_RETURN(Archive archive, OpenArchive(input));
+    for (const std::string& name : archive.run_names) {
+      const std::string run_where = absl::StrCat("cannot read '", input, "': run '", name, "'");
+      MESHSIM_ASSIGN_OR_RETURN(
+          Handle group, Checked(H5Gopen2(archive.runs.get(), name.c_str(), H5P_DEFAULT), H5Gclose,
+                                run_where, "opening the group", absl::StatusCode::kDataLoss));
+      RunRecord run;
+      run.name = name;
+      bool has_timeline = true;
+      MESHSIM_RETURN_IF_ERROR(ReadRunGroup(group.get(), run, run_where, &has_timeline));
+      MESHSIM_RETURN_IF_ERROR(writer->AddRun(run, has_timeline));
+    }
+  }
+  return writer->Commit(keys);
 }
 
 absl::StatusOr<std::vector<std::string>> ListRuns(const std::string& path) {
@@ -963,6 +1374,12 @@ absl::StatusOr<RunRecord> ReadRun(const std::string& path, const std::string& ru
   run.name = name;
   MESHSIM_RETURN_IF_ERROR(ReadRunGroup(group.get(), run, where));
   return run;
+}
+
+absl::StatusOr<SummaryTable> ReadSummary(const std::string& path) {
+  ErrorSilencer silencer;
+  MESHSIM_ASSIGN_OR_RETURN(Archive archive, OpenArchive(path));
+  return ReadSummaryOf(archive, path);
 }
 
 }  // namespace meshsim::sim

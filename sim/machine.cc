@@ -31,7 +31,8 @@ absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& o,
   params.oversubscription = o.system.net.oversubscription;
   MESHSIM_ASSIGN_OR_RETURN(network::Topology topology, network::Topology::Build(params));
 
-  auto machine = std::unique_ptr<Machine>(new Machine{std::move(topology), nullptr, nullptr, {}});
+  auto machine =
+      std::unique_ptr<Machine>(new Machine{std::move(topology), nullptr, nullptr, nullptr, {}});
   const accel::ChipConfig& chip = o.system.chip;
   machine->chips = std::make_unique<accel::ChipModel>(fair_share, chip, o.chips);
   std::vector<core::ResourceId> hbm;
@@ -41,6 +42,11 @@ absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& o,
   const double reduce_bytes_per_s = 3.0 * chip.element_bytes * chip.cores * chip.vector_flops_per_s;
   machine->network = std::make_unique<network::NetworkModel>(
       fair_share, machine->topology, o.system.net, std::move(hbm), reduce_bytes_per_s);
+  if (o.system.net.collective_overlap == 0) {
+    machine->arbiter = std::make_unique<core::ModeArbiter>(o.chips);
+    machine->chips->set_arbiter(machine->arbiter.get());
+    machine->network->set_arbiter(machine->arbiter.get());
+  }
   return machine;
 }
 

@@ -14,6 +14,7 @@
 #include "algorithms/mesh.h"
 #include "core/executor.h"
 #include "core/fair_share.h"
+#include "core/mode_arbiter.h"
 #include "network/network_model.h"
 #include "network/topology.h"
 #include "sim/options.h"
@@ -24,6 +25,7 @@ struct Machine {
   network::Topology topology;
   std::unique_ptr<accel::ChipModel> chips;
   std::unique_ptr<network::NetworkModel> network;
+  std::unique_ptr<core::ModeArbiter> arbiter;  // Only when comm.collective_overlap = 0.
   core::DelayRunner delays;
 
   // Registers the runners of every op kind with `exec`.

@@ -58,6 +58,7 @@ std::vector<std::pair<std::string, double>> RunMetrics::Pairs() const {
           {"comm.sync_s", comm_sync_s},
           {"comm.transfer_s", comm_transfer_s},
           {"comm.exposed_s", comm_exposed_s},
+          {"compute_s", compute_s},
           {"bytes_sent_per_chip", bytes_sent_per_chip},
           {"ops", ops},
           {"events", events},
@@ -102,12 +103,14 @@ RunMetrics ComputeMetrics(const std::vector<core::TimelineRow>& timeline, int ch
         break;
     }
   }
-  int64_t exposed = 0;
+  int64_t exposed = 0, computing = 0;
   for (int c = 0; c < chips; ++c) {
     Merge(comm[c]);
     Merge(compute[c]);
     exposed += Difference(comm[c], compute[c]);
+    for (const auto& [start, end] : compute[c]) computing += end - start;
   }
+  m.compute_s = computing / 1e12 / std::max(chips, 1);
   const double n = std::max(chips, 1);
   m.comm_launch_s = launch / 1e12 / n;
   m.comm_sync_s = sync / 1e12 / n;

@@ -7,6 +7,7 @@
 //   comm.exposed_s = per-chip average of |∪ comm op intervals \ ∪ compute op intervals|
 //       (compute = GeMM and vector ops)
 //   bytes_sent_per_chip = Σ bytes of comm op rows / chips
+//   compute_s = per-chip average of |∪ compute op intervals| (time some core computes)
 #ifndef MESHSIM_SIM_METRICS_H_
 #define MESHSIM_SIM_METRICS_H_
 
@@ -25,6 +26,7 @@ struct RunMetrics {
   double flop_utilization = 0;
   int chips = 0;
   double comm_launch_s = 0, comm_sync_s = 0, comm_transfer_s = 0, comm_exposed_s = 0;
+  double compute_s = 0;
   double bytes_sent_per_chip = 0;
   double ops = 0;
   double events = 0;

@@ -121,6 +121,15 @@ absl::Status CheckOneOf(const std::string& key, const std::string& value,
 
 }  // namespace
 
+std::vector<std::string> RunOptionKeys() {
+  std::vector<std::string> keys;
+  const po::options_description description = Description();
+  for (const auto& option : description.options()) {
+    if (option->long_name() != "help") keys.push_back(option->long_name());
+  }
+  return keys;
+}
+
 std::string RunHelp() {
   std::ostringstream os;
   os << "usage: meshsim run [--config FILE] [OPTIONS] [--out RUN.h5] [--trace RUN.json] "

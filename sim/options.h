@@ -75,6 +75,9 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw);
 // is not itself a directory. `key` names the option in the message.
 absl::Status CheckOutputPath(const std::string& key, const std::string& path);
 
+// Every key `run` accepts (options and system parameters), e.g. "chips", "link.bandwidth".
+std::vector<std::string> RunOptionKeys();
+
 // The allowed values of the enumerated options, for `--help` and `list`.
 const std::vector<std::string>& Workloads();
 const std::vector<std::string>& Topologies();

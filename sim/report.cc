@@ -113,8 +113,10 @@ void PrintTable(const RunRecord& r, std::ostream& os) {
   PrintGemms(r, os);
 }
 
-void PrintJson(const RunRecord& r, std::ostream& os) {
+void PrintJson(const RunRecord& r, std::ostream& os, const std::vector<std::string>& top_keys) {
   os << "{\"run\": " << JsonString(r.name);
+  for (const std::string& k : top_keys)
+    os << ", " << JsonString(k) << ": " << JsonString(ConfigValue(r, k));
   for (const char* key : {"makespan_s", "flops", "flop_utilization"}) {
     os << ", " << JsonString(key) << ": " << JsonNumber(r.Metric(key));
   }
@@ -151,6 +153,41 @@ void PrintJson(const RunRecord& r, std::ostream& os) {
 
 }  // namespace
 
+void PrintSummary(const std::vector<const RunRecord*>& runs, const std::vector<std::string>& keys,
+                  std::ostream& os) {
+  double baseline = 0;
+  for (const RunRecord* r : runs) {
+    if (r->name == "collective") baseline = r->Metric("makespan_s");
+  }
+  std::vector<size_t> width;
+  for (const std::string& k : keys) {
+    size_t w = k.size();
+    for (const RunRecord* r : runs) w = std::max(w, ConfigValue(*r, k).size());
+    width.push_back(w);
+  }
+  size_t name_width = 9;
+  for (const RunRecord* r : runs) name_width = std::max(name_width, r->name.size());
+  const auto row = [&](const std::string& name, const std::vector<std::string>& values,
+                       const std::string& a, const std::string& b, const std::string& c,
+                       const std::string& d) {
+    os << "  " << absl::StrFormat("%-*s", name_width, name);
+    for (size_t i = 0; i < values.size(); ++i)
+      os << "  " << absl::StrFormat("%-*s", width[i], values[i]);
+    os << absl::StrFormat("  %12s %10s %13s", a, b, c);
+    if (baseline > 0) os << absl::StrFormat(" %13s", d);
+    os << "\n";
+  };
+  row("run", keys, "makespan", "FLOP util", "comm exposed", "vs collective");
+  for (const RunRecord* r : runs) {
+    std::vector<std::string> values;
+    for (const std::string& k : keys) values.push_back(ConfigValue(*r, k));
+    const double t = r->Metric("makespan_s");
+    row(r->name, values, Seconds(t), absl::StrFormat("%.1f%%", 100 * r->Metric("flop_utilization")),
+        Seconds(r->Metric("comm.exposed_s")),
+        baseline > 0 && t > 0 ? absl::StrFormat("%.2fx", baseline / t) : "-");
+  }
+}
+
 void PrintComparison(const std::vector<const RunRecord*>& runs, std::ostream& os) {
   if (runs.empty()) return;
   const RunRecord& first = *runs.front();
@@ -159,32 +196,19 @@ void PrintComparison(const std::vector<const RunRecord*>& runs, std::ostream& os
   os << absl::StrFormat("%s on %d chips of %s (batch %s, seq %s, pass %s)\n", what, first.chips,
                         ConfigValue(first, "system"), ConfigValue(first, "batch"),
                         ConfigValue(first, "seq"), ConfigValue(first, "pass"));
-  double baseline = 0;
-  for (const RunRecord* r : runs) {
-    if (r->name == "collective") baseline = r->Metric("makespan_s");
-  }
-  os << absl::StrFormat("  %-11s %-8s %-9s %-6s %12s %10s %14s %14s\n", "algorithm", "topology",
-                        "mesh", "slices", "makespan", "FLOP util", "comm exposed", "vs collective");
-  for (const RunRecord* r : runs) {
-    const double t = r->Metric("makespan_s");
-    os << absl::StrFormat("  %-11s %-8s %-9s %-6s %12s %9.1f%% %14s %14s\n", r->name,
-                          ConfigValue(*r, "topology"), ConfigValue(*r, "mesh"),
-                          ConfigValue(*r, "slices"), Seconds(t),
-                          100 * r->Metric("flop_utilization"), Seconds(r->Metric("comm.exposed_s")),
-                          baseline > 0 && t > 0 ? absl::StrFormat("%.2fx", baseline / t) : "-");
-  }
+  PrintSummary(runs, {"topology", "mesh", "slices"}, os);
 }
 
 void PrintRuns(const std::vector<const RunRecord*>& runs, const std::string& format,
-               std::ostream& os) {
+               std::ostream& os, const std::vector<std::string>& top_keys) {
   if (format == "json") {
     if (runs.size() == 1) {
-      PrintJson(*runs[0], os);
+      PrintJson(*runs[0], os, top_keys);
     } else {
       os << "[";
       for (size_t i = 0; i < runs.size(); ++i) {
         if (i) os << ",\n ";
-        PrintJson(*runs[i], os);
+        PrintJson(*runs[i], os, top_keys);
       }
       os << "]";
     }

@@ -1,8 +1,11 @@
 #include "sim/run.h"
 
 #include <chrono>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "algorithms/autotune/autotuner.h"
 #include "algorithms/dataflow.h"
 #include "algorithms/llm.h"
 #include "algorithms/microbench.h"
@@ -14,6 +17,7 @@
 #include "core/status_macros.h"
 #include "sim/machine.h"
 #include "sim/metrics.h"
+#include "sim/tune.h"
 #include "workloads/transformer.h"
 
 namespace meshsim::sim {
@@ -26,8 +30,33 @@ absl::StatusOr<workloads::ModelShape> Model(const RunOptions& o) {
   return workloads::FindModel(o.model);
 }
 
-absl::Status BuildWorkload(const RunOptions& o, const algorithms::Mesh& mesh,
-                           core::OpGraph& graph) {
+// What a run lowers besides its options: the logical mesh and, for MeshSlice on the llm
+// workload, the per-layer slice counts.
+struct Plan {
+  algorithms::Mesh mesh;
+  bool one_dimensional = false;
+  std::vector<int> layer_slices;  // Indexed by FcLayer::index; empty = o.slices everywhere.
+};
+
+// `--mesh auto` and `--slices auto` mean the autotuner's choice for MeshSlice on the llm
+// workload (CLI.md); other algorithms and workloads keep the squarest mesh and the plugin's
+// default S.
+bool UsesAutotuner(const RunOptions& o) {
+  return o.workload == "llm" && o.algorithm == "meshslice";
+}
+
+// The autotuner on `meshes` (empty = its candidates) with the run's cost model; an error when
+// it has no valid candidate (callers then fall back to the non-tuned behaviour, whose lowering
+// reports the plugin's precondition).
+absl::StatusOr<algorithms::TuneResult> AutotuneRun(const RunOptions& o,
+                                                   std::vector<algorithms::Mesh> meshes) {
+  MESHSIM_ASSIGN_OR_RETURN(algorithms::TuneProblem problem, MakeTuneProblem(o));
+  problem.meshes = std::move(meshes);
+  return algorithms::Autotune(problem, RunCostModel());
+}
+
+absl::Status BuildWorkload(const RunOptions& o, const Plan& run_plan, core::OpGraph& graph) {
+  const algorithms::Mesh& mesh = run_plan.mesh;
   if (o.workload == "chain") {
     return algorithms::BuildChain({.chips = o.chips, .steps = o.steps, .step = o.step_time}, graph);
   }
@@ -59,15 +88,24 @@ absl::Status BuildWorkload(const RunOptions& o, const algorithms::Mesh& mesh,
     problems.push_back(p);
   } else {
     MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, Model(o));
-    algorithms::BlockPlan plan{model,      o.batch,  o.seq, o.pass,
-                               o.dataflow, o.slices, mesh,  o.system.chip.element_bytes};
+    algorithms::BlockPlan plan{model,
+                               o.batch,
+                               o.seq,
+                               o.pass,
+                               o.dataflow,
+                               o.slices,
+                               mesh,
+                               o.system.chip.element_bytes,
+                               run_plan.layer_slices};
     MESHSIM_ASSIGN_OR_RETURN(problems, algorithms::BlockProblems(plan));
   }
   return algorithms::LowerProblems(problems, *algorithm, mesh, o.slices,
                                    o.system.chip.element_bytes, graph);
 }
 
-// The logical mesh: 1D algorithms use one ring of every chip; 2D ones the given or squarest mesh.
+// The logical mesh: 1D algorithms use one ring of every chip; 2D ones the given mesh, else for
+// MeshSlice on llm the autotuner's mesh, else (or when the tuner has no candidate, e.g. chips
+// not 4·C with C ≥ 4) the squarest mesh.
 absl::StatusOr<algorithms::Mesh> ResolveMesh(const RunOptions& o, bool* one_dimensional) {
   *one_dimensional = false;
   if (o.workload == "llm" || (o.workload == "gemm" && o.chips > 1)) {
@@ -83,27 +121,38 @@ absl::StatusOr<algorithms::Mesh> ResolveMesh(const RunOptions& o, bool* one_dime
     }
     return algorithms::Mesh{1, o.chips};
   }
-  return o.mesh_rows > 0 ? algorithms::Mesh{o.mesh_rows, o.mesh_cols}
-                         : algorithms::Mesh::Squarest(o.chips);
+  if (o.mesh_rows > 0) return algorithms::Mesh{o.mesh_rows, o.mesh_cols};
+  if (UsesAutotuner(o)) {
+    absl::StatusOr<algorithms::TuneResult> tuned = AutotuneRun(o, {});
+    if (tuned.ok()) return tuned->mesh;
+  }
+  return algorithms::Mesh::Squarest(o.chips);
 }
 
-}  // namespace
-
-absl::Status CheckRun(const RunOptions& options) {
-  bool one_dimensional = false;
-  MESHSIM_ASSIGN_OR_RETURN(const algorithms::Mesh mesh, ResolveMesh(options, &one_dimensional));
-  core::OpGraph graph;
-  return BuildWorkload(options, mesh, graph);
+// The mesh, and the per-layer S: `layer_slices` when given; for `--slices auto` with MeshSlice
+// on llm, the autotuner's S for each layer on that mesh (none when the tuner rejects the mesh:
+// the plugin's default and its error then apply); else none (o.slices for every problem).
+absl::StatusOr<Plan> ResolvePlan(const RunOptions& o, const std::vector<int>* layer_slices) {
+  Plan plan;
+  MESHSIM_ASSIGN_OR_RETURN(plan.mesh, ResolveMesh(o, &plan.one_dimensional));
+  if (layer_slices != nullptr) {
+    plan.layer_slices = *layer_slices;
+  } else if (o.slices == 0 && UsesAutotuner(o)) {
+    absl::StatusOr<algorithms::TuneResult> tuned = AutotuneRun(o, {plan.mesh});
+    if (tuned.ok()) plan.layer_slices = tuned->LayerSlices();
+  }
+  return plan;
 }
 
-absl::StatusOr<RunRecord> Simulate(const RunOptions& options) {
+absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
+                                       const std::vector<int>* layer_slices) {
   const auto wall_start = std::chrono::steady_clock::now();
-  bool one_dimensional = false;
-  MESHSIM_ASSIGN_OR_RETURN(const algorithms::Mesh mesh, ResolveMesh(options, &one_dimensional));
+  MESHSIM_ASSIGN_OR_RETURN(const Plan plan, ResolvePlan(options, layer_slices));
+  const algorithms::Mesh& mesh = plan.mesh;
   RunOptions o = options;
-  if (one_dimensional && !o.topology_given) o.topology = "ring";  // Paper §4.3: two links each.
+  if (plan.one_dimensional && !o.topology_given) o.topology = "ring";  // Paper §4.3: two links.
   core::OpGraph graph;
-  MESHSIM_RETURN_IF_ERROR(BuildWorkload(o, mesh, graph));
+  MESHSIM_RETURN_IF_ERROR(BuildWorkload(o, plan, graph));
 
   core::Simulator sim;
   core::FairShare fair_share(sim);
@@ -118,6 +167,10 @@ absl::StatusOr<RunRecord> Simulate(const RunOptions& options) {
   rec.config = o.Resolved();
   for (auto& [key, value] : rec.config) {
     if (key == "mesh") value = mesh.ToString();  // The mesh actually used.
+    // Per-layer S actually used, in model order (qkv, attn_out, ffn_up, ffn_down).
+    if (key == "slices" && !plan.layer_slices.empty()) {
+      value = absl::StrJoin(plan.layer_slices, ",");
+    }
   }
   rec.names = graph.names().all();
   rec.timeline = exec.TakeTimeline();
@@ -146,6 +199,23 @@ absl::StatusOr<RunRecord> Simulate(const RunOptions& options) {
   rec.metrics.emplace_back("fingerprint_hi", static_cast<double>(fp >> 32));
   rec.metrics.emplace_back("fingerprint_lo", static_cast<double>(fp & 0xffffffffu));
   return rec;
+}
+
+}  // namespace
+
+absl::Status CheckRun(const RunOptions& options) {
+  MESHSIM_ASSIGN_OR_RETURN(const Plan plan, ResolvePlan(options, nullptr));
+  core::OpGraph graph;
+  return BuildWorkload(options, plan, graph);
+}
+
+absl::StatusOr<RunRecord> Simulate(const RunOptions& options) {
+  return SimulatePlan(options, nullptr);
+}
+
+absl::StatusOr<RunRecord> SimulateWithLayerSlices(const RunOptions& options,
+                                                  const std::vector<int>& layer_slices) {
+  return SimulatePlan(options, &layer_slices);
 }
 
 uint64_t Fingerprint(const RunRecord& record) {

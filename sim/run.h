@@ -9,6 +9,7 @@
 #define MESHSIM_SIM_RUN_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "sim/options.h"
@@ -24,6 +25,12 @@ absl::Status CheckRun(const RunOptions& options);
 // Errors: Unimplemented for workloads this build cannot run yet; Internal with a hang report if
 // the simulation stalls.
 absl::StatusOr<RunRecord> Simulate(const RunOptions& options);
+
+// Simulate with the llm workload's per-layer MeshSlice slice counts fixed to
+// `layer_slices` (indexed by FcLayer::index) instead of options.slices; the record's config
+// "slices" shows them ("8,4,8,4").
+absl::StatusOr<RunRecord> SimulateWithLayerSlices(const RunOptions& options,
+                                                  const std::vector<int>& layer_slices);
 
 // The determinism fingerprint of the last run's op completion order, kept in the record as the
 // metric "fingerprint" split into two exact 32-bit halves.

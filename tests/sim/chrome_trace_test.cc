@@ -749,6 +749,37 @@ TEST(ChromeTraceTest, Counters) {
                                    T{"link 1->2 GB/s", 2, "5", 0}));
 }
 
+TEST(ChromeTraceTest, CountersOverBudgetAreBucketAverages) {
+  // One link of 100 B/s toggling 100 → 0 every microsecond for 8 us, then idle (9 samples, the
+  // last at 8 us). With a budget of 4 samples for 1 track the bucket is 8 us · 1 / 4 = 2 us:
+  // buckets [0, 2) … [6, 8) average 50% (written once, at 0: equal averages are not repeated)
+  // and [8, 10) averages 0%.
+  RunRecord run;
+  run.name = "buckets";
+  run.chips = 1;
+  core::ResourceInfo link;
+  link.name = "link";
+  link.chip = core::ChipId(0);
+  link.capacity_bytes_per_s = 100;
+  run.resources.push_back(link);
+  for (int i = 0; i <= 8; ++i) {
+    run.counters.push_back({Us(i), core::ResourceId(0), i % 2 == 0 && i < 8 ? 100.0 : 0.0});
+  }
+  ChromeTraceOptions options;
+  options.max_counter_samples = 4;
+  const Trace t = Export(run, "chrome_trace_buckets.json", options);
+  const auto counters = t.Phase("C");
+  ASSERT_EQ(counters.size(), 2u);
+  EXPECT_EQ(counters[0]->NumText("ts"), "0");
+  EXPECT_DOUBLE_EQ(counters[0]->Get("args")->Num("util %"), 50);
+  EXPECT_EQ(counters[1]->NumText("ts"), "8");
+  EXPECT_DOUBLE_EQ(counters[1]->Get("args")->Num("util %"), 0);
+  EXPECT_EQ(t.root.Get("otherData")->Str("counters"), "averaged over buckets of 2.000 us");
+  // Within the budget the same samples are exact.
+  options.max_counter_samples = 9;
+  EXPECT_EQ(Export(run, "chrome_trace_exact.json", options).Phase("C").size(), 9u);
+}
+
 TEST(ChromeTraceTest, OptionsTurnPartsOff) {
   const RunRecord run = MakeRecord();
   ChromeTraceOptions options;

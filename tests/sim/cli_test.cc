@@ -48,9 +48,10 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+// The source tree: $MESHSIM_SOURCE_DIR (set by ctest), else the path compiled in.
 std::string SourceDir() {
   const char* d = std::getenv("MESHSIM_SOURCE_DIR");
-  return d ? d : ".";
+  return d ? d : MESHSIM_SOURCE_DIR_DEFAULT;
 }
 
 // A bad-input case: the arguments, and words the one-line message must contain (the key and

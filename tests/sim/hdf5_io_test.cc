@@ -11,8 +11,10 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -457,7 +459,7 @@ TEST_F(Hdf5IoTest, ForeignAndNewerHdf5FilesAreRefused) {
   H5Fclose(file);
   status = ReadRun(newer).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(status.message(), HasSubstr("schema version 2"));
+  EXPECT_THAT(status.message(), HasSubstr("schema version " + std::to_string(version)));
 }
 
 TEST_F(Hdf5IoTest, DamagedRunIsDataLoss) {
@@ -531,6 +533,540 @@ TEST_F(Hdf5IoTest, H5dumpReadsTheFile) {
   EXPECT_THAT(header, HasSubstr("\"sync\""));
   EXPECT_THAT(header, HasSubstr("\"alltoall\""));
   EXPECT_THAT(header, HasSubstr("\"bwd-weight\""));
+}
+
+// ---------------------------------------------------------------------------------------------
+// ArchiveWriter, ReadSummary, MergeArchives.
+
+// A record with everything MakeRecord has, but its own config and metrics.
+RunRecord MakeSweepRecord(const std::string& name,
+                          std::vector<std::pair<std::string, std::string>> config,
+                          std::vector<std::pair<std::string, double>> metrics) {
+  RunRecord run = MakeRecord(name);
+  run.config = std::move(config);
+  run.metrics = std::move(metrics);
+  return run;
+}
+
+// `run` as it reads back when stored without its timeline.
+RunRecord WithoutTimeline(RunRecord run) {
+  run.timeline.clear();
+  run.edges.clear();
+  run.counters.clear();
+  return run;
+}
+
+std::unique_ptr<ArchiveWriter> CreateWriter(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<ArchiveWriter>> writer = ArchiveWriter::Create(path, "v");
+  EXPECT_TRUE(writer.ok()) << writer.status();
+  return writer.ok() ? std::move(*writer) : nullptr;
+}
+
+// Equal, with NaN equal to NaN.
+bool SameDouble(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+
+void ExpectSameSummary(const SummaryTable& a, const SummaryTable& b) {
+  EXPECT_EQ(a.runs, b.runs);
+  EXPECT_EQ(a.keys, b.keys);
+  EXPECT_EQ(a.key_values, b.key_values);
+  EXPECT_EQ(a.metrics, b.metrics);
+  ASSERT_EQ(a.metric_values.size(), b.metric_values.size());
+  for (size_t m = 0; m < a.metric_values.size(); ++m) {
+    ASSERT_EQ(a.metric_values[m].size(), b.metric_values[m].size()) << "metric " << m;
+    for (size_t r = 0; r < a.metric_values[m].size(); ++r) {
+      EXPECT_TRUE(SameDouble(a.metric_values[m][r], b.metric_values[m][r]))
+          << "metric " << m << " row " << r << ": " << a.metric_values[m][r] << " vs "
+          << b.metric_values[m][r];
+    }
+  }
+}
+
+// Every object of the file at `path` that meshsim creates, with its timestamps: all must be 0
+// (not stored), so that identical inputs give identical files.
+void ExpectNoTimestamps(const std::string& path, const std::vector<std::string>& objects) {
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  for (const std::string& object : objects) {
+    H5O_info_t info;
+    ASSERT_GE(H5Oget_info_by_name2(file, object.c_str(), &info, H5O_INFO_TIME, H5P_DEFAULT), 0)
+        << object;
+    EXPECT_EQ(info.ctime, 0) << path << ": " << object;
+    EXPECT_EQ(info.mtime, 0) << path << ": " << object;
+  }
+  H5Fclose(file);
+}
+
+// The integer attribute `name` of `object` in the file at `path`, read without meshsim's reader.
+int ReadRawIntAttribute(const std::string& path, const std::string& object,
+                        const std::string& name) {
+  int value = -100;
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  EXPECT_GE(file, 0);
+  hid_t attr = H5Aopen_by_name(file, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+  EXPECT_GE(attr, 0);
+  EXPECT_GE(H5Aread(attr, H5T_NATIVE_INT, &value), 0);
+  H5Aclose(attr);
+  H5Fclose(file);
+  return value;
+}
+
+bool LinkExists(const std::string& path, const std::string& object) {
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  EXPECT_GE(file, 0);
+  const bool exists = H5Lexists(file, object.c_str(), H5P_DEFAULT) > 0;
+  H5Fclose(file);
+  return exists;
+}
+
+TEST_F(Hdf5IoTest, ArchiveWriterStreamsRunsWithAndWithoutTimeline) {
+  const RunRecord a = MakeSweepRecord("a", {{"mesh", "4x4"}, {"seed", "1"}, {"slices", "8"}},
+                                      {{"makespan_s", 1.5}, {"flops", 3e15}});
+  const RunRecord b = MakeSweepRecord("b", {{"mesh", "8x2"}, {"slices", "4"}},  // No seed.
+                                      {{"flops", 2e15}, {"extra", 7}});         // No makespan_s.
+  const RunRecord c = MakeSweepRecord("c", {{"seed", "3"}, {"mesh", "2x8"}},
+                                      {{"makespan_s", 0.5}, {"flops", 1e15}});
+  const std::string path = Path("sweep.h5");
+
+  std::unique_ptr<ArchiveWriter> writer = CreateWriter(path);
+  ASSERT_NE(writer, nullptr);
+  EXPECT_EQ(writer->runs_added(), 0);
+  ASSERT_TRUE(writer->AddRun(a, /*with_timeline=*/true).ok());
+  ASSERT_TRUE(writer->AddRun(b, /*with_timeline=*/false).ok());
+  ASSERT_TRUE(writer->AddRun(c, /*with_timeline=*/false).ok());
+  EXPECT_EQ(writer->runs_added(), 3);
+  // Until Commit only the temporary file exists.
+  EXPECT_THAT(Files(), ElementsAre("sweep.h5.tmp." + std::to_string(::getpid())));
+  const absl::Status committed = writer->Commit({"mesh", "seed", "absent"});
+  ASSERT_TRUE(committed.ok()) << committed;
+  writer.reset();  // Destroying a committed writer keeps the file.
+  EXPECT_THAT(Files(), ElementsAre("sweep.h5"));
+
+  absl::StatusOr<std::vector<std::string>> runs = ListRuns(path);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_THAT(*runs, ElementsAre("a", "b", "c"));
+  absl::StatusOr<RunRecord> back = ReadRun(path, "a");
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectSameRecord(a, *back);
+  back = ReadRun(path, "b");
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectSameRecord(WithoutTimeline(b), *back);
+  EXPECT_FALSE(back->resources.empty());  // Kept: the per-link and per-chip totals.
+  EXPECT_FALSE(back->names.empty());
+  back = ReadRun(path, "c");
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectSameRecord(WithoutTimeline(c), *back);
+
+  // On disk: has_timeline says which runs hold the datasets, and the others do not have them.
+  EXPECT_EQ(ReadRawIntAttribute(path, "/runs/a", "has_timeline"), 1);
+  EXPECT_EQ(ReadRawIntAttribute(path, "/runs/b", "has_timeline"), 0);
+  EXPECT_TRUE(LinkExists(path, "/runs/a/timeline"));
+  EXPECT_FALSE(LinkExists(path, "/runs/b/timeline"));
+  EXPECT_FALSE(LinkExists(path, "/runs/b/edges"));
+  EXPECT_FALSE(LinkExists(path, "/runs/b/counters"));
+  EXPECT_TRUE(LinkExists(path, "/runs/b/resources"));
+  EXPECT_EQ(ReadRawIntAttribute(path, "/", "schema_version"), 2);
+
+  absl::StatusOr<SummaryTable> summary = ReadSummary(path);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_THAT(summary->runs, ElementsAre("a", "b", "c"));
+  EXPECT_THAT(summary->keys, ElementsAre("mesh", "seed", "absent"));
+  ASSERT_EQ(summary->key_values.size(), 3u);
+  EXPECT_THAT(summary->key_values[0], ElementsAre("4x4", "8x2", "2x8"));
+  EXPECT_THAT(summary->key_values[1], ElementsAre("1", "", "3"));  // "" = b has no seed.
+  EXPECT_THAT(summary->key_values[2], ElementsAre("", "", ""));
+  // The metric columns are the first run's; b's "extra" is not one of them.
+  EXPECT_THAT(summary->metrics, ElementsAre("makespan_s", "flops"));
+  ASSERT_EQ(summary->metric_values.size(), 2u);
+  ASSERT_EQ(summary->metric_values[0].size(), 3u);
+  EXPECT_EQ(summary->metric_values[0][0], 1.5);
+  EXPECT_TRUE(std::isnan(summary->metric_values[0][1]));  // b has no makespan_s.
+  EXPECT_EQ(summary->metric_values[0][2], 0.5);
+  EXPECT_THAT(summary->metric_values[1], ElementsAre(3e15, 2e15, 1e15));
+}
+
+TEST_F(Hdf5IoTest, ArchiveWriterWithoutRunsHasAnEmptySummary) {
+  const std::string path = Path("none.h5");
+  std::unique_ptr<ArchiveWriter> writer = CreateWriter(path);
+  ASSERT_NE(writer, nullptr);
+  ASSERT_TRUE(writer->Commit({"mesh"}).ok());
+  absl::StatusOr<SummaryTable> summary = ReadSummary(path);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_TRUE(summary->runs.empty());
+  EXPECT_THAT(summary->keys, ElementsAre("mesh"));
+  ASSERT_EQ(summary->key_values.size(), 1u);
+  EXPECT_TRUE(summary->key_values[0].empty());
+  EXPECT_TRUE(summary->metrics.empty());
+}
+
+TEST_F(Hdf5IoTest, WriteRunsWritesASummaryWithoutKeys) {
+  const RunRecord zeta = MakeRecord("zeta");
+  RunRecord alpha = MakeRecord("alpha");
+  alpha.metrics = {{"flops", 2.0}, {"makespan_s", 3.0}};
+  const std::string path = Path("two.h5");
+  ASSERT_TRUE(WriteRuns(path, {&zeta, &alpha}, "v").ok());
+  absl::StatusOr<SummaryTable> summary = ReadSummary(path);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_THAT(summary->runs, ElementsAre("zeta", "alpha"));
+  EXPECT_TRUE(summary->keys.empty());
+  EXPECT_TRUE(summary->key_values.empty());
+  ASSERT_EQ(summary->metrics.size(), zeta.metrics.size());
+  for (size_t m = 0; m < zeta.metrics.size(); ++m) {
+    SCOPED_TRACE(zeta.metrics[m].first);
+    EXPECT_EQ(summary->metrics[m], zeta.metrics[m].first);
+    EXPECT_EQ(summary->metric_values[m][0], zeta.metrics[m].second);
+    EXPECT_TRUE(SameDouble(summary->metric_values[m][1],
+                           alpha.Metric(zeta.metrics[m].first, std::nan(""))));
+  }
+}
+
+TEST_F(Hdf5IoTest, ArchiveWriterAbortAndDestructionLeaveNoFile) {
+  const RunRecord run = MakeRecord("r");
+  const std::string path = Path("out.h5");
+  {
+    std::unique_ptr<ArchiveWriter> writer = CreateWriter(path);
+    ASSERT_NE(writer, nullptr);
+    ASSERT_TRUE(writer->AddRun(run, true).ok());
+  }  // Destroyed without Commit.
+  EXPECT_THAT(Files(), ElementsAre());
+
+  std::unique_ptr<ArchiveWriter> writer = CreateWriter(path);
+  ASSERT_NE(writer, nullptr);
+  ASSERT_TRUE(writer->AddRun(run, false).ok());
+  writer->Abort();
+  EXPECT_THAT(Files(), ElementsAre());
+  writer->Abort();  // A no-op.
+  const absl::Status add = writer->AddRun(MakeRecord("s"), true);
+  EXPECT_EQ(add.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(add.message(), HasSubstr("aborted"));
+  EXPECT_EQ(writer->Commit({}).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(writer->runs_added(), 1);
+  writer.reset();
+  EXPECT_THAT(Files(), ElementsAre());
+
+  // An existing destination is left as it was.
+  ASSERT_TRUE(WriteRuns(path, {&run}, "v").ok());
+  const std::string before = ReadBytes(path);
+  {
+    std::unique_ptr<ArchiveWriter> replacing = CreateWriter(path);
+    ASSERT_NE(replacing, nullptr);
+    ASSERT_TRUE(replacing->AddRun(MakeRecord("other"), true).ok());
+  }
+  EXPECT_EQ(ReadBytes(path), before);
+  EXPECT_THAT(Files(), ElementsAre("out.h5"));
+}
+
+TEST_F(Hdf5IoTest, ArchiveWriterRefusesBadRunsAndKeysAndStaysUsable) {
+  const std::string path = Path("out.h5");
+  std::unique_ptr<ArchiveWriter> writer = CreateWriter(path);
+  ASSERT_NE(writer, nullptr);
+  ASSERT_TRUE(writer->AddRun(MakeRecord("a"), true).ok());
+
+  absl::Status status = writer->AddRun(MakeRecord("a"), false);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "cannot write '" + path + "': a run named 'a' was already added");
+  status = writer->AddRun(MakeRecord("x/y"), true);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("invalid run name 'x/y'"));
+  RunRecord dup_key = MakeRecord("dup");
+  dup_key.metrics.push_back({"flops", 1});
+  status = writer->AddRun(dup_key, true);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("run 'dup': metrics: duplicate key 'flops'"));
+
+  status = writer->Commit({"mesh", "seed", "mesh"});
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "cannot write '" + path + "': summary: key 'mesh' given twice");
+  EXPECT_EQ(writer->Commit({""}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(fs::exists(path));
+
+  // None of that was written: the writer goes on.
+  ASSERT_TRUE(writer->AddRun(MakeRecord("b"), false).ok());
+  EXPECT_EQ(writer->runs_added(), 2);
+  ASSERT_TRUE(writer->Commit({"mesh"}).ok());
+  absl::StatusOr<std::vector<std::string>> runs = ListRuns(path);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_THAT(*runs, ElementsAre("a", "b"));
+
+  status = writer->Commit({"mesh"});
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("already committed"));
+  EXPECT_EQ(writer->AddRun(MakeRecord("c"), true).code(), absl::StatusCode::kFailedPrecondition);
+  writer->Abort();  // A no-op after Commit.
+  EXPECT_TRUE(ListRuns(path).ok());
+  EXPECT_THAT(Files(), ElementsAre("out.h5"));
+}
+
+TEST_F(Hdf5IoTest, ArchiveWriterErrorWhileWritingAbortsIt) {
+  const std::string path = Path("out.h5");
+  std::unique_ptr<ArchiveWriter> writer = CreateWriter(path);
+  ASSERT_NE(writer, nullptr);
+  ASSERT_TRUE(writer->AddRun(MakeRecord("a"), true).ok());
+  RunRecord big_id = MakeRecord("big_id");
+  big_id.edges[0].to = OpId(1u << 31);
+  const absl::Status status = writer->AddRun(big_id, true);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("dataset 'edges': id 2147483648 does not fit"));
+  EXPECT_THAT(Files(), ElementsAre());  // The half-written file is gone.
+  EXPECT_EQ(writer->AddRun(MakeRecord("b"), true).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(writer->Commit({}).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(writer->runs_added(), 1);
+}
+
+TEST_F(Hdf5IoTest, ArchiveWriterCommitAndCreateErrors) {
+  EXPECT_EQ(ArchiveWriter::Create("", "v").status().code(), absl::StatusCode::kInvalidArgument);
+  const absl::Status missing_dir = ArchiveWriter::Create("/nonexistent-dir/x.h5", "v").status();
+  EXPECT_EQ(missing_dir.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(missing_dir.message(),
+            "cannot write '/nonexistent-dir/x.h5': No such file or directory");
+
+  // A directory as the destination: the rename in Commit fails, and the writer cleans up.
+  const std::string dir_path = Path("adir");
+  fs::create_directory(dir_path);
+  std::unique_ptr<ArchiveWriter> writer = CreateWriter(dir_path);
+  ASSERT_NE(writer, nullptr);
+  ASSERT_TRUE(writer->AddRun(MakeRecord("r"), true).ok());
+  const absl::Status status = writer->Commit({"mesh"});
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("cannot write '" + dir_path + "'"));
+  EXPECT_THAT(Files(), ElementsAre("adir"));
+  EXPECT_TRUE(fs::is_empty(dir_path));
+  EXPECT_EQ(writer->Commit({"mesh"}).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(Hdf5IoTest, IdenticalInputsGiveIdenticalFilesWithoutTimestamps) {
+  const RunRecord a = MakeRecord("a");
+  const RunRecord b = MakeRecord("b");
+  std::vector<std::string> files;
+  for (const char* name : {"one.h5", "two.h5"}) {
+    files.push_back(Path(name));
+    std::unique_ptr<ArchiveWriter> writer = CreateWriter(files.back());
+    ASSERT_NE(writer, nullptr);
+    ASSERT_TRUE(writer->AddRun(a, true).ok());
+    ASSERT_TRUE(writer->AddRun(b, false).ok());
+    ASSERT_TRUE(writer->Commit({"mesh"}).ok());
+  }
+  EXPECT_EQ(ReadBytes(files[0]), ReadBytes(files[1]));
+  ExpectNoTimestamps(files[0], {"/", "/runs", "/runs/a", "/runs/a/config", "/runs/a/metrics",
+                                "/runs/a/names", "/runs/a/timeline", "/runs/a/edges",
+                                "/runs/a/resources", "/runs/a/counters", "/runs/b", "/summary",
+                                "/summary/runs", "/summary/key_values", "/summary/metric_values"});
+}
+
+// A version-1 archive (before has_timeline and /summary), made by editing a current one.
+void MakeVersion1(const std::string& path, const std::vector<std::string>& runs) {
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  hid_t attr = H5Aopen(file, "schema_version", H5P_DEFAULT);
+  ASSERT_GE(attr, 0);
+  const int version = 1;
+  EXPECT_GE(H5Awrite(attr, H5T_NATIVE_INT, &version), 0);
+  H5Aclose(attr);
+  for (const std::string& run : runs) {
+    EXPECT_GE(H5Adelete_by_name(file, ("/runs/" + run).c_str(), "has_timeline", H5P_DEFAULT), 0);
+  }
+  EXPECT_GE(H5Ldelete(file, "/summary", H5P_DEFAULT), 0);
+  H5Fclose(file);
+}
+
+TEST_F(Hdf5IoTest, ReadsVersion1Archives) {
+  const RunRecord a = MakeRecord("a");
+  const RunRecord b = MakeRecord("b");
+  const std::string path = Path("v1.h5");
+  ASSERT_TRUE(WriteRuns(path, {&a, &b}, "v").ok());
+  MakeVersion1(path, {"a", "b"});
+
+  absl::StatusOr<std::vector<std::string>> runs = ListRuns(path);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_THAT(*runs, ElementsAre("a", "b"));
+  absl::StatusOr<RunRecord> back = ReadRun(path, "b");
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectSameRecord(b, *back);  // No has_timeline: the timeline is there.
+
+  const absl::Status summary = ReadSummary(path).status();
+  EXPECT_EQ(summary.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(summary.message(), "no summary in '" + path + "' (schema version 1)");
+
+  // Merge copies groups verbatim, so it joins only archives of the current layout.
+  const absl::Status merged = MergeArchives(Path("out.h5"), {path}, "v");
+  EXPECT_EQ(merged.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(merged.message(), HasSubstr("cannot merge '" + path + "': schema version 1"));
+  EXPECT_THAT(Files(), ElementsAre("v1.h5"));
+}
+
+TEST_F(Hdf5IoTest, DamagedSummaryIsDataLoss) {
+  const RunRecord a = MakeRecord("a");
+  const std::string path = Path("x.h5");
+  ASSERT_TRUE(WriteRuns(path, {&a}, "v").ok());
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  EXPECT_GE(H5Ldelete(file, "/summary/metric_values", H5P_DEFAULT), 0);
+  H5Fclose(file);
+  const absl::Status status = ReadSummary(path).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("summary: missing dataset 'metric_values'"));
+  EXPECT_EQ(ReadSummary(Path("missing.h5")).status().code(), absl::StatusCode::kNotFound);
+}
+
+// Shards of a sweep: some runs with their timeline, some without, with different config keys,
+// metrics and summary keys.
+struct Shards {
+  std::vector<RunRecord> runs;
+  std::vector<bool> with_timeline;
+};
+
+Shards MakeShards() {
+  Shards s;
+  s.runs = {MakeSweepRecord("m4x4-s1", {{"mesh", "4x4"}, {"seed", "1"}},
+                            {{"makespan_s", 1.0}, {"flops", 10}}),
+            MakeSweepRecord("m8x2-s1", {{"mesh", "8x2"}}, {{"makespan_s", 2.0}}),
+            MakeSweepRecord("m4x4-s2", {{"mesh", "4x4"}, {"seed", "2"}, {"slices", "8"}},
+                            {{"flops", 30}, {"makespan_s", 3.0}, {"extra", 1}}),
+            MakeSweepRecord("m8x2-s2", {{"slices", "4"}, {"mesh", "8x2"}, {"seed", "2"}},
+                            {{"makespan_s", 4.0}, {"flops", 40}})};
+  s.runs[3].timeline.resize(2);
+  // More than 8 config keys, as real runs have: HDF5 keeps them in dense attribute storage.
+  for (RunRecord& run : s.runs) {
+    for (int i = 0; i < 12; ++i) run.config.emplace_back("param" + std::to_string(i), run.name);
+  }
+  s.with_timeline = {true, false, true, false};
+  return s;
+}
+
+// Writes runs [begin, end) of `shards` to `path` with summary keys `keys`.
+void WriteShard(const Shards& shards, size_t begin, size_t end, const std::string& path,
+                const std::vector<std::string>& keys) {
+  std::unique_ptr<ArchiveWriter> writer = CreateWriter(path);
+  ASSERT_NE(writer, nullptr);
+  for (size_t i = begin; i < end; ++i) {
+    ASSERT_TRUE(writer->AddRun(shards.runs[i], shards.with_timeline[i]).ok());
+  }
+  const absl::Status status = writer->Commit(keys);
+  ASSERT_TRUE(status.ok()) << status;
+}
+
+TEST_F(Hdf5IoTest, MergeOfShardsEqualsASingleArchive) {
+  const Shards shards = MakeShards();
+  const std::string first = Path("shard1.h5");
+  const std::string second = Path("shard2.h5");
+  const std::string merged = Path("merged.h5");
+  const std::string single = Path("single.h5");
+  WriteShard(shards, 0, 2, first, {"mesh", "seed"});
+  WriteShard(shards, 2, 4, second, {"seed", "slices"});
+  WriteShard(shards, 0, 4, single, {"mesh", "seed", "slices"});
+  const absl::Status status = MergeArchives(merged, {first, second}, "v");
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_THAT(Files(), ElementsAre("merged.h5", "shard1.h5", "shard2.h5", "single.h5"));
+
+  absl::StatusOr<std::vector<std::string>> merged_runs = ListRuns(merged);
+  ASSERT_TRUE(merged_runs.ok()) << merged_runs.status();
+  EXPECT_THAT(*merged_runs, ElementsAre("m4x4-s1", "m8x2-s1", "m4x4-s2", "m8x2-s2"));
+  absl::StatusOr<std::vector<std::string>> single_runs = ListRuns(single);
+  ASSERT_TRUE(single_runs.ok()) << single_runs.status();
+  EXPECT_EQ(*merged_runs, *single_runs);
+
+  absl::StatusOr<SummaryTable> merged_summary = ReadSummary(merged);
+  ASSERT_TRUE(merged_summary.ok()) << merged_summary.status();
+  absl::StatusOr<SummaryTable> single_summary = ReadSummary(single);
+  ASSERT_TRUE(single_summary.ok()) << single_summary.status();
+  ExpectSameSummary(*merged_summary, *single_summary);
+  // The union of the shards' keys in first-seen order; values from each run's config, so
+  // shard 1's runs get their slices ("" where they have none) although shard 1 did not list it.
+  EXPECT_THAT(merged_summary->keys, ElementsAre("mesh", "seed", "slices"));
+  EXPECT_THAT(merged_summary->key_values[1], ElementsAre("1", "", "2", "2"));
+  EXPECT_THAT(merged_summary->key_values[2], ElementsAre("", "", "8", "4"));
+  EXPECT_THAT(merged_summary->metrics, ElementsAre("makespan_s", "flops"));
+  EXPECT_TRUE(std::isnan(merged_summary->metric_values[1][1]));
+
+  for (size_t i = 0; i < shards.runs.size(); ++i) {
+    const RunRecord& run = shards.runs[i];
+    SCOPED_TRACE(run.name);
+    absl::StatusOr<RunRecord> from_merged = ReadRun(merged, run.name);
+    ASSERT_TRUE(from_merged.ok()) << from_merged.status();
+    absl::StatusOr<RunRecord> from_single = ReadRun(single, run.name);
+    ASSERT_TRUE(from_single.ok()) << from_single.status();
+    ExpectSameRecord(*from_single, *from_merged);
+    ExpectSameRecord(shards.with_timeline[i] ? run : WithoutTimeline(run), *from_merged);
+  }
+  EXPECT_EQ(ReadRawIntAttribute(merged, "/runs/m8x2-s2", "has_timeline"), 0);
+  ExpectNoTimestamps(merged, {"/", "/runs", "/runs/m4x4-s2", "/runs/m4x4-s2/config",
+                              "/runs/m4x4-s2/timeline", "/summary", "/summary/metric_values"});
+  // Same runs, keys and version: the very same bytes, whatever the sharding.
+  EXPECT_EQ(ReadBytes(merged), ReadBytes(single));
+  // The output may be one of the inputs: it is replaced only at the end.
+  ASSERT_TRUE(MergeArchives(first, {first, second}, "v").ok());
+  EXPECT_EQ(ReadBytes(first), ReadBytes(single));
+}
+
+TEST_F(Hdf5IoTest, MergeRefusesRunsOfTheSameName) {
+  const Shards shards = MakeShards();
+  const std::string first = Path("shard1.h5");
+  const std::string second = Path("shard2.h5");
+  const std::string out = Path("out.h5");
+  WriteShard(shards, 0, 2, first, {"mesh"});
+  WriteShard(shards, 1, 3, second, {"mesh"});  // m8x2-s1 is in both.
+  ASSERT_TRUE(MergeArchives(out, {first}, "v").ok());
+  const std::string before = ReadBytes(out);
+
+  absl::Status status = MergeArchives(out, {first, second}, "v");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "cannot merge into '" + out + "': run 'm8x2-s1' is in both '" +
+                                  first + "' and '" + second + "'");
+  EXPECT_EQ(ReadBytes(out), before);
+  EXPECT_THAT(Files(), ElementsAre("out.h5", "shard1.h5", "shard2.h5"));
+
+  status = MergeArchives(out, {first, first}, "v");  // The same file twice.
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("run 'm4x4-s1' is in both"));
+  EXPECT_EQ(ReadBytes(out), before);
+  EXPECT_THAT(Files(), ElementsAre("out.h5", "shard1.h5", "shard2.h5"));
+}
+
+TEST_F(Hdf5IoTest, MergeRefusesInputsThatAreNotArchives) {
+  const Shards shards = MakeShards();
+  const std::string shard = Path("shard.h5");
+  WriteShard(shards, 0, 1, shard, {});
+  const std::string out = Path("out.h5");
+
+  const std::string text = Path("notes.txt");
+  std::ofstream(text) << "not hdf5\n";
+  absl::Status status = MergeArchives(out, {shard, text}, "v");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "cannot open '" + text + "': not an HDF5 file");
+
+  const std::string foreign = Path("foreign.h5");
+  hid_t file = H5Fcreate(foreign.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  H5Fclose(file);
+  status = MergeArchives(out, {shard, foreign}, "v");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("'" + foreign + "': not a meshsim archive"));
+
+  status = MergeArchives(out, {Path("missing.h5")}, "v");
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(status.message(), HasSubstr("missing.h5"));
+
+  status = MergeArchives(out, {}, "v");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "cannot merge into '" + out + "': no input files");
+  EXPECT_THAT(Files(), ElementsAre("foreign.h5", "notes.txt", "shard.h5"));
+}
+
+TEST_F(Hdf5IoTest, MergeIntoAnUnwritablePathLeavesNothing) {
+  const Shards shards = MakeShards();
+  const std::string shard = Path("shard.h5");
+  WriteShard(shards, 0, 2, shard, {"mesh"});
+
+  absl::Status status = MergeArchives("/nonexistent-dir/out.h5", {shard}, "v");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "cannot write '/nonexistent-dir/out.h5': No such file or directory");
+
+  const std::string dir_path = Path("adir");
+  fs::create_directory(dir_path);
+  status = MergeArchives(dir_path, {shard}, "v");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("cannot write '" + dir_path + "'"));
+  EXPECT_THAT(Files(), ElementsAre("adir", "shard.h5"));
+  EXPECT_TRUE(fs::is_empty(dir_path));
 }
 
 }  // namespace

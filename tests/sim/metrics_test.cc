@@ -48,6 +48,8 @@ TEST(MetricsTest, UtilizationCommSplitAndExposure) {
   // Exposed: chip 0 [10,20) = 10 us, chip 1 [5,20) = 15 us → 12.5 us per chip.
   EXPECT_NEAR(m.comm_exposed_s, 12.5e-6, 1e-15);
   EXPECT_DOUBLE_EQ(m.bytes_sent_per_chip, 1000);
+  // Compute: chip 0 [0,10) us, chip 1 none → 5 us per chip.
+  EXPECT_NEAR(m.compute_s, 5e-6, 1e-15);
 }
 
 TEST(MetricsTest, OverlappingIntervalsAreMergedBeforeExposure) {

@@ -1,0 +1,183 @@
+#include "algorithms/autotune/autotuner.h"
+
+#include <map>
+#include <memory>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "algorithms/llm.h"
+#include "algorithms/registry.h"
+#include "core/status_macros.h"
+
+namespace meshsim::algorithms {
+namespace {
+
+constexpr int kBlock = 8;  // MeshSlice's blocked slicing on TPUs (Algorithm 2).
+
+// The problems of one FC layer (its GeMMs of the tuned pass), in execution order.
+struct LayerProblems {
+  LayerChoice base;  // name, index, stationary.
+  FcLayer layer;
+  std::vector<GemmProblem> gemms;
+};
+
+}  // namespace
+
+std::vector<int> TuneResult::LayerSlices() const {
+  std::vector<int> s(layers.size(), 0);
+  for (const LayerChoice& l : layers) {
+    if (l.index >= 0 && l.index < static_cast<int>(s.size())) s[l.index] = l.slices;
+  }
+  return s;
+}
+
+const MeshChoice* TuneResult::Find(const Mesh& m) const {
+  for (const MeshChoice& c : meshes) {
+    if (c.mesh.rows == m.rows && c.mesh.cols == m.cols) return &c;
+  }
+  return nullptr;
+}
+
+std::vector<Mesh> MeshCandidates(int chips) {
+  std::vector<Mesh> meshes;
+  if (chips < 16 || chips % 4 != 0) return meshes;
+  int r = 4, c = chips / 4;
+  while (c >= 4) {
+    meshes.push_back({r, c});
+    if (c % 2 != 0) break;
+    r *= 2;
+    c /= 2;
+  }
+  return meshes;
+}
+
+const std::vector<int>& SliceCountList() {
+  static const auto* v = new std::vector<int>{3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40};
+  return *v;
+}
+
+int64_t SlicedDimension(const FcLayer& l, Stationary s) {
+  switch (s) {
+    case Stationary::kY:
+      return l.in;
+    case Stationary::kX:
+      return l.out;
+    case Stationary::kW:
+      break;
+  }
+  return l.tokens;
+}
+
+std::vector<int> SliceCandidates(const FcLayer& layer, Stationary s, const Mesh& mesh) {
+  std::vector<int> out = {1};
+  const int64_t d = SlicedDimension(layer, s);
+  const int64_t unit = std::lcm(int64_t{mesh.rows}, int64_t{mesh.cols}) * kBlock;
+  if (d <= 0 || d % unit != 0) return out;
+  const int64_t q = d / unit;
+  for (int x : SliceCountList()) {
+    if (q % x == 0) out.push_back(x);
+  }
+  return out;
+}
+
+absl::StatusOr<TuneResult> Autotune(const TuneProblem& problem, const CostModel& cost_model) {
+  const std::vector<Mesh> meshes =
+      problem.meshes.empty() ? MeshCandidates(problem.chips) : problem.meshes;
+  if (meshes.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--chips: %d has no autotuner mesh shape; the tuner needs chips = 4·C with C >= 4 "
+        "(e.g. 16, 64, 256), or give --mesh RxC",
+        problem.chips));
+  }
+  // Phase 1: the block's GeMMs (Table 1 per layer's stationary choice), grouped by layer.
+  BlockPlan plan;
+  plan.model = problem.model;
+  plan.batch = problem.batch;
+  plan.seq = problem.seq;
+  plan.pass = problem.pass;
+  plan.dataflow = problem.dataflow;
+  plan.element_bytes = problem.element_bytes;
+  MESHSIM_ASSIGN_OR_RETURN(const std::vector<GemmProblem> gemms, BlockProblems(plan));
+  std::vector<LayerProblems> layers;
+  for (const workloads::FcLayerShape& s :
+       workloads::BlockFcLayers(problem.model, problem.batch, problem.seq)) {
+    LayerProblems lp;
+    lp.layer = {s.name, s.index, s.tokens, s.in, s.out, s.column_parallel};
+    lp.base.name = s.name;
+    lp.base.index = s.index;
+    if (problem.dataflow == "auto") {
+      lp.base.stationary = AutoStationary(lp.layer);
+    } else {
+      MESHSIM_ASSIGN_OR_RETURN(lp.base.stationary, ParseStationary(problem.dataflow));
+    }
+    for (const GemmProblem& g : gemms) {
+      if (g.layer.index == s.index) lp.gemms.push_back(g);
+    }
+    layers.push_back(std::move(lp));
+  }
+
+  // The plugin whose preconditions decide which (mesh, S) are valid.
+  MESHSIM_ASSIGN_OR_RETURN(const AlgorithmInfo* info, FindAlgorithm("meshslice"));
+  const std::unique_ptr<Algorithm> meshslice = info->make();
+
+  // Phase 2.
+  TuneResult result;
+  result.cost_model = cost_model.constants().name;
+  const MeshChoice* best = nullptr;
+  for (const Mesh& mesh : meshes) {
+    MeshChoice mc;
+    mc.mesh = mesh;
+    mc.valid = true;
+    for (const LayerProblems& lp : layers) {
+      LayerChoice choice = lp.base;
+      bool any = false;
+      for (int s : SliceCandidates(lp.layer, lp.base.stationary, mesh)) {
+        absl::Status ok = absl::OkStatus();
+        for (const GemmProblem& g : lp.gemms) {
+          ok = meshslice->Check(g, mesh, s);
+          if (!ok.ok()) {
+            if (s == 1) mc.reason = absl::StrCat(g.label, ": ", ok.message());
+            break;
+          }
+        }
+        if (!ok.ok()) {
+          if (s == 1) break;  // Not even shardable: the mesh is out.
+          continue;
+        }
+        double t = 0;
+        for (const GemmProblem& g : lp.gemms) {
+          t += cost_model.MeshSliceTime(g, mesh, s, problem.element_bytes).total_s;
+        }
+        result.candidates.push_back({mesh, lp.base.index, lp.base.name, s, t});
+        if (!any || t < choice.estimate_s) {
+          choice.slices = s;
+          choice.estimate_s = t;
+          any = true;
+        }
+      }
+      if (!any) {
+        mc.valid = false;
+        break;
+      }
+      mc.estimate_s += choice.estimate_s;
+      mc.layers.push_back(choice);
+    }
+    if (!mc.valid) mc.layers.clear();
+    result.meshes.push_back(std::move(mc));
+  }
+  for (const MeshChoice& mc : result.meshes) {
+    if (mc.valid && (best == nullptr || mc.estimate_s < best->estimate_s)) best = &mc;
+  }
+  if (best == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tune: no candidate mesh can shard every FC layer; ",
+                     meshes.front().ToString(), ": ", result.meshes.front().reason));
+  }
+  result.mesh = best->mesh;
+  result.estimate_s = best->estimate_s;
+  result.layers = best->layers;
+  return result;
+}
+
+}  // namespace meshsim::algorithms

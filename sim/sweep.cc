@@ -1,0 +1,526 @@
+#include "sim/sweep.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "sim/cli.h"
+#include "sim/hdf5_io.h"
+#include "sim/report.h"
+#include "sim/run.h"
+
+namespace meshsim::sim {
+
+namespace {
+
+// Keys an experiment may not set: the sweep decides where output goes.
+const std::set<std::string>& ReservedKeys() {
+  static const auto* keys = new std::set<std::string>{"out", "trace", "format", "config", "help"};
+  return *keys;
+}
+
+// Splits a value list on white space; "…" keeps spaces. Error text for an unclosed quote.
+absl::StatusOr<std::vector<std::string>> SplitValues(const std::string& text) {
+  std::vector<std::string> values;
+  std::string cur;
+  bool quoted = false, any = false;
+  for (char c : text) {
+    if (c == '"') {
+      quoted = !quoted;
+      any = true;
+    } else if (!quoted && absl::ascii_isspace(static_cast<unsigned char>(c))) {
+      if (any) values.push_back(cur);
+      cur.clear();
+      any = false;
+    } else {
+      cur += c;
+      any = true;
+    }
+  }
+  if (quoted) return absl::InvalidArgumentError("unclosed quote");
+  if (any) values.push_back(cur);
+  return values;
+}
+
+absl::Status LineError(const std::string& path, int line, const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrFormat("%s:%d: %s", path, line, what));
+}
+
+// "k1=v1 k2=v2" → pairs.
+absl::StatusOr<KeyValues> ParsePairs(const std::vector<std::string>& words) {
+  KeyValues pairs;
+  for (const std::string& w : words) {
+    const size_t eq = w.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("'", w, "' is not KEY=VALUE"));
+    }
+    pairs.emplace_back(w.substr(0, eq), w.substr(eq + 1));
+  }
+  return pairs;
+}
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void OnInterrupt(int) { g_interrupted = true; }
+
+// Installs SIGINT/SIGTERM handlers for the lifetime of the object.
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    g_interrupted = false;
+    struct sigaction sa {};
+    sa.sa_handler = OnInterrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~InterruptGuard() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {
+  }, old_term_{};
+};
+
+std::string Clock(double s) {
+  const int t = static_cast<int>(s + 0.5);
+  return t >= 3600 ? absl::StrFormat("%dh%02dm", t / 3600, t / 60 % 60)
+                   : absl::StrFormat("%dm%02ds", t / 60, t % 60);
+}
+
+// Runs f(i) for i in [0, n) on `jobs` threads; returns the first error by index.
+template <typename F>
+absl::Status ParallelFor(int n, int jobs, F f) {
+  std::vector<absl::Status> status(n);
+  std::atomic<int> next{0};
+  auto work = [&] {
+    for (int i = next++; i < n && !g_interrupted; i = next++) status[i] = f(i);
+  };
+  std::vector<std::thread> threads;
+  for (int t = 1; t < std::min(jobs, n); ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  for (const absl::Status& s : status) MESHSIM_RETURN_IF_ERROR(s);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Experiment> ParseExperiment(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("sweep: cannot read '%s': %s", path, std::strerror(errno)));
+  }
+  const std::vector<std::string> known = RunOptionKeys();
+  Experiment e;
+  e.path = path;
+  std::string section;
+  std::map<std::string, int> key_line;
+  std::vector<std::pair<int, std::vector<std::string>>> zip_lines;
+  std::vector<std::pair<int, KeyValues>> filter_lines;
+  std::string text;
+  for (int line = 1; std::getline(in, text); ++line) {
+    // Comments: '#' or ';' at the start of the line or after white space.
+    for (size_t i = 0; i < text.size(); ++i) {
+      if ((text[i] == '#' || text[i] == ';') &&
+          (i == 0 || absl::ascii_isspace(static_cast<unsigned char>(text[i - 1])))) {
+        text.resize(i);
+        break;
+      }
+    }
+    const std::string trimmed(absl::StripAsciiWhitespace(text));
+    if (trimmed.empty()) continue;
+    if (trimmed.front() == '[') {
+      if (trimmed.back() != ']') return LineError(path, line, "malformed section header");
+      section = trimmed.substr(1, trimmed.size() - 2);
+      if (section != "zip" && section != "filter") {
+        return LineError(path, line,
+                         absl::StrCat("unknown section [", section, "]; allowed: [zip], [filter]"));
+      }
+      continue;
+    }
+    const size_t eq = trimmed.find('=');
+    if (eq == std::string::npos) return LineError(path, line, "expected KEY = VALUES");
+    const std::string key(absl::StripAsciiWhitespace(trimmed.substr(0, eq)));
+    absl::StatusOr<std::vector<std::string>> values = SplitValues(trimmed.substr(eq + 1));
+    if (!values.ok()) return LineError(path, line, std::string(values.status().message()));
+    if (values->empty()) return LineError(path, line, absl::StrCat("no value for '", key, "'"));
+    if (section == "zip") {
+      if (key != "keys") return LineError(path, line, "[zip] takes 'keys = KEY KEY ...'");
+      zip_lines.emplace_back(line, *values);
+      continue;
+    }
+    if (section == "filter") {
+      if (key != "skip" && key != "only") {
+        return LineError(path, line, "[filter] takes 'skip = K=V ...' or 'only = K=V ...'");
+      }
+      absl::StatusOr<KeyValues> pairs = ParsePairs(*values);
+      if (!pairs.ok()) return LineError(path, line, std::string(pairs.status().message()));
+      filter_lines.emplace_back(line, *pairs);
+      (key == "skip" ? e.skips : e.onlys).push_back(*pairs);
+      continue;
+    }
+    if (key == "set") {
+      for (const std::string& v : *values) e.sets.push_back(v);
+      continue;
+    }
+    if (ReservedKeys().count(key)) {
+      return LineError(path, line,
+                       absl::StrCat("'", key, "' is set by `meshsim sweep`, not the experiment"));
+    }
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      return LineError(path, line,
+                       absl::StrCat("unknown key '", key, "' (see `meshsim run --help`)"));
+    }
+    if (key_line.count(key)) {
+      return LineError(path, line,
+                       absl::StrFormat("'%s' is set twice (first on line %d); list its values on "
+                                       "one line",
+                                       key, key_line[key]));
+    }
+    key_line[key] = line;
+    e.keys.emplace_back(key, *values);
+  }
+  const auto values_of = [&](const std::string& key) -> const std::vector<std::string>* {
+    for (const auto& [k, v] : e.keys)
+      if (k == key) return &v;
+    return nullptr;
+  };
+  std::set<std::string> zipped;
+  for (const auto& [line, keys] : zip_lines) {
+    if (keys.size() < 2) return LineError(path, line, "a zip needs at least two keys");
+    for (const std::string& k : keys) {
+      const std::vector<std::string>* v = values_of(k);
+      if (v == nullptr) return LineError(path, line, absl::StrCat("zip key '", k, "' is not set"));
+      if (v->size() != values_of(keys[0])->size()) {
+        return LineError(path, line,
+                         absl::StrFormat("zipped keys need equal value counts: '%s' has %d, "
+                                         "'%s' has %d",
+                                         keys[0], values_of(keys[0])->size(), k, v->size()));
+      }
+      if (!zipped.insert(k).second) {
+        return LineError(path, line, absl::StrCat("'", k, "' is in two zips"));
+      }
+    }
+    e.zips.push_back(keys);
+  }
+  for (const auto& [line, pairs] : filter_lines) {
+    for (const auto& [k, v] : pairs) {
+      const std::vector<std::string>* values = values_of(k);
+      if (values == nullptr) {
+        return LineError(path, line, absl::StrCat("filter key '", k, "' is not set"));
+      }
+      if (std::find(values->begin(), values->end(), v) == values->end()) {
+        return LineError(path, line,
+                         absl::StrFormat("filter value '%s=%s' is not one of %s's values (%s)", k,
+                                         v, k, absl::StrJoin(*values, " ")));
+      }
+    }
+  }
+  return e;
+}
+
+std::vector<std::string> SweptKeys(const Experiment& e) {
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : e.keys)
+    if (v.size() > 1) keys.push_back(k);
+  return keys;
+}
+
+absl::StatusOr<std::vector<SweepRun>> ExpandExperiment(const Experiment& e) {
+  // Axes in file order; a zip is one axis at the position of its first key.
+  struct Axis {
+    std::vector<int> keys;  // Indices into e.keys.
+    size_t count;           // Values per key.
+  };
+  std::vector<Axis> axes;
+  std::map<std::string, int> index;
+  for (size_t i = 0; i < e.keys.size(); ++i) index[e.keys[i].first] = static_cast<int>(i);
+  std::set<int> placed;
+  for (size_t i = 0; i < e.keys.size(); ++i) {
+    if (placed.count(static_cast<int>(i))) continue;
+    Axis axis{{static_cast<int>(i)}, e.keys[i].second.size()};
+    for (const std::vector<std::string>& zip : e.zips) {
+      if (std::find(zip.begin(), zip.end(), e.keys[i].first) == zip.end()) continue;
+      axis.keys.clear();
+      for (const std::string& k : zip) axis.keys.push_back(index[k]);
+    }
+    for (int k : axis.keys) placed.insert(k);
+    axes.push_back(axis);
+  }
+  const std::set<std::string> swept = [&] {
+    std::vector<std::string> v = SweptKeys(e);
+    return std::set<std::string>(v.begin(), v.end());
+  }();
+  const auto matches = [](const KeyValues& run, const KeyValues& pattern) {
+    for (const auto& [k, v] : pattern) {
+      bool hit = false;
+      for (const auto& [rk, rv] : run) hit = hit || (rk == k && rv == v);
+      if (!hit) return false;
+    }
+    return true;
+  };
+  std::vector<SweepRun> runs;
+  std::vector<size_t> pos(axes.size(), 0);
+  while (true) {
+    KeyValues values;
+    for (size_t a = 0; a < axes.size(); ++a) {
+      for (int k : axes[a].keys) values.emplace_back(e.keys[k].first, e.keys[k].second[pos[a]]);
+    }
+    // Keep file order of keys in the run's option list.
+    std::sort(values.begin(), values.end(),
+              [&](const auto& x, const auto& y) { return index[x.first] < index[y.first]; });
+    bool keep = true;
+    for (const KeyValues& skip : e.skips) keep = keep && !matches(values, skip);
+    if (keep && !e.onlys.empty()) {
+      bool any = false;
+      for (const KeyValues& only : e.onlys) any = any || matches(values, only);
+      keep = any;
+    }
+    if (keep) {
+      SweepRun run;
+      run.name = absl::StrFormat("run%04d", runs.size());
+      run.raw.values = values;
+      run.raw.sets = e.sets;
+      for (const auto& [k, v] : values)
+        if (swept.count(k)) run.swept.emplace_back(k, v);
+      runs.push_back(std::move(run));
+    }
+    // Odometer: the last axis varies fastest.
+    int a = static_cast<int>(axes.size()) - 1;
+    while (a >= 0 && ++pos[a] == axes[a].count) pos[a--] = 0;
+    if (a < 0) break;
+  }
+  if (runs.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sweep: '", e.path, "' gives an empty product (every run is filtered out)"));
+  }
+  return runs;
+}
+
+absl::StatusOr<std::pair<int, int>> ParseShard(const std::string& text) {
+  const size_t slash = text.find('/');
+  int k = 0, n = 0;
+  if (slash == std::string::npos || !absl::SimpleAtoi(text.substr(0, slash), &k) ||
+      !absl::SimpleAtoi(text.substr(slash + 1), &n) || n < 1 || k < 1 || k > n) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--shard: '%s' is not allowed; expected K/N with 1 <= K <= N (e.g. 3/8)", text));
+  }
+  return std::make_pair(k, n);
+}
+
+absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::string experiment_path, out_path, format = "table", shard_text = "1/1";
+  int jobs = std::max(1u, std::thread::hardware_concurrency());
+  bool timelines = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const auto value = [&](const char* key) -> absl::StatusOr<std::string> {
+      if (i + 1 >= args.size()) {
+        return absl::InvalidArgumentError(absl::StrFormat("--%s: missing value", key));
+      }
+      return args[++i];
+    };
+    if (a == "--out") {
+      MESHSIM_ASSIGN_OR_RETURN(out_path, value("out"));
+    } else if (a == "--format") {
+      MESHSIM_ASSIGN_OR_RETURN(format, value("format"));
+    } else if (a == "--shard") {
+      MESHSIM_ASSIGN_OR_RETURN(shard_text, value("shard"));
+    } else if (a == "--jobs") {
+      MESHSIM_ASSIGN_OR_RETURN(std::string j, value("jobs"));
+      if (!absl::SimpleAtoi(j, &jobs) || jobs < 1 || jobs > 1024) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("--jobs: '%s' is not allowed; expected 1 to 1024", j));
+      }
+    } else if (a == "--timelines") {
+      timelines = true;
+    } else if (a.rfind("--", 0) == 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: unknown option of `meshsim sweep` (allowed: --out, --jobs, --shard, --timelines, "
+          "--format)",
+          a));
+    } else if (experiment_path.empty()) {
+      experiment_path = a;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("sweep: unexpected argument '", a, "'"));
+    }
+  }
+  if (experiment_path.empty()) {
+    return absl::InvalidArgumentError("sweep: expected EXPERIMENT.ini (meshsim sweep FILE [...])");
+  }
+  if (format != "table" && format != "json" && format != "csv") {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--format: '%s' is not allowed; allowed: table, json, csv", format));
+  }
+  MESHSIM_ASSIGN_OR_RETURN(auto shard, ParseShard(shard_text));
+  if (out_path.empty()) {
+    out_path = std::filesystem::path(experiment_path).stem().string() + ".h5";
+    if (shard.second > 1) {
+      out_path = absl::StrFormat("%s.shard%dof%d.h5",
+                                 std::filesystem::path(experiment_path).stem().string(),
+                                 shard.first, shard.second);
+    }
+  }
+  MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", out_path));
+
+  // Validate everything before the first simulation: the file, every run's options (all shards,
+  // so a shard cannot hide a typo), and the plugin preconditions of this shard's runs.
+  MESHSIM_ASSIGN_OR_RETURN(Experiment e, ParseExperiment(experiment_path));
+  MESHSIM_ASSIGN_OR_RETURN(std::vector<SweepRun> all, ExpandExperiment(e));
+  std::vector<RunOptions> options(all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    absl::StatusOr<RunOptions> o = ResolveRunOptions(all[i].raw);
+    if (!o.ok()) {
+      return absl::Status(o.status().code(),
+                          absl::StrCat(all[i].name, " (",
+                                       absl::StrJoin(all[i].swept, " ", absl::PairFormatter("=")),
+                                       "): ", o.status().message()));
+    }
+    options[i] = std::move(*o);
+  }
+  std::vector<int> mine;
+  for (int i = 0; i < static_cast<int>(all.size()); ++i) {
+    if (i % shard.second == shard.first - 1) mine.push_back(i);
+  }
+  if (mine.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat("--shard: '%s' gets no run of the %d in '%s'",
+                                                      shard_text, all.size(), experiment_path));
+  }
+  InterruptGuard guard;
+  MESHSIM_RETURN_IF_ERROR(ParallelFor(static_cast<int>(mine.size()), jobs, [&](int i) {
+    absl::Status s = CheckRun(options[mine[i]]);
+    if (s.ok()) return s;
+    return absl::Status(
+        s.code(), absl::StrCat(all[mine[i]].name, " (",
+                               absl::StrJoin(all[mine[i]].swept, " ", absl::PairFormatter("=")),
+                               "): ", s.message()));
+  }));
+
+  // Simulate on `jobs` threads; the main thread writes finished runs in run order, so the archive
+  // is the same whatever --jobs is.
+  MESHSIM_ASSIGN_OR_RETURN(std::unique_ptr<ArchiveWriter> writer,
+                           ArchiveWriter::Create(out_path, Version()));
+  const int n = static_cast<int>(mine.size());
+  std::vector<std::optional<absl::StatusOr<RunRecord>>> results(n);
+  std::mutex mu;
+  std::condition_variable done;
+  std::atomic<int> next{0};
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    for (int i = next++; i < n && !g_interrupted && !failed; i = next++) {
+      absl::StatusOr<RunRecord> r = Simulate(options[mine[i]]);
+      if (r.ok()) {
+        r->name = all[mine[i]].name;
+      } else {
+        failed = true;
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      results[i] = std::move(r);
+      done.notify_one();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::min(jobs, n); ++t) threads.emplace_back(work);
+
+  const bool tty = ::isatty(STDERR_FILENO) == 1;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<RunRecord> summary;  // Config and metrics only, for the printed summary.
+  absl::Status status;
+  for (int written = 0; written < n && status.ok();) {
+    std::optional<absl::StatusOr<RunRecord>> r;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      done.wait_for(lock, std::chrono::milliseconds(200),
+                    [&] { return results[written].has_value(); });
+      if (results[written].has_value()) r = std::move(results[written]), results[written].reset();
+    }
+    if (g_interrupted) {
+      status = absl::CancelledError("sweep: interrupted; no archive written");
+      break;
+    }
+    if (!r.has_value()) continue;
+    if (!r->ok()) {
+      const SweepRun& run = all[mine[written]];
+      status = absl::Status(
+          r->status().code(),
+          absl::StrCat(run.name, " (", absl::StrJoin(run.swept, " ", absl::PairFormatter("=")),
+                       "): ", r->status().message()));
+      break;
+    }
+    status = writer->AddRun(**r, timelines);
+    RunRecord light;
+    light.name = (*r)->name;
+    light.chips = (*r)->chips;
+    light.config = std::move((*r)->config);
+    light.metrics = std::move((*r)->metrics);
+    summary.push_back(std::move(light));
+    ++written;
+    if (tty) {
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const int width = 30, filled = width * written / n;
+      err << absl::StrFormat("\r  %d/%d runs [%s%s] %s elapsed, ~%s left ", written, n,
+                             std::string(filled, '#'), std::string(width - filled, '.'),
+                             Clock(elapsed), Clock(elapsed / written * (n - written)))
+          << std::flush;
+    }
+  }
+  failed = failed || !status.ok();
+  for (std::thread& t : threads) t.join();
+  if (tty) err << "\n";
+  if (!status.ok()) {
+    writer->Abort();
+    return status;
+  }
+  std::vector<std::string> keys = SweptKeys(e);
+  MESHSIM_RETURN_IF_ERROR(writer->Commit(keys));
+
+  std::vector<const RunRecord*> ptrs;
+  for (const RunRecord& r : summary) ptrs.push_back(&r);
+  if (format == "table") {
+    out << absl::StrFormat("sweep '%s': %d runs", experiment_path, n);
+    if (shard.second > 1) out << absl::StrFormat(" (shard %d of %d)", shard.first, shard.second);
+    out << "\n";
+    PrintSummary(ptrs, keys, out);
+    out << "wrote " << out_path << " (HDF5)\n";
+  } else {
+    PrintRuns(ptrs, format, out, keys);
+    err << "wrote " << out_path << " (HDF5)\n";
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunMerge(const std::vector<std::string>& args, std::ostream& out) {
+  if (args.size() < 2 || args[0].rfind("--", 0) == 0) {
+    return absl::InvalidArgumentError("merge: expected OUT.h5 IN.h5... (meshsim merge OUT IN...)");
+  }
+  MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", args[0]));
+  const std::vector<std::string> inputs(args.begin() + 1, args.end());
+  MESHSIM_RETURN_IF_ERROR(MergeArchives(args[0], inputs, Version()));
+  out << "wrote " << args[0] << " (" << inputs.size() << " archives merged)\n";
+  return absl::OkStatus();
+}
+
+}  // namespace meshsim::sim

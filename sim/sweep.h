@@ -1,0 +1,81 @@
+// Sweeps: an experiment file lists values of run options; the runs are their cartesian product
+// (with optional zipped keys and filters), simulated in parallel and streamed into one HDF5
+// archive with a summary table (DESIGN.md §9, CLI.md `meshsim sweep`).
+//
+// Experiment file (docs/experiments.md):
+//
+//   # GPT-3 weak scaling, two algorithms          comments start with # or ;
+//   model = gpt3
+//   chips = 16 64 256                             several values: a swept key
+//   algorithm = meshslice collective
+//   mesh = 4x4 8x8 16x16                          zipped with chips below
+//   set = comm.t_launch=50us                      fixed overrides for every run
+//
+//   [zip]
+//   keys = chips mesh                             advanced together, not crossed
+//
+//   [filter]
+//   skip = algorithm=collective chips=16          drop runs matching every pair
+//   only = ...                                    if present, keep runs matching one line
+//
+// Values are separated by white space; quote a value with "…" to keep spaces. Every run is
+// validated (options and plugin preconditions) before the first simulation starts.
+//
+// Example:
+//   MESHSIM_ASSIGN_OR_RETURN(Experiment e, ParseExperiment("fig9.ini"));
+//   MESHSIM_ASSIGN_OR_RETURN(std::vector<SweepRun> runs, ExpandExperiment(e));
+#ifndef MESHSIM_SIM_SWEEP_H_
+#define MESHSIM_SIM_SWEEP_H_
+
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/options.h"
+
+namespace meshsim::sim {
+
+using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+struct Experiment {
+  std::string path;
+  // Every key in file order with its values; a key with several values is swept.
+  std::vector<std::pair<std::string, std::vector<std::string>>> keys;
+  std::vector<std::string> sets;               // Fixed `set = KEY=VALUE` overrides.
+  std::vector<std::vector<std::string>> zips;  // Groups of keys advanced together.
+  std::vector<KeyValues> skips;                // [filter] skip lines.
+  std::vector<KeyValues> onlys;                // [filter] only lines.
+};
+
+struct SweepRun {
+  std::string name;  // "run0007": its index in the whole (filtered) product.
+  RawOptions raw;    // The run's options.
+  KeyValues swept;   // The values of the swept keys, in file order.
+};
+
+// Parses and checks an experiment file: known keys only, no duplicates, zips of swept keys with
+// equal lengths, filters naming existing keys and values. Errors say "FILE:LINE: ...".
+absl::StatusOr<Experiment> ParseExperiment(const std::string& path);
+
+// The runs of the experiment in a stable order (first key slowest). InvalidArgument for an
+// empty product.
+absl::StatusOr<std::vector<SweepRun>> ExpandExperiment(const Experiment& experiment);
+
+// The swept keys, in file order (zipped keys included).
+std::vector<std::string> SweptKeys(const Experiment& experiment);
+
+// "K/N" with 1 ≤ K ≤ N → {K, N}; InvalidArgument otherwise.
+absl::StatusOr<std::pair<int, int>> ParseShard(const std::string& text);
+
+// `meshsim sweep EXPERIMENT.ini [--out SWEEP.h5] [--jobs N] [--shard K/N] [--timelines]
+// [--format table|json|csv]`.
+absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// `meshsim merge OUT.h5 IN.h5...`.
+absl::Status RunMerge(const std::vector<std::string>& args, std::ostream& out);
+
+}  // namespace meshsim::sim
+
+#endif  // MESHSIM_SIM_SWEEP_H_

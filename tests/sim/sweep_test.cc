@@ -1,0 +1,228 @@
+// Experiment files, their expansion, shards, and whole sweeps through the CLI.
+#include "sim/sweep.h"
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sim/cli.h"
+#include "sim/hdf5_io.h"
+
+namespace meshsim::sim {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+std::string Write(const std::string& name, const std::string& text) {
+  const fs::path dir = fs::path(testing::TempDir()) / "meshsim_sweep_test";
+  fs::create_directories(dir);
+  const std::string path = (dir / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string Temp(const std::string& name) {
+  const fs::path dir = fs::path(testing::TempDir()) / "meshsim_sweep_test";
+  fs::create_directories(dir);
+  return (dir / name).string();
+}
+
+int Cli(std::vector<std::string> args, std::string* out = nullptr, std::string* err = nullptr) {
+  std::ostringstream o, e;
+  const int status = Main(args, o, e);
+  if (out) *out = o.str();
+  if (err) *err = e.str();
+  return status;
+}
+
+TEST(SweepTest, ProductZipAndFiltersInStableOrder) {
+  const std::string path = Write("expand.ini", R"(# comment
+workload = chain
+chips = 2 4 8
+steps = 1 2 3
+step-time = 1us 2us     ; swept too
+[zip]
+keys = chips steps
+[filter]
+skip = chips=4 step-time=2us
+)");
+  absl::StatusOr<Experiment> e = ParseExperiment(path);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(SweptKeys(*e), (std::vector<std::string>{"chips", "steps", "step-time"}));
+  absl::StatusOr<std::vector<SweepRun>> runs = ExpandExperiment(*e);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  // (chips, steps) zipped: 3 values × step-time 2 values = 6, minus (4, *, 2us) = 5.
+  ASSERT_EQ(runs->size(), 5u);
+  const auto v = [&](int i) {
+    std::string s;
+    for (const auto& [k, val] : (*runs)[i].swept) s += k + "=" + val + " ";
+    return s;
+  };
+  EXPECT_EQ(v(0), "chips=2 steps=1 step-time=1us ");
+  EXPECT_EQ(v(1), "chips=2 steps=1 step-time=2us ");
+  EXPECT_EQ(v(2), "chips=4 steps=2 step-time=1us ");
+  EXPECT_EQ(v(3), "chips=8 steps=3 step-time=1us ");
+  EXPECT_EQ((*runs)[4].name, "run0004");
+  EXPECT_EQ((*runs)[0].raw.values.front(),
+            (std::pair<std::string, std::string>{"workload", "chain"}));
+}
+
+TEST(SweepTest, OnlyKeepsMatchingRuns) {
+  const std::string path = Write(
+      "only.ini", "workload = chain\nchips = 2 4 8\n[filter]\nonly = chips=4\nonly = chips=8\n");
+  auto runs = ExpandExperiment(*ParseExperiment(path));
+  ASSERT_TRUE(runs.ok());
+  EXPECT_EQ(runs->size(), 2u);
+}
+
+struct BadFile {
+  std::string text;
+  std::string message;
+};
+
+class BadExperimentTest : public testing::TestWithParam<BadFile> {};
+
+TEST_P(BadExperimentTest, FailsWithLineAndReason) {
+  const std::string path = Write("bad.ini", GetParam().text);
+  absl::StatusOr<Experiment> e = ParseExperiment(path);
+  absl::Status s = e.ok() ? ExpandExperiment(*e).status() : e.status();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr(GetParam().message));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sweep, BadExperimentTest,
+    testing::Values(BadFile{"chipz = 4\n", "bad.ini:1: unknown key 'chipz'"},
+                    BadFile{"chips = 4\nchips = 8\n", "bad.ini:2: 'chips' is set twice"},
+                    BadFile{"[sweep]\n", "unknown section [sweep]"},
+                    BadFile{"out = x.h5\n", "'out' is set by `meshsim sweep`"},
+                    BadFile{"chips = \n", "no value for 'chips'"},
+                    BadFile{"chips 4\n", "expected KEY = VALUES"},
+                    BadFile{"chips = \"4\n", "unclosed quote"},
+                    BadFile{"chips = 4 8\nmesh = 2x2\n[zip]\nkeys = chips mesh\n",
+                            "equal value counts"},
+                    BadFile{"chips = 4 8\n[filter]\nskip = chips=16\n",
+                            "'chips=16' is not one of chips's values"},
+                    BadFile{"chips = 4 8\n[filter]\nskip = mesh=2x2\n", "filter key 'mesh'"},
+                    BadFile{"chips = 4\n[filter]\nskip = chips=4\n", "empty product"}));
+
+TEST(SweepTest, ShardSpecs) {
+  EXPECT_EQ(*ParseShard("3/8"), std::make_pair(3, 8));
+  for (const char* bad : {"3/2", "0/4", "a/b", "4", "1/0", "-1/2"}) {
+    EXPECT_EQ(ParseShard(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+const char kSmallSweep[] = R"(hidden = 1024
+batch = 8
+seq = 512
+chips = 4 16
+algorithm = meshslice collective
+)";
+
+TEST(SweepTest, JobsAndShardsGiveTheSameResults) {
+  const std::string ini = Write("small.ini", kSmallSweep);
+  const std::string one = Temp("one.h5"), two = Temp("two.h5"), s1 = Temp("s1.h5"),
+                    s2 = Temp("s2.h5"), merged = Temp("merged.h5");
+  std::string out;
+  ASSERT_EQ(Cli({"sweep", ini, "--out", one, "--jobs", "1"}, &out), 0) << out;
+  EXPECT_THAT(out, HasSubstr("4 runs"));
+  ASSERT_EQ(Cli({"sweep", ini, "--out", two, "--jobs", "2"}), 0);
+  ASSERT_EQ(Cli({"sweep", ini, "--out", s1, "--shard", "1/2"}), 0);
+  ASSERT_EQ(Cli({"sweep", ini, "--out", s2, "--shard", "2/2"}), 0);
+  ASSERT_EQ(Cli({"merge", merged, s1, s2}), 0);
+  absl::StatusOr<SummaryTable> a = ReadSummary(one), b = ReadSummary(two), m = ReadSummary(merged);
+  ASSERT_TRUE(a.ok() && b.ok() && m.ok()) << a.status() << b.status() << m.status();
+  EXPECT_EQ(a->runs, (std::vector<std::string>{"run0000", "run0001", "run0002", "run0003"}));
+  EXPECT_EQ(b->runs, a->runs);
+  std::vector<std::string> merged_runs = m->runs;
+  std::sort(merged_runs.begin(), merged_runs.end());
+  EXPECT_EQ(merged_runs, a->runs);
+  EXPECT_EQ(a->keys, (std::vector<std::string>{"chips", "algorithm"}));
+  // Same simulated results whatever --jobs or the sharding (wall time aside).
+  for (const SummaryTable* t : {&*b, &*m}) {
+    for (size_t c = 0; c < a->metrics.size(); ++c) {
+      if (a->metrics[c] == "wall_s") continue;
+      for (size_t row = 0; row < a->runs.size(); ++row) {
+        const auto it = std::find(t->runs.begin(), t->runs.end(), a->runs[row]);
+        const size_t other = it - t->runs.begin();
+        const size_t col =
+            std::find(t->metrics.begin(), t->metrics.end(), a->metrics[c]) - t->metrics.begin();
+        ASSERT_LT(col, t->metrics.size());
+        EXPECT_EQ(a->metric_values[c][row], t->metric_values[col][other])
+            << a->metrics[c] << " " << a->runs[row];
+      }
+    }
+  }
+}
+
+TEST(SweepTest, JsonSummaryCarriesTheSweptKeys) {
+  const std::string ini = Write("json.ini", kSmallSweep);
+  std::string out;
+  ASSERT_EQ(Cli({"sweep", ini, "--out", Temp("json.h5"), "--format", "json"}, &out), 0);
+  EXPECT_THAT(out,
+              HasSubstr("{\"run\": \"run0000\", \"chips\": \"4\", \"algorithm\": \"meshslice\""));
+  EXPECT_EQ(out.front(), '[');
+}
+
+TEST(SweepTest, ATypoInTheLastRunFailsBeforeAnySimulation) {
+  const std::string ini =
+      Write("typo.ini", "hidden = 1024\nbatch = 8\nseq = 512\nchips = 4 16 17\nmesh = auto\n");
+  const std::string h5 = Temp("typo.h5");
+  fs::remove(h5);
+  std::string out, err;
+  EXPECT_EQ(Cli({"sweep", ini, "--out", h5}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("run0002 (chips=17)"));
+  EXPECT_FALSE(fs::exists(h5));
+  // A plugin precondition (Cannon needs a square mesh) also fails before the first run.
+  const std::string cannon = Write(
+      "cannon.ini", "hidden = 1024\nbatch = 8\nseq = 512\nchips = 16 8\nalgorithm = cannon\n");
+  EXPECT_EQ(Cli({"sweep", cannon, "--out", h5}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("run0001 (chips=8)"));
+  EXPECT_THAT(err, HasSubstr("not square"));
+  EXPECT_FALSE(fs::exists(h5));
+}
+
+TEST(SweepTest, BadCommandLinesExitTwo) {
+  const std::string ini = Write("ok.ini", "workload = chain\nchips = 2 4\n");
+  EXPECT_EQ(Cli({"sweep", ini, "--shard", "3/2"}), 2);
+  EXPECT_EQ(Cli({"sweep", ini, "--jobs", "0"}), 2);
+  EXPECT_EQ(Cli({"sweep", ini, "--format", "xml"}), 2);
+  EXPECT_EQ(Cli({"sweep", "/nonexistent.ini"}), 2);
+  EXPECT_EQ(Cli({"sweep"}), 2);
+  EXPECT_EQ(Cli({"merge", Temp("m.h5")}), 2);
+  EXPECT_EQ(Cli({"merge", Temp("m.h5"), "/nonexistent.h5"}), 2);
+}
+
+TEST(SweepTest, InterruptLeavesNoArchive) {
+  // Enough runs that the interrupt lands mid-sweep; SIGINT is handled (flag), not fatal.
+  // Eight runs of ~0.8 s each: the signal at 0.3 s lands during the first; the sweep must never
+  // finish first (a SIGINT after the sweep restored the default handler would end the test).
+  const std::string ini = Write("long.ini",
+                                "hidden = 1024\nbatch = 128\nseq = 512\nchips = 256\nmesh = "
+                                "16x16\nslices = 8\nseed = 1 2 3 4 5 6 7 8\n");
+  const std::string h5 = Temp("interrupted.h5");
+  fs::remove(h5);
+  std::thread killer([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::raise(SIGINT);
+  });
+  std::string out, err;
+  const int status = Cli({"sweep", ini, "--out", h5, "--jobs", "1"}, &out, &err);
+  killer.join();
+  EXPECT_EQ(status, 1) << err;
+  EXPECT_THAT(err, HasSubstr("interrupted"));
+  EXPECT_FALSE(fs::exists(h5));
+  for (const auto& entry : fs::directory_iterator(fs::path(h5).parent_path())) {
+    EXPECT_EQ(entry.path().filename().string().find("interrupted.h5.tmp"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace meshsim::sim
