@@ -297,6 +297,11 @@ class Exporter {
 
   // Writes the whole document. I/O errors are left in `w`.
   void Write(JsonWriter& w) {
+    int64_t phase_rows = 0;
+    for (const TimelineRow& r : rows_) phase_rows += r.phase != Phase::kOp;
+    phases_ =
+        options_.phases && (options_.max_phase_rows < 0 || phase_rows <= options_.max_phase_rows);
+    phases_omitted_ = options_.phases && !phases_ ? phase_rows : 0;
     ComputeLayout();
     ComputePids();
     w.Raw("{\"traceEvents\":[\n");
@@ -360,7 +365,7 @@ class Exporter {
       const TimelineRow& r = rows_[i];
       if (r.phase == Phase::kOp) {
         host[i] = i;
-      } else if (options_.phases) {
+      } else if (phases_) {
         const uint32_t h = FindOpRow(r.op, r.chip);
         const bool inside = h != kNone && rows_[h].start <= r.start && EndPs(r) <= EndPs(rows_[h]);
         host[i] = inside ? h : i;
@@ -798,6 +803,11 @@ class Exporter {
     OtherString(w, "rows", absl::StrCat(rows_.size()));
     OtherString(w, "makespan", core::Time::Picoseconds(makespan).ToString());
     OtherString(w, "makespan_us", ExactMicros(makespan));
+    if (phases_omitted_ > 0) {
+      OtherString(w, "phases",
+                  absl::StrCat("omitted: ", phases_omitted_, " phase rows exceed the budget of ",
+                               options_.max_phase_rows, " (ChromeTraceOptions::max_phase_rows)"));
+    }
     if (options_.counters) {
       OtherString(w, "counters",
                   counter_bucket_ps_ > 0
@@ -831,6 +841,8 @@ class Exporter {
   int64_t tid_base_ = 2;
   int64_t flows_total_ = 0;
   int64_t counter_bucket_ps_ = 0;  // 0 = exact counter samples.
+  bool phases_ = true;             // Phase rows written (options and budget).
+  int64_t phases_omitted_ = 0;
   int64_t flows_written_ = 0;
   int other_fields_ = 0;
 };

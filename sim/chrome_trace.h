@@ -50,6 +50,10 @@ enum class TraceTimeResolution {
 struct ChromeTraceOptions {
   // Write phase rows (launch/sync/transfer/compute) as slices nested in their op's slice.
   bool phases = true;
+  // Budget of phase rows: a large run has one sync and one transfer row per collective step and
+  // chip (hundreds of MB of JSON); above the budget phase rows are left out and otherData says
+  // so (the op rows, and the phase sums in the run's metrics, remain). < 0 = no budget.
+  int64_t max_phase_rows = 200000;
   // Write flow arrows for dependency edges between ops on different chips.
   bool flows = true;
   // Write counter tracks (utilization in percent) from RunRecord::counters.

@@ -45,7 +45,8 @@ commands:
           the MeshSlice autotuner's mesh and per-layer S (`meshsim tune --help`)
   compare [--algorithms A,B,...] [run options] [--out RUNS.h5] [--trace FIRST.json]
           the same scenario under several algorithms, side by side
-  trace   FILE.h5 [--run NAME] --out TRACE.json    export a stored run as a Chrome trace
+  trace   FILE.h5 [--run NAME] --out TRACE.json [--detail auto|full|minimal]
+          export a stored run as a Chrome trace
   report  FILE.h5 [--format table|json|csv]        print the metrics of stored runs
   list    algorithms|models|systems|topologies|collectives|workloads
   show    system NAME                              every parameter with its unit (a config file)
@@ -212,7 +213,21 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
 absl::Status Trace(const std::vector<std::string>& args, std::ostream& out) {
   std::vector<std::string> pos;
   std::vector<std::pair<std::string, std::string>> kv;
-  MESHSIM_RETURN_IF_ERROR(SplitArgs("trace", args, {"run", "out"}, pos, kv));
+  MESHSIM_RETURN_IF_ERROR(SplitArgs("trace", args, {"run", "out", "detail"}, pos, kv));
+  // auto: budgets keep a large run's trace loadable; full: every phase row and counter sample;
+  // minimal: op rows only.
+  ChromeTraceOptions trace_options;
+  const std::string detail = Lookup(kv, "detail", "auto");
+  if (detail == "full") {
+    trace_options.max_phase_rows = -1;
+    trace_options.max_counter_samples = -1;
+    trace_options.max_flows = -1;
+  } else if (detail == "minimal") {
+    trace_options.phases = trace_options.counters = trace_options.flows = false;
+  } else if (detail != "auto") {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--detail: '%s' is not allowed; allowed: auto, full, minimal", detail));
+  }
   if (pos.size() != 1) {
     return absl::InvalidArgumentError(
         "trace: expected one FILE.h5 (usage: meshsim trace FILE.h5 "
@@ -222,7 +237,7 @@ absl::Status Trace(const std::vector<std::string>& args, std::ostream& out) {
   if (path.empty()) return absl::InvalidArgumentError("--out: required (the trace JSON to write)");
   MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", path));
   MESHSIM_ASSIGN_OR_RETURN(RunRecord record, ReadRun(pos[0], Lookup(kv, "run")));
-  MESHSIM_RETURN_IF_ERROR(ForOption("out", WriteChromeTrace(record, path)));
+  MESHSIM_RETURN_IF_ERROR(ForOption("out", WriteChromeTrace(record, path, trace_options)));
   out << "wrote " << path << " (Chrome trace of run '" << record.name << "')\n";
   return absl::OkStatus();
 }

@@ -780,6 +780,19 @@ TEST(ChromeTraceTest, CountersOverBudgetAreBucketAverages) {
   EXPECT_EQ(Export(run, "chrome_trace_exact.json", options).Phase("C").size(), 9u);
 }
 
+TEST(ChromeTraceTest, PhaseRowsOverBudgetAreLeftOutAndSaidSo) {
+  ChromeTraceOptions options;
+  options.max_phase_rows = 0;
+  const Trace t = Export(MakeRecord(), "chrome_trace_phase_budget.json", options);
+  for (const Json* e : t.Phase("X")) EXPECT_EQ(e->Get("args")->Str("phase"), "op");
+  EXPECT_THAT(t.root.Get("otherData")->Str("phases"), ::testing::HasSubstr("omitted"));
+  options.max_phase_rows = -1;
+  const Trace all = Export(MakeRecord(), "chrome_trace_phase_all.json", options);
+  int phases = 0;
+  for (const Json* e : all.Phase("X")) phases += e->Get("args")->Str("phase") != "op";
+  EXPECT_GT(phases, 0);
+}
+
 TEST(ChromeTraceTest, OptionsTurnPartsOff) {
   const RunRecord run = MakeRecord();
   ChromeTraceOptions options;

@@ -135,7 +135,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"report", "x.h5", "--format", "yaml"}, {"--format", "'yaml'"}},
         BadCase{{"trace", "x.h5"}, {"--out", "required"}},
         BadCase{{"trace", "x.h5", "--out", "/nonexistent-dir/t.json"}, {"--out", "does not exist"}},
-        BadCase{{"trace", "x.h5", "--colour", "red"}, {"--colour", "unknown option"}}),
+        BadCase{{"trace", "x.h5", "--colour", "red"}, {"--colour", "unknown option"}},
+        BadCase{{"trace", "x.h5", "--out", "/tmp/t.json", "--detail", "huge"},
+                {"--detail", "'huge'", "auto, full, minimal"}}),
     [](const testing::TestParamInfo<BadCase>& info) {
       // e.g. "7_run_chips_0": the index, then the arguments with non-alphanumerics dropped.
       std::string name = std::to_string(info.index);
