@@ -63,7 +63,8 @@ po::options_description Description() {
       ("config", text(), "read options from FILE (command-line values win)")
       ("system", text(), "machine preset: tpuv4, a100, v100 (default tpuv4)")
       ("chips", text(), "number of chips (default 256)")
-      ("mesh", text(), "logical mesh RxC with R*C = chips, or auto (default auto)")
+      ("mesh", text(), "logical mesh RxC with R*C = chips, or auto (default): the autotuner's "
+                       "mesh for meshslice on llm, else the squarest")
       ("topology", text(), "torus2d, torus3d, ring, mesh2d, fattree, switch, hierarchical, "
                            "graphviz:FILE (default: the system's)")
       ("workload", text(), "llm, gemm, collective, chain (default llm)")
@@ -82,7 +83,9 @@ po::options_description Description() {
       ("bytes", text(), "per-chip shard of --workload collective, e.g. 64MiB")
       ("algorithm", text(), "algorithm plugin (default meshslice; see `meshsim list algorithms`)")
       ("dataflow", text(), "auto, os, ls, rs (default auto)")
-      ("slices", text(), "MeshSlice slice count or auto (default auto)")
+      ("slices", text(), "slice count / unrolled iterations, or auto (default): for meshslice on "
+                         "llm the autotuner's per-layer S (the run's config shows e.g. 6,3,8,8), "
+                         "else the plugin's default")
       ("set", po::value<std::vector<std::string>>()->composing(),
               "KEY=VALUE: override a system parameter (repeatable; keys: `meshsim show system`)")
       ("seed", text(), "seed for anything random (default 1)")
