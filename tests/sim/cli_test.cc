@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "sim/hdf5_io.h"
 #include "sim/run.h"
+#include "tests/sim/cli_testing.h"
 
 namespace meshsim::sim {
 namespace {
@@ -23,23 +24,9 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
-
-struct Result {
-  int status;
-  std::string out, err;
-};
-
-Result Cli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int status = Main(args, out, err);
-  return {status, out.str(), err.str()};
-}
-
-std::string TempPath(const std::string& name) {
-  const fs::path dir = fs::path(testing::TempDir()) / "meshsim_cli_test";
-  fs::create_directories(dir);
-  return (dir / name).string();
-}
+using testing_cli::Cli;
+using testing_cli::Result;
+using testing_cli::TempPath;
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "sim/cli.h"
 #include "sim/hdf5_io.h"
+#include "tests/sim/cli_testing.h"
 
 namespace meshsim::sim {
 namespace {
@@ -18,26 +19,18 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
+// Files of this suite carry a prefix so that ctest's parallel processes never share one.
 std::string Write(const std::string& name, const std::string& text) {
-  const fs::path dir = fs::path(testing::TempDir()) / "meshsim_sweep_test";
-  fs::create_directories(dir);
-  const std::string path = (dir / name).string();
-  std::ofstream(path) << text;
-  return path;
+  return testing_cli::WriteTemp("sweep_" + name, text);
 }
+std::string Temp(const std::string& name) { return testing_cli::TempPath("sweep_" + name); }
 
-std::string Temp(const std::string& name) {
-  const fs::path dir = fs::path(testing::TempDir()) / "meshsim_sweep_test";
-  fs::create_directories(dir);
-  return (dir / name).string();
-}
-
+// Runs the CLI; returns the exit status and, optionally, what it printed.
 int Cli(std::vector<std::string> args, std::string* out = nullptr, std::string* err = nullptr) {
-  std::ostringstream o, e;
-  const int status = Main(args, o, e);
-  if (out) *out = o.str();
-  if (err) *err = e.str();
-  return status;
+  const testing_cli::Result r = testing_cli::Cli(std::move(args));
+  if (out) *out = r.out;
+  if (err) *err = r.err;
+  return r.status;
 }
 
 TEST(SweepTest, ProductZipAndFiltersInStableOrder) {

@@ -16,6 +16,7 @@
 #include "sim/cli.h"
 #include "sim/options.h"
 #include "sim/run.h"
+#include "tests/sim/cli_testing.h"
 
 namespace meshsim::sim {
 namespace {
@@ -24,16 +25,8 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-struct Result {
-  int status;
-  std::string out, err;
-};
-
-Result Cli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int status = Main(args, out, err);
-  return {status, out.str(), err.str()};
-}
+using testing_cli::Cli;
+using testing_cli::Result;
 
 // The small custom model the CLI tests tune: H = 1024, T = 8·512 = 4096.
 const std::vector<std::string> kSmall = {"--hidden", "1024", "--batch", "8", "--seq", "512"};
