@@ -64,6 +64,7 @@ bool Simulator::Cancel(EventId id) {
   s.live = false;
   s.cb = nullptr;
   --live_;
+  ++cancelled_;
   return true;
 }
 

@@ -72,6 +72,8 @@ class Simulator {
   uint64_t events_executed() const { return executed_; }
   // Events scheduled and neither run nor cancelled.
   size_t pending() const { return live_; }
+  // Events cancelled so far (each leaves a heap entry that is skipped when popped).
+  uint64_t events_cancelled() const { return cancelled_; }
 
  private:
   struct Entry {
@@ -95,6 +97,7 @@ class Simulator {
   Time now_;
   uint64_t next_seq_ = 0;
   uint64_t executed_ = 0;
+  uint64_t cancelled_ = 0;
   size_t live_ = 0;
   bool stopped_ = false;
   std::vector<Entry> heap_;

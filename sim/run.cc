@@ -195,6 +195,9 @@ absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
   rec.metrics.emplace_back("model_layers", static_cast<double>(layers));
   rec.metrics.emplace_back("model_fc_time_s", exec.makespan().seconds() * layers);
   rec.metrics.emplace_back("chip_peak_flops", o.system.chip.PeakFlops());
+  rec.metrics.emplace_back("events_cancelled", static_cast<double>(sim.events_cancelled()));
+  rec.metrics.emplace_back("fair_share_solves", static_cast<double>(fair_share.solves()));
+  rec.metrics.emplace_back("flows", static_cast<double>(fair_share.flows_started()));
   const uint64_t fp = exec.fingerprint();
   rec.metrics.emplace_back("fingerprint_hi", static_cast<double>(fp >> 32));
   rec.metrics.emplace_back("fingerprint_lo", static_cast<double>(fp & 0xffffffffu));
