@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_split.h"
@@ -260,6 +261,29 @@ TEST(CliTest, GoldenChainScenario) {
   EXPECT_EQ(actual, expected);
   // Closed form: makespan = steps · step-time = 3 · 2.5 us.
   EXPECT_DOUBLE_EQ(rec->Metric("makespan_s"), 7.5e-6);
+}
+
+TEST(CliTest, GoldenAllGatherScenario) {
+  const std::string h5 = TempPath("golden_allgather.h5");
+  const Result r =
+      Cli({"run", "--config", SourceDir() + "/tests/golden/allgather_ring4.ini", "--out", h5});
+  ASSERT_EQ(r.status, 0) << r.err;
+  absl::StatusOr<RunRecord> rec = ReadRun(h5, "");
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  std::vector<std::tuple<uint32_t, int64_t, int64_t, std::string>> rows;
+  for (const core::TimelineRow& row : rec->timeline) {
+    rows.emplace_back(row.chip.value(), row.start.ps(), row.end.ps(), core::ToString(row.phase));
+  }
+  std::sort(rows.begin(), rows.end());
+  std::vector<std::string> actual;
+  for (const auto& [chip, start, end, phase] : rows) {
+    actual.push_back(absl::StrCat(chip, ",", phase, ",", start, ",", end));
+  }
+  std::vector<std::string> expected =
+      absl::StrSplit(ReadFile(SourceDir() + "/tests/golden/allgather_ring4.timeline.csv"), '\n',
+                     absl::SkipEmpty());
+  expected.erase(expected.begin());  // Header.
+  EXPECT_EQ(actual, expected);
 }
 
 TEST(CliTest, DeterminismFingerprintOfTwoRuns) {
