@@ -1,0 +1,228 @@
+"""Shared helpers for the results/ plot scripts (Debian's /usr/bin/python3 with h5py + matplotlib).
+
+Read a meshsim sweep archive's /summary (docs/hdf5.md) into rows, pick the best run per group,
+and write markdown tables. Usage from a plot script in results/<item>/:
+
+    import os, sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+    import meshsim_results as mr
+
+    rows = mr.read_summary("out/sweep.h5", config_keys=["batch"])
+    best = mr.best_by(rows, ["model", "chips", "algorithm"])      # max flop_utilization
+    print(mr.markdown_table(["model", "util"], [[m, mr.pct(r["flop_utilization"])] for ...]))
+
+Rows are plain dicts: "run" (the run name), every summary key (text, as resolved by meshsim:
+`mesh = auto` comes back as the chosen mesh, `slices = auto` as the chosen per-layer list) and
+every metric (float). `config_keys` adds values from each run's stored /runs/<name>/config (for
+keys that were fixed rather than swept, e.g. "batch" or "topology").
+"""
+
+import math
+import os
+
+import h5py
+
+# Display names and colours, the same in every figure.
+ALGORITHMS = ["meshslice", "meshslice-search", "collective", "wang", "summa", "cannon", "tp1d",
+              "fsdp"]
+LABELS = {
+    "meshslice": "MeshSlice (autotuned)",
+    "meshslice-search": "MeshSlice (searched)",
+    "collective": "Collective",
+    "wang": "Wang",
+    "summa": "SUMMA",
+    "cannon": "Cannon",
+    "tp1d": "1D TP",
+    "fsdp": "FSDP",
+}
+COLORS = {
+    "meshslice": "#d62728",
+    "meshslice-search": "#ff9896",
+    "collective": "#1f77b4",
+    "wang": "#2ca02c",
+    "summa": "#9467bd",
+    "cannon": "#8c564b",
+    "tp1d": "#7f7f7f",
+    "fsdp": "#bcbd22",
+}
+MODELS = {"gpt3": "GPT-3", "megatron-nlg": "Megatron-NLG"}
+
+
+def here(script_file, *parts):
+    """Path relative to the folder of `script_file` (pass __file__)."""
+    return os.path.join(os.path.dirname(os.path.abspath(script_file)), *parts)
+
+
+def _to_number(text):
+    try:
+        v = float(text)
+    except ValueError:
+        return text
+    return int(v) if v.is_integer() and "." not in text and "e" not in text.lower() else v
+
+
+def read_summary(path, config_keys=()):
+    """The /summary table of a meshsim archive as a list of dicts (one per run, in run order)."""
+    rows = []
+    with h5py.File(path, "r") as f:
+        s = f["summary"]
+        keys = [k.decode() if isinstance(k, bytes) else str(k) for k in s.attrs["keys"]]
+        metrics = [m.decode() if isinstance(m, bytes) else str(m) for m in s.attrs["metrics"]]
+        runs = s["runs"].asstr()[:]
+        kv = s["key_values"].asstr()[:] if len(keys) else [[] for _ in runs]
+        mv = s["metric_values"][:]
+        for i, run in enumerate(runs):
+            row = {"run": str(run)}
+            for k, key in enumerate(keys):
+                row[key] = _to_number(str(kv[i][k]))
+            for m, metric in enumerate(metrics):
+                row[metric] = float(mv[i][m])
+            if config_keys:
+                cfg = f["runs"][run]["config"].attrs
+                for key in config_keys:
+                    v = cfg.get(key)
+                    if isinstance(v, bytes):
+                        v = v.decode()
+                    row[key] = _to_number(str(v)) if v is not None else None
+            rows.append(row)
+    return rows
+
+
+def read_run_metrics(path):
+    """Every run of an archive (`meshsim run --out` / `compare --out`): [(config, metrics)]."""
+    out = []
+    with h5py.File(path, "r") as f:
+        for name in f["runs"]:
+            g = f["runs"][name]
+            cfg = {k: (v.decode() if isinstance(v, bytes) else str(v))
+                   for k, v in g["config"].attrs.items()}
+            met = {k: float(v) for k, v in g["metrics"].attrs.items()}
+            out.append((cfg, met))
+    return out
+
+
+def best_by(rows, group_keys, metric="flop_utilization", where=None):
+    """{tuple(group values): row with the largest `metric`} over the rows passing `where`."""
+    best = {}
+    for r in rows:
+        if where is not None and not where(r):
+            continue
+        v = r.get(metric)
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            continue
+        key = tuple(r[k] for k in group_keys)
+        if key not in best or v > best[key][metric]:
+            best[key] = r
+    return best
+
+
+def pct(x, digits=1):
+    """0.591 → '59.1%'; None/NaN → 'N/A'."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "N/A"
+    return f"{100 * x:.{digits}f}%"
+
+
+def markdown_table(headers, rows, align=None):
+    """A GitHub markdown table; `align` is a string of 'l'/'r' per column (default: l then r)."""
+    if align is None:
+        align = "l" + "r" * (len(headers) - 1)
+    sep = ["---:" if a == "r" else "---" for a in align]
+    lines = ["| " + " | ".join(str(h) for h in headers) + " |", "|" + "|".join(sep) + "|"]
+    for r in rows:
+        lines.append("| " + " | ".join(str(c) for c in r) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_text(path, text):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    print(f"wrote {path}")
+
+
+def setup_matplotlib():
+    """Headless backend and readable default sizes; returns pyplot."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plt.rcParams.update({"font.size": 10, "axes.titlesize": 11, "figure.dpi": 110,
+                         "savefig.bbox": "tight", "axes.grid": True, "grid.alpha": 0.3,
+                         "axes.axisbelow": True})
+    return plt
+
+
+def scaling_rows(main_rows, search_rows):
+    """Best run per (model, chips, algorithm) of a scaling sweep (Figures 9 and 12).
+
+    main_rows: the experiment.ini sweep (MeshSlice there = the autotuned run, mesh auto);
+    search_rows: meshslice_search.ini (MeshSlice on every mesh and S), relabelled
+    "meshslice-search". Returns {(model, chips, algorithm): row}.
+    """
+    rows = list(main_rows)
+    for r in search_rows:
+        r = dict(r)
+        r["algorithm"] = "meshslice-search"
+        rows.append(r)
+    return best_by(rows, ["model", "chips", "algorithm"])
+
+
+def plot_scaling(best, chips_list, algorithms, title, path, na_note=None):
+    """Grouped bars: FLOP utilization per chip count, one bar per algorithm, one panel per model.
+    Missing (model, chips, algorithm) points are marked N/A."""
+    plt = setup_matplotlib()
+    models = [m for m in MODELS if any(k[0] == m for k in best)]
+    fig, axes = plt.subplots(len(models), 1, figsize=(11, 3.6 * len(models)), squeeze=False)
+    width = 0.85 / len(algorithms)
+    for ax, model in zip(axes[:, 0], models):
+        for a_i, alg in enumerate(algorithms):
+            xs, ys = [], []
+            for c_i, chips in enumerate(chips_list):
+                x = c_i + (a_i - (len(algorithms) - 1) / 2) * width
+                r = best.get((model, chips, alg))
+                if r is None:
+                    ax.text(x, 1.0, "N/A", rotation=90, ha="center", va="bottom", fontsize=7,
+                            color=COLORS[alg])
+                    continue
+                xs.append(x)
+                ys.append(100 * r["flop_utilization"])
+            ax.bar(xs, ys, width, label=LABELS[alg], color=COLORS[alg],
+                   hatch="//" if alg == "meshslice-search" else None, edgecolor="white",
+                   linewidth=0.3)
+        ax.set_xticks(range(len(chips_list)))
+        ax.set_xticklabels([f"{c} chips" for c in chips_list])
+        ax.set_ylabel("FLOP utilization (%)")
+        ax.set_ylim(0, 100)
+        ax.set_title(f"{MODELS[model]}")
+    axes[0, 0].legend(ncol=4, fontsize=8, loc="upper right")
+    axes[-1, 0].set_xlabel("cluster size (each algorithm on its best mesh shape)")
+    fig.suptitle(title)
+    if na_note:
+        fig.text(0.01, -0.01, na_note, fontsize=8, ha="left", va="top")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    print(f"wrote {path}")
+
+
+def scaling_table(best, chips_list, algorithms):
+    """Markdown: per model, rows = algorithms, columns = chip counts: util (mesh, S)."""
+    out = []
+    for model in MODELS:
+        if not any(k[0] == model for k in best):
+            continue
+        out.append(f"**{MODELS[model]}** — FLOP utilization, best mesh (and S where it applies)\n")
+        rows = []
+        for alg in algorithms:
+            cells = [LABELS[alg]]
+            for chips in chips_list:
+                r = best.get((model, chips, alg))
+                if r is None:
+                    cells.append("N/A")
+                    continue
+                s = str(r.get("slices", ""))
+                s = "" if s in ("auto", "") or alg in ("collective", "cannon") else f", S={s}"
+                cells.append(f"{pct(r['flop_utilization'])} ({r['mesh']}{s})")
+            rows.append(cells)
+        out.append(markdown_table(["algorithm"] + [str(c) for c in chips_list], rows))
+    return "\n".join(out)
