@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs meshsim's main job on its built-in default:
-# MeshSlice against the baseline algorithms on one GPT-3 training block (256 TPUv4 chips),
+# MeshSlice against the baseline algorithms on one GPT-3 training block (256 TPUv4 chips; the
+# 2D baselines on the mesh the autotuner picks for MeshSlice, Cannon on a square one),
 # printing a comparison table and writing results/demo/out/demo.h5 (every run) and
 # results/demo/out/demo.trace.json (the MeshSlice timeline; open it in ui.perfetto.dev).
 # Extra arguments go to `meshsim compare` (e.g. --chips 64, --model megatron-nlg).

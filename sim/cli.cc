@@ -44,7 +44,8 @@ commands:
   tune    [OPTIONS] [--cost-model simulation-fitted|tpuv4-measured] [--validate] [--format F]
           the MeshSlice autotuner's mesh and per-layer S (`meshsim tune --help`)
   compare [--algorithms A,B,...] [run options] [--out RUNS.h5] [--trace FIRST.json]
-          the same scenario under several algorithms, side by side
+          the same scenario under several algorithms, side by side (with --mesh auto the
+          2D baselines share MeshSlice's tuned mesh; Cannon keeps a square one)
   trace   FILE.h5 [--run NAME] --out TRACE.json [--detail auto|full|minimal]
           export a stored run as a Chrome trace
   report  FILE.h5 [--format table|json|csv]        print the metrics of stored runs
@@ -167,6 +168,18 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
   }
   std::vector<std::string> names = absl::StrSplit(list, ',', absl::SkipEmpty());
   if (names.empty()) return absl::InvalidArgumentError("--algorithms: empty list");
+  // With --mesh auto, the 2D baselines run on the mesh the autotuner picks for MeshSlice, so the
+  // comparison is on equal terms (Cannon keeps the squarest mesh: it needs a square one).
+  std::string shared_mesh;
+  const bool mesh_given = std::any_of(raw.values.begin(), raw.values.end(), [](const auto& kv) {
+    return kv.first == "mesh" && kv.second != "auto";
+  });
+  if (!mesh_given) {
+    RawOptions r = raw;
+    r.values.emplace_back("algorithm", "meshslice");
+    MESHSIM_ASSIGN_OR_RETURN(RunOptions o, ResolveRunOptions(r));
+    MESHSIM_ASSIGN_OR_RETURN(shared_mesh, ResolvedMesh(o));
+  }
   // Validate every run before simulating any.
   std::vector<RunOptions> runs;
   for (const std::string& name : names) {
@@ -178,6 +191,13 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
     }
     r.values.emplace_back("algorithm", name);
     MESHSIM_ASSIGN_OR_RETURN(RunOptions o, ResolveRunOptions(r));
+    if (!shared_mesh.empty() && !info->one_dimensional && name != "meshslice" && name != "cannon") {
+      RawOptions shared = r;
+      shared.values.emplace_back("mesh", shared_mesh);
+      absl::StatusOr<RunOptions> on_shared = ResolveRunOptions(shared);
+      // Keep the squarest mesh if the plugin's preconditions reject the shared one.
+      if (on_shared.ok() && CheckRun(*on_shared).ok()) o = std::move(*on_shared);
+    }
     MESHSIM_RETURN_IF_ERROR(CheckRun(o));
     runs.push_back(std::move(o));
   }

@@ -206,6 +206,12 @@ absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
 
 }  // namespace
 
+absl::StatusOr<std::string> ResolvedMesh(const RunOptions& options) {
+  bool one_dimensional = false;
+  MESHSIM_ASSIGN_OR_RETURN(const algorithms::Mesh mesh, ResolveMesh(options, &one_dimensional));
+  return mesh.ToString();
+}
+
 absl::Status CheckRun(const RunOptions& options) {
   MESHSIM_ASSIGN_OR_RETURN(const Plan plan, ResolvePlan(options, nullptr));
   core::OpGraph graph;

@@ -9,6 +9,7 @@
 #define MESHSIM_SIM_RUN_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -31,6 +32,10 @@ absl::StatusOr<RunRecord> Simulate(const RunOptions& options);
 // "slices" shows them ("8,4,8,4").
 absl::StatusOr<RunRecord> SimulateWithLayerSlices(const RunOptions& options,
                                                   const std::vector<int>& layer_slices);
+
+// The logical mesh a run would use ("32x8"): the given one, the autotuner's for MeshSlice on
+// llm with --mesh auto, a ring of every chip for 1D algorithms, else the squarest.
+absl::StatusOr<std::string> ResolvedMesh(const RunOptions& options);
 
 // The determinism fingerprint of the last run's op completion order, kept in the record as the
 // metric "fingerprint" split into two exact 32-bit halves.

@@ -316,6 +316,19 @@ TEST(CliCompareTest, RunsEveryAlgorithmIntoOneArchive) {
   EXPECT_EQ(*runs, (std::vector<std::string>{"meshslice", "collective"}));
 }
 
+TEST(CliCompareTest, BaselinesShareMeshSlicesTunedMeshButCannonStaysSquare) {
+  const Result r = Cli({"compare", "--algorithms", "meshslice,collective,cannon", "--chips", "64",
+                        "--hidden", "1024", "--batch", "32", "--seq", "512", "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto mesh_of = [&](const std::string& run) {
+    const size_t at = r.out.find("{\"run\": \"" + run + "\"");
+    const size_t m = r.out.find("\"mesh\": \"", at);
+    return r.out.substr(m + 9, r.out.find('"', m + 9) - (m + 9));
+  };
+  EXPECT_EQ(mesh_of("collective"), mesh_of("meshslice"));
+  EXPECT_EQ(mesh_of("cannon"), "8x8");
+}
+
 TEST(CliCompareTest, PreconditionsFailBeforeAnySimulation) {
   const std::string h5 = TempPath("compare_bad.h5");
   fs::remove(h5);
