@@ -11,6 +11,7 @@
 #include "algorithms/microbench.h"
 #include "algorithms/registry.h"
 #include "algorithms/smoke.h"
+#include "core/check.h"
 #include "core/executor.h"
 #include "core/fair_share.h"
 #include "core/simulator.h"
@@ -70,10 +71,8 @@ absl::Status BuildWorkload(const RunOptions& o, const Plan& run_plan, core::OpGr
   MESHSIM_ASSIGN_OR_RETURN(const algorithms::AlgorithmInfo* info,
                            algorithms::FindAlgorithm(o.algorithm));
   const std::unique_ptr<algorithms::Algorithm> algorithm = info->make();
-  if (algorithm == nullptr) {
-    return absl::UnimplementedError(
-        absl::StrCat("--algorithm ", o.algorithm, ": not available in this build yet"));
-  }
+  // Every registry entry has a factory (tests/algorithms/registry_test.cc); null is a bug.
+  MESHSIM_CHECK(algorithm != nullptr) << "algorithm '" << o.algorithm << "' has no factory";
   std::vector<algorithms::GemmProblem> problems;
   if (o.workload == "gemm") {
     // A stand-alone GeMM C = A·B in the forward dataflow of the chosen stationary matrix.
