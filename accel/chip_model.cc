@@ -31,6 +31,23 @@ ChipModel::ChipModel(core::FairShare& fs, const ChipConfig& config, int num_chip
     info.capacity_bytes_per_s = config.hbm_bandwidth_bytes_per_s;
     hbm_.push_back(fs_.AddResource(std::move(info)));
   }
+  if (config.HasL2()) {
+    MESHSIM_CHECK(config.l2_bytes >= config.scratchpad_bytes) << "invalid ChipConfig: L2";
+    l2_.reserve(num_chips);
+    for (int c = 0; c < num_chips; ++c) {
+      core::ResourceInfo info;
+      info.name = absl::StrCat("chip", c, ".l2");
+      info.kind = core::ResourceKind::kOther;
+      info.chip = ChipId(c);
+      info.capacity_bytes_per_s = config.l2_bandwidth_bytes_per_s;
+      l2_.push_back(fs_.AddResource(std::move(info)));
+    }
+  }
+}
+
+core::ResourceId ChipModel::l2(ChipId chip) const {
+  MESHSIM_CHECK(!l2_.empty()) << "chip model without an L2";
+  return l2_[chip.value()];
 }
 
 void ChipModel::Start(OpId id, const core::Op& op, core::Executor& exec) {
@@ -69,7 +86,11 @@ void ChipModel::Launch(uint32_t chip) {
     c.current_start = exec_->sim().Now();
     const core::Op& op = exec_->graph().op(c.current);
     if (op.kind == OpKind::kGemm) {
-      StartGemm(chip, op);
+      if (config_.HasL2()) {
+        StartL2Gemm(chip, op);
+      } else {
+        StartGemm(chip, op);
+      }
     } else {
       StartVector(chip, op);
     }
@@ -234,6 +255,161 @@ void ChipModel::OnWritten(uint32_t slot) {
   if (--c.cores_running == 0) FinishCurrent(chip);
 }
 
+void ChipModel::StartL2Gemm(uint32_t chip, const core::Op& op) {
+  Chip& c = chips_[chip];
+  // Plans depend only on the shape: plan each shape once per model (sliced algorithms repeat
+  // shapes on every chip and step). std::map keeps the plans' addresses stable.
+  auto it = l2_plans_.find({op.m, op.n, op.k});
+  if (it == l2_plans_.end()) {
+    it = l2_plans_
+             .emplace(std::array<int64_t, 3>{op.m, op.n, op.k},
+                      PlanL2Gemm(config_, op.m, op.n, op.k))
+             .first;
+  }
+  c.l2plan = &it->second;
+  const L2GemmPlan& p = *c.l2plan;
+  const GemmTiling& t = p.sm;
+  const int64_t am[2] = {t.tm, op.m - (t.tiles_m - 1) * t.tm};
+  const int64_t an[2] = {t.tn, op.n - (t.tiles_n - 1) * t.tn};
+  const int64_t ak[2] = {t.tk, op.k - (t.tiles_k - 1) * t.tk};
+  for (int em = 0; em < 2; ++em) {
+    for (int en = 0; en < 2; ++en) {
+      for (int ek = 0; ek < 2; ++ek) {
+        c.step_time[EdgeIndex(em, en, ek)] = SystolicTime(config_, am[em], an[en], ak[ek]);
+      }
+    }
+  }
+  c.k = op.k;
+  c.wave = c.step = 0;
+  c.panels_issued = c.panels_landed = 0;
+  c.pending = 0;
+  c.filling = c.filled = c.wave_writing = false;
+  c.core_flops.assign(config_.cores, 0.0);
+  c.core_bytes.assign(config_.cores, 0);
+  // Core q runs raster tiles q, q + P, q + 2P, ...; integer sums keep Σ flops = 2·m·n·k exact.
+  std::vector<int64_t> flops(config_.cores, 0);
+  for (int64_t r = 0; r < t.output_tiles(); ++r) {
+    int64_t i, j;
+    p.TileAt(r, &i, &j);
+    flops[r % p.wave_tiles] += 2 * am[i == t.tiles_m - 1] * an[j == t.tiles_n - 1] * op.k;
+  }
+  for (int q = 0; q < config_.cores; ++q) c.core_flops[q] = static_cast<double>(flops[q]);
+  IssuePanel(chip);
+}
+
+int64_t ChipModel::StepK(const Chip& c, int64_t step) const {
+  const int64_t bk = c.l2plan->k_tiles_per_step * c.l2plan->sm.tk;
+  return std::min(c.k, (step + 1) * bk) - step * bk;
+}
+
+void ChipModel::IssuePanel(uint32_t chip) {
+  Chip& c = chips_[chip];
+  const L2GemmPlan& p = *c.l2plan;
+  const int64_t g = c.panels_issued++;
+  const Wave& w = p.waves[g / p.steps];
+  const int64_t bytes = (w.rows + w.cols) * StepK(c, g % p.steps) * config_.element_bytes;
+  fs_.StartFlow(double(bytes), {hbm_[chip]}, [this, chip] {
+    ++chips_[chip].panels_landed;
+    TryWaveStep(chip);
+  });
+}
+
+void ChipModel::TryWaveStep(uint32_t chip) {
+  Chip& c = chips_[chip];
+  const L2GemmPlan& p = *c.l2plan;
+  const int64_t g = c.wave * p.steps + c.step;
+  if (c.pending > 0 || c.filling || c.wave_writing || c.panels_landed <= g) return;
+  // Step g begins: prefetch the next panel into L2 (one in flight at a time).
+  const int64_t total = int64_t(p.waves.size()) * p.steps;
+  if (c.panels_issued == g + 1 && g + 1 < total) IssuePanel(chip);
+  if (c.step > 0 || c.filled) {
+    StartStepBody(chip);
+    return;
+  }
+  // A wave's first step: the cores' first k-tiles must arrive before any compute.
+  const Wave& w = p.waves[c.wave];
+  const int64_t ak0 = std::min(p.sm.tk, c.k);
+  c.filling = true;
+  fs_.StartFlow(double(w.streamed * ak0 * config_.element_bytes), {l2_[chip]}, [this, chip] {
+    Chip& c = chips_[chip];
+    c.filling = false;
+    c.filled = true;
+    StartStepBody(chip);
+  });
+}
+
+void ChipModel::StartStepBody(uint32_t chip) {
+  Chip& c = chips_[chip];
+  const L2GemmPlan& p = *c.l2plan;
+  const Wave& w = p.waves[c.wave];
+  const int64_t e = config_.element_bytes;
+  int64_t bytes = w.streamed * StepK(c, c.step) * e;
+  if (c.step == 0) bytes -= w.streamed * std::min(p.sm.tk, c.k) * e;  // Sent by the fill.
+  // The wave's slowest core: its largest tile, over the step's k-tiles.
+  const int64_t first_kt = c.step * p.k_tiles_per_step;
+  const int64_t end_kt = std::min(p.sm.tiles_k, first_kt + p.k_tiles_per_step);
+  const bool last = end_kt == p.sm.tiles_k;
+  const Time full = c.step_time[EdgeIndex(w.m_edge_only, w.n_edge_only, false)];
+  Time dt = full * (end_kt - first_kt - (last ? 1 : 0));
+  if (last) dt = dt + c.step_time[EdgeIndex(w.m_edge_only, w.n_edge_only, true)];
+  c.pending = 1;
+  if (bytes > 0) {
+    ++c.pending;
+    fs_.StartFlow(double(bytes), {l2_[chip]}, [this, chip] { OnStepPart(chip); });
+  }
+  exec_->sim().ScheduleAfter(dt, [this, chip] { OnStepPart(chip); });
+}
+
+void ChipModel::OnStepPart(uint32_t chip) {
+  Chip& c = chips_[chip];
+  if (--c.pending > 0) return;
+  if (++c.step < c.l2plan->steps) {
+    TryWaveStep(chip);
+    return;
+  }
+  const Wave& w = c.l2plan->waves[c.wave];
+  c.wave_writing = true;
+  fs_.StartFlow(double(w.c_elements * config_.element_bytes), {l2_[chip], hbm_[chip]},
+                [this, chip] { OnWaveWritten(chip); });
+}
+
+void ChipModel::OnWaveWritten(uint32_t chip) {
+  Chip& c = chips_[chip];
+  const L2GemmPlan& p = *c.l2plan;
+  const Wave& w = p.waves[c.wave];
+  c.wave_writing = false;
+  // The wave's HBM bytes (its panels and C), shared evenly by its cores for the timeline rows.
+  const int64_t bytes = ((w.rows + w.cols) * c.k + w.c_elements) * config_.element_bytes;
+  for (int64_t q = 0; q < w.tiles; ++q) c.core_bytes[q] += bytes / w.tiles;
+  c.core_bytes[0] += bytes % w.tiles;
+  // Cores whose last wave this is leave the GeMM now.
+  const int64_t waves = int64_t(p.waves.size());
+  const int64_t last_tiles = p.waves.back().tiles;
+  int64_t from = -1, to = -1;
+  if (c.wave == waves - 1) {
+    from = 0;
+    to = last_tiles;
+  } else if (c.wave == waves - 2) {
+    from = last_tiles;
+    to = w.tiles;
+  }
+  for (int64_t q = from; q < to; ++q) {
+    core::TimelineRow row =
+        exec_->MakeRow(c.current, ChipId(chip), Phase::kOp, UnitKind::kCore,
+                       static_cast<uint16_t>(q), c.current_start, exec_->sim().Now());
+    row.flops = c.core_flops[q];
+    row.bytes = c.core_bytes[q];
+    exec_->Record(row);
+  }
+  c.step = 0;
+  c.filled = false;
+  if (++c.wave == waves) {
+    FinishCurrent(chip);
+    return;
+  }
+  TryWaveStep(chip);
+}
+
 std::string ChipModel::DescribeWait(OpId id) const {
   if (exec_ == nullptr) return "never started by the chip model";
   const core::Op& op = exec_->graph().op(id);
@@ -252,6 +428,17 @@ std::string ChipModel::DescribeWait(OpId id) const {
     return absl::StrFormat("vector pass over %d bytes in flight on chip %d", op.bytes, chip);
   }
   std::string s = absl::StrFormat("GeMM %dx%dx%d on chip %d:", op.m, op.n, op.k, chip);
+  if (config_.HasL2()) {
+    if (c.l2plan == nullptr) return s + " not started;";
+    const L2GemmPlan& p = *c.l2plan;
+    const char* what = c.wave_writing  ? "writing back C"
+                       : c.filling     ? "filling the cores' first tiles"
+                       : c.pending > 0 ? "computing"
+                                       : "waiting for an L2 panel from HBM";
+    absl::StrAppendFormat(&s, " wave %d/%d step %d/%d %s;", c.wave, p.waves.size(), c.step, p.steps,
+                          what);
+    return s;
+  }
   for (int q = 0; q < config_.cores; ++q) {
     const CoreRun& r = cores_[chip * config_.cores + q];
     if (r.num_steps == 0) continue;

@@ -26,6 +26,35 @@
 // tiles_m times, C written once. Nothing here is a closed-form GeMM time: contention with the
 // NIC and the other core comes from the fair-share solver.
 //
+// Two-level pipeline (chips with an L2, ChipConfig::HasL2: the GPU presets). The per-core
+// pipeline above would move every tile through HBM and cost O(Σ steps) ≈ 10^5–10^6 events for a
+// large GeMM on 100+ SMs. Instead (plan: PlanL2Gemm, equations in tiling.h) the cores run in
+// waves of P = wave_tiles output tiles, one per core, in lockstep — all cores of a wave do the
+// same steps, so their flows are merged into one flow per step (max-min gives equal flows equal
+// shares, so this loses nothing when they are symmetric). Per chip there is one L2 resource
+// ("chipN.l2", kind kOther, capacity l2.bandwidth) beside the HBM. Panels are numbered
+// g = wave·S + step over the whole GeMM (S = steps per wave):
+//   • panel(g): one HBM flow {hbm} of (rows_w + cols_w)·bk_s·e bytes (bk_s = k elements of step
+//     s) bringing the wave's A and B panels into L2. panel(0) starts with the GeMM, panel(g+1)
+//     when step g begins (the L2 double-buffers panels), also across waves.
+//   • step g begins when panel(g) has landed, step g−1 is done and, for a wave's first step, the
+//     previous wave's write-back has landed. A wave's first step starts with the fill: one L2
+//     flow {l2} of the first k-tile of every core's A_t and B_t, Σ(a_m + a_n)·a_k·e, exposed
+//     (the cores cannot compute before their first tiles arrive). Then, concurrently, an L2 flow
+//     {l2} of the step's remaining core traffic, Σ(a_m + a_n)·bk_s·e minus the fill, and the
+//     compute: Σ over the step's k-tiles of SystolicTime(a_m, a_n, a_k) of the wave's largest
+//     tile (the slowest core sets the lockstep pace). The step ends when both are done:
+//     step time = max(compute, L2 stream at the wave's fair share).
+//   • after a wave's last step, C: one flow {l2, hbm} of Σ a_m·a_n·e bytes (the accumulators
+//     drain through L2 to HBM), exposed like the one-level write-back.
+//   Timeline rows as below: one per core of a full wave (core q runs raster tiles q, q + P, …),
+//   from the GeMM's start to the end of that core's last wave; flops exact; bytes = its equal
+//   share of its waves' HBM bytes (panels + C), so the rows sum to PlanL2Gemm's hbm_bytes.
+// HBM bytes per GeMM are PlanL2Gemm's hbm_bytes; NIC flows contend with the panel and C flows on
+// `hbm(chip)`, and only GeMM traffic uses `l2(chip)`. Cost: O(waves · S) ≈ 6 events per step,
+// plus O(tiles) at the start (per-core flops; PlanL2Gemm once per distinct shape); a100 8192³
+// costs 2.8·10^3 events (28 waves × 16 steps) where the per-core pipeline needed 5.3·10^5.
+//
 // Queueing. A chip runs one core-occupying op at a time: kGemm and kVector ops (the vector
 // units are part of the cores and run in their instruction stream) wait in one FIFO per chip and
 // start, in arrival order, the moment the previous one finishes. kCopy ops run at once on the
@@ -41,8 +70,8 @@
 //   • kVector: one row on (UnitKind::kVector, 0), flops 0 (element-wise work is not counted as
 //     GeMM flops by the utilization metric); kCopy: one row on (UnitKind::kHbm, 0), flops 0.
 //
-// Cost: O(cores + Σ steps) events and flows per GeMM, no allocation per step (callbacks capture
-// `this` and a core index).
+// Cost (one-level): O(cores + Σ steps) events and flows per GeMM, no allocation per step
+// (callbacks capture `this` and a core index).
 //
 // Example:
 //   core::FairShare fs(sim);
@@ -55,6 +84,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -71,11 +101,14 @@ namespace meshsim::accel {
 class ChipModel : public core::OpRunner {
  public:
   // Creates one HBM resource per chip in `fs` ("chipN.hbm", kind kHbm, capacity
-  // hbm_bandwidth_bytes_per_s). `config` must be valid; num_chips ≥ 1.
+  // hbm_bandwidth_bytes_per_s) and, if config.HasL2(), then one L2 resource per chip ("chipN.l2",
+  // kind kOther, capacity l2_bandwidth_bytes_per_s). `config` must be valid; num_chips ≥ 1.
   ChipModel(core::FairShare& fs, const ChipConfig& config, int num_chips);
 
   // The HBM resource of `chip`: include it in every flow that reads or writes its memory.
   core::ResourceId hbm(core::ChipId chip) const { return hbm_[chip.value()]; }
+  // The L2 resource of `chip`; precondition (fatal): config().HasL2().
+  core::ResourceId l2(core::ChipId chip) const;
   const ChipConfig& config() const { return config_; }
   int num_chips() const { return static_cast<int>(chips_.size()); }
 
@@ -114,6 +147,17 @@ class ChipModel : public core::OpRunner {
     std::array<core::Time, 8> step_time;
     std::array<int64_t, 8> step_bytes;
     std::array<int64_t, 4> writeback_bytes;  // Indexed by EdgeIndex(m, n, false) / 2.
+    // Two-level pipeline (HasL2) state of the running GeMM.
+    const L2GemmPlan* l2plan = nullptr;  // Owned by l2_plans_.
+    int64_t k = 0;                       // The GeMM's k.
+    int64_t wave = 0;                    // Current wave and step.
+    int64_t step = 0;
+    int64_t panels_issued = 0;  // Panels whose HBM flow has started (global index).
+    int64_t panels_landed = 0;
+    int pending = 0;  // Parts of the current step still running (L2 stream, compute).
+    bool filling = false, filled = false, wave_writing = false;
+    std::vector<double> core_flops;   // Per core: 2·a_m·a_n·k over its tiles.
+    std::vector<int64_t> core_bytes;  // Per core: its share of its waves' HBM bytes.
   };
 
   static int EdgeIndex(bool m_edge, bool n_edge, bool k_edge) {
@@ -134,10 +178,21 @@ class ChipModel : public core::OpRunner {
   void OnComputed(uint32_t slot);
   void OnWritten(uint32_t slot);
 
+  // Two-level pipeline events (HasL2).
+  void StartL2Gemm(uint32_t chip, const core::Op& op);
+  void IssuePanel(uint32_t chip);
+  void TryWaveStep(uint32_t chip);
+  void StartStepBody(uint32_t chip);
+  void OnStepPart(uint32_t chip);
+  void OnWaveWritten(uint32_t chip);
+  int64_t StepK(const Chip& c, int64_t step) const;  // k elements of L2 step `step`.
+
   core::ModeArbiter* arbiter_ = nullptr;
   core::FairShare& fs_;
   ChipConfig config_;
   std::vector<core::ResourceId> hbm_;
+  std::vector<core::ResourceId> l2_;                       // Empty without an L2.
+  std::map<std::array<int64_t, 3>, L2GemmPlan> l2_plans_;  // By (m, n, k).
   std::vector<Chip> chips_;
   std::vector<CoreRun> cores_;  // Chip-major: chips_.size() × config_.cores.
   core::Executor* exec_ = nullptr;

@@ -11,6 +11,10 @@
 //      T = the largest multiple of d with 2·(2T²)·e + 4T² ≤ S (a square tile's side; 2304 for
 //      tpuv4's 64 MiB). If not even a d×d tile fits, d is replaced by 1 (tiles smaller than the
 //      array, which SystolicTime pads).
+//      With accumulator_bytes = R > 0 (a GPU SM: fp32 accumulators in registers, inputs in shared
+//      memory) the budgets are separate: 2·(tm·tk + tk·tn)·e ≤ S and 4·tm·tn ≤ R; T is the
+//      largest multiple of d with 4T² ≤ R (176 for R = 128 KiB), capped so that a k-tile of
+//      kMinTkBlocks·d still fits S.
 //   2. Output tiles, balanced to keep padding small: for x ∈ {m, n},
 //        tiles_x = ⌈x / T⌉,  tx = round_up(⌈x / tiles_x⌉, d),  tiles_x = ⌈x / tx⌉
 //      (a dimension smaller than d is one tile of the whole dimension). The last tile of each
@@ -29,7 +33,8 @@
 //   B_t is cut into ⌈tk/d⌉·⌈tn/d⌉ weight blocks (ragged edges padded with zeros); the blocks
 //   are dealt to the mxus arrays; for each block the array streams the tm rows of A_t through
 //   it (one row per cycle) and the partial sums leave through the bottom.
-//     cycles = ⌈⌈tk/d⌉·⌈tn/d⌉ / mxus⌉ · (max(tm, d) + d),     time = cycles / clock_hz
+//     cycles = ⌈⌈tk/d⌉·⌈tn/d⌉ / mxus⌉ · (max(tm, d) + d),
+//     time = cycles / (mxu_efficiency · clock_hz)
 //   • tm cycles stream the rows; the weights of the next block are shifted in (d cycles)
 //     behind the current block, double-buffered as in the TPU's matrix unit (Jouppi et al.,
 //     ISCA'17 §2: "one 64 KiB tile of weights plus one for double-buffering, to hide the 256
@@ -38,6 +43,39 @@
 //     the array's depth before the last row's partial sums are out and the weights can swap.
 //   So an array is busy tm/(tm + d) of the time at best (94% for tm = 2048, d = 128); padding
 //   of ragged tk, tn and idle arrays (blocks < mxus) make small or skinny GeMMs worse.
+//   mxu_efficiency (1 on the TPU preset, so its time is exactly cycles / clock) is the GPU
+//   presets' one fitted parameter: the rate a GeMM k-loop sustains beside instruction issue and
+//   barriers, which are not modelled (chip_config.cc, docs/calibration.md).
+//
+// Two-level tiling (PlanL2Gemm), for chips with an L2 (ChipConfig::HasL2, the GPU presets): the
+// per-core tiles above are the per-SM tiles (threadblock tiles, streamed from L2 into shared
+// memory); a second level decides what HBM traffic they cause. With P = cores (SMs):
+//   0. Per-core tiles: every balanced split (tm, tn) with tiles of at most T (PlanGemm's steps
+//      2 and 4 for each) is scored by the wave estimate, and the lowest wins (ties: larger tiles):
+//        est = Σ_waves max(C, f_w·H, f_w·L)
+//      C = tiles_k·SystolicTime(tm, tn, tk) (one wave's compute, whatever its size), f_w = the
+//      wave's share of the tiles, H = (m·k + k·n + m·n)·e / hbm_bw, L = (m·k·tiles_n +
+//      k·n·tiles_m)·e / l2_bw. So a GeMM is not cut into P + 1 tiles (a second wave of one tile
+//      as long as the first), and small tiles pay their L2 traffic — as a GeMM library's
+//      heuristic would choose its threadblock tile.
+//   1. Raster (a threadblock swizzle): the tiles_n columns of output tiles are cut into stripes of
+//      W columns; tiles are numbered stripe by stripe, row-major inside a stripe (the last stripe
+//      may be narrower). Wave w is the P consecutive tiles w·P .. w·P + P − 1: one per core, run
+//      concurrently; waves = ⌈tiles / P⌉ (the last one is partial: wave quantization).
+//   2. A wave marches through k in L2 steps of kt k-tiles (k-panel bk = kt·tk). For each step the
+//      wave's A panel (the distinct m-tiles it touches: rows_w × bk) and B panel (bk × cols_w)
+//      are read from HBM into L2 once, and shared there by all its cores. The L2 holds the
+//      panel being streamed and the next one:      2·(rows_w + cols_w)·bk·e ≤ l2_bytes
+//      kt is the largest such that every wave fits and each wave has at least
+//      kMinL2StepsPerWave steps (or one step per k-tile if there are fewer). If not even kt = 1
+//      fits, P is lowered until it does (never below 1: Validate keeps l2 ≥ one tile set).
+//   3. W minimizes the HBM traffic, computed exactly over the waves for the candidates whose
+//      estimate ⌈P/W⌉·tm + W·tn is within 10% of the best; ties prefer W dividing P.
+//   HBM traffic, per wave Σ_steps (rows_w + cols_w)·bk·e, plus C once:
+//     hbm_bytes = Σ_w (rows_w + cols_w)·k·e + m·n·e
+//   which is the closed form of an L2 block of bm × bn = ⌈P/W⌉·tm × W·tn — A read ⌈n/bn⌉ times,
+//   B about ⌈m/bm⌉ times, C once — up to the rows shared by two waves that split a row of tiles.
+//   L2 → core traffic is the one-level traffic (A read tiles_n times, B tiles_m times).
 //
 // Example:
 //   GemmTiling t = PlanGemm(*ChipPreset("tpuv4"), 8192, 8192, 8192);
@@ -47,6 +85,7 @@
 #define MESHSIM_ACCEL_TILING_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "accel/chip_config.h"
 #include "core/time.h"
@@ -58,6 +97,10 @@ inline constexpr int64_t kMinStepsPerCore = 32;
 inline constexpr int64_t kMinTkBlocks = 4;
 // Bytes per element of the on-core accumulator of C_t (fp32).
 inline constexpr int64_t kAccumulatorBytes = 4;
+// Policy constant of PlanL2Gemm: fewest L2 steps per wave. Only the last step's compute and the
+// C write-back of a memory-bound wave are exposed, so 16 steps keep skinny GeMMs within ~2–5% of
+// the HBM roofline at ~6 events per step.
+inline constexpr int64_t kMinL2StepsPerWave = 16;
 
 // How a GeMM is cut into tiles. All sizes in elements.
 struct GemmTiling {
@@ -69,16 +112,49 @@ struct GemmTiling {
   int64_t output_tiles() const { return tiles_m * tiles_n; }
 };
 
+// One wave of a two-level plan: the output tiles its cores run concurrently.
+struct Wave {
+  int64_t first_tile = 0;    // Raster index of its first tile.
+  int64_t tiles = 0;         // Tiles (= busy cores) in the wave.
+  int64_t rows = 0;          // Σ a_m over the distinct m-tiles touched: A rows read per k.
+  int64_t cols = 0;          // Σ a_n over the distinct n-tiles touched: B columns read per k.
+  int64_t streamed = 0;      // Σ over its tiles of (a_m + a_n): elements L2 → cores per k.
+  int64_t c_elements = 0;    // Σ a_m·a_n: C elements written back.
+  bool m_edge_only = false;  // Every tile is in the last (ragged) m-tile row.
+  bool n_edge_only = false;  // Every tile is in the last (ragged) n-tile column.
+};
+
+// A two-level GeMM plan: per-core tiles, waves and L2 steps. Sizes in elements unless named.
+struct L2GemmPlan {
+  GemmTiling sm;                 // Per-core (per-SM) tiles, from PlanGemm.
+  int64_t swizzle = 1;           // W: n-tiles per stripe of the raster.
+  int64_t wave_tiles = 0;        // P: tiles per full wave (≤ cores).
+  int64_t k_tiles_per_step = 1;  // kt: k-tiles per L2 step (k-panel bk = kt·tk).
+  int64_t steps = 0;             // ⌈tiles_k / kt⌉ L2 steps per wave.
+  std::vector<Wave> waves;
+  int64_t hbm_bytes = 0;      // Σ_w (rows_w + cols_w)·k·e + m·n·e.
+  int64_t l2_bytes_used = 0;  // 2·(largest panel): must be ≤ l2_bytes.
+
+  // Raster index → (m-tile i, n-tile j).
+  void TileAt(int64_t r, int64_t* i, int64_t* j) const;
+};
+
 // Chooses tile sizes for C[m×n] += A[m×k]·B[k×n] on `chip` by the policy above.
 // Precondition (fatal): m, n, k ≥ 1. Cost: O(tiles_m + tiles_n) in the worst case.
 GemmTiling PlanGemm(const ChipConfig& chip, int64_t m, int64_t n, int64_t k);
+
+// The two-level plan of C[m×n] += A[m×k]·B[k×n] on `chip` (policy above).
+// Precondition (fatal): chip.HasL2(), chip.l2_bytes ≥ chip.scratchpad_bytes, m, n, k ≥ 1.
+// Cost: O((T/d)² + tiles · 16): tile candidates scored in O(1), then up to 16 swizzle
+// candidates walked exactly over the tiles.
+L2GemmPlan PlanL2Gemm(const ChipConfig& chip, int64_t m, int64_t n, int64_t k);
 
 // MXU cycles for one core to compute a tm×tn×tk tile product (equation above).
 // Precondition (fatal): tm, tn, tk ≥ 1.
 int64_t SystolicCycles(const ChipConfig& chip, int64_t tm, int64_t tn, int64_t tk);
 
 // Time for one core's systolic arrays to compute a tm×tn×tk tile product: SystolicCycles /
-// clock_hz, rounded up to a picosecond.
+// (mxu_efficiency · clock_hz), rounded up to a picosecond.
 core::Time SystolicTime(const ChipConfig& chip, int64_t tm, int64_t tn, int64_t tk);
 
 }  // namespace meshsim::accel

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -70,6 +71,7 @@ struct GemmResult {
   double flops = 0;   // Σ row flops.
   int64_t bytes = 0;  // Σ row bytes (HBM traffic).
   size_t rows = 0;
+  uint64_t events = 0;  // Simulator events of the whole run.
 };
 
 GemmResult RunGemm(const ChipConfig& config, int64_t m, int64_t n, int64_t k) {
@@ -78,6 +80,7 @@ GemmResult RunGemm(const ChipConfig& config, int64_t m, int64_t n, int64_t k) {
   rig.Run();
   GemmResult r;
   r.time = rig.Duration(g);
+  r.events = rig.sim.events_executed();
   for (const TimelineRow& row : rig.RowsOf(g)) {
     r.flops += row.flops;
     r.bytes += row.bytes;
@@ -205,20 +208,29 @@ TEST(ChipModelTest, FlopsConservedAndBytesAtLeastCompulsory) {
       {"tpuv4", 1, 1, 1},         {"tpuv4", 3, 5, 7},           {"tpuv4", 129, 255, 1000},
       {"tpuv4", 8192, 8, 8192},   {"tpuv4", 8, 8192, 8192},     {"tpuv4", 8192, 8192, 8},
       {"tpuv4", 5000, 3000, 700}, {"tpuv4", 16384, 2304, 1536}, {"a100", 1000, 1000, 1000},
-      {"a100", 4096, 512, 300},   {"v100", 700, 900, 500},      {"v100", 8, 4096, 64}};
+      {"a100", 4096, 512, 300},   {"v100", 700, 900, 500},      {"v100", 8, 4096, 64},
+      {"h100", 1, 1, 1},          {"h100", 3000, 5000, 700},    {"a100", 8192, 8, 8192}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.preset + " " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
                  std::to_string(c.k));
     const ChipConfig chip = Preset(c.preset);
-    const GemmTiling t = PlanGemm(chip, c.m, c.n, c.k);
     const GemmResult r = RunGemm(chip, c.m, c.n, c.k);
     // Σ over core rows = 2·m·n·k exactly.
     EXPECT_EQ(r.flops, 2.0 * c.m * c.n * c.k);
-    // One row per participating core: min(cores, output tiles).
-    EXPECT_EQ(r.rows, size_t(std::min<int64_t>(chip.cores, t.output_tiles())));
-    // Traffic: A read tiles_n times, B tiles_m times, C written once (≥ A + B + C).
     const int64_t e = chip.element_bytes;
-    EXPECT_EQ(r.bytes, (c.m * c.k * t.tiles_n + c.k * c.n * t.tiles_m + c.m * c.n) * e);
+    if (chip.HasL2()) {
+      // Two levels: one row per core of a full wave; HBM traffic is the plan's
+      // Σ_w (rows_w + cols_w)·k·e + m·n·e.
+      const L2GemmPlan p = PlanL2Gemm(chip, c.m, c.n, c.k);
+      EXPECT_EQ(r.rows, size_t(p.wave_tiles));
+      EXPECT_EQ(r.bytes, p.hbm_bytes);
+    } else {
+      const GemmTiling t = PlanGemm(chip, c.m, c.n, c.k);
+      // One row per participating core: min(cores, output tiles).
+      EXPECT_EQ(r.rows, size_t(std::min<int64_t>(chip.cores, t.output_tiles())));
+      // Traffic: A read tiles_n times, B tiles_m times, C written once.
+      EXPECT_EQ(r.bytes, (c.m * c.k * t.tiles_n + c.k * c.n * t.tiles_m + c.m * c.n) * e);
+    }
     EXPECT_GE(r.bytes, (c.m * c.k + c.k * c.n + c.m * c.n) * e);
     // No faster than the MXU peak or the HBM roofline.
     EXPECT_GE(r.time.seconds(), 2.0 * c.m * c.n * c.k / chip.PeakFlops());
@@ -345,6 +357,238 @@ TEST(ChipModelTest, VectorOpsQueueBehindGemmsButCopiesDoNot) {
 TEST(ChipModelTest, Deterministic) {
   const auto run = [] {
     Rig rig(Preset("tpuv4"), 2);
+    OpId prev = rig.Add(Op::Gemm(ChipId(0), 3000, 2000, 1000));
+    for (int i = 0; i < 4; ++i) {
+      const OpId a = rig.Add(Op::Gemm(ChipId(i % 2), 1000 + 37 * i, 4096, 777), {prev});
+      const OpId b = rig.Add(Op::Copy(ChipId(i % 2), 12345678), {prev});
+      prev = rig.Add(Op::Gemm(ChipId((i + 1) % 2), 512, 8, 9000), {a, b});
+    }
+    rig.fs.StartFlow(3e8, {rig.model.hbm(ChipId(1))}, [] {});
+    rig.Run();
+    return std::pair(rig.exec->fingerprint(), rig.exec->makespan());
+  };
+  EXPECT_EQ(run(), run());
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPU presets: two-level (L2 over HBM) GeMMs.
+
+constexpr const char* kGpus[] = {"a100", "v100", "h100"};
+
+TEST(ChipConfigTest, GpuPresetsMatchTheirSpecSheets) {
+  // Dense bf16/fp16 peaks: SMs · tensor-core MACs/clk · 2 · clock.
+  EXPECT_NEAR(Preset("a100").PeakFlops(), 312e12, 0.5e12);    // 108·4·256·2·1.41 GHz.
+  EXPECT_NEAR(Preset("v100").PeakFlops(), 125e12, 0.5e12);    // 80·8·64·2·1.53 GHz.
+  EXPECT_NEAR(Preset("h100").PeakFlops(), 989.4e12, 0.5e12);  // 132·8·256·2·1.83 GHz.
+  EXPECT_EQ(Preset("a100").hbm_bandwidth_bytes_per_s, 2.039e12);
+  EXPECT_EQ(Preset("v100").hbm_bandwidth_bytes_per_s, 900e9);
+  EXPECT_EQ(Preset("h100").hbm_bandwidth_bytes_per_s, 3.35e12);
+  EXPECT_EQ(Preset("a100").l2_bytes, int64_t{40} << 20);
+  EXPECT_EQ(Preset("v100").l2_bytes, int64_t{6} << 20);
+  EXPECT_EQ(Preset("h100").l2_bytes, int64_t{50} << 20);
+  EXPECT_EQ(Preset("h100").cores, 132);
+  for (const char* gpu : kGpus) {
+    ChipConfig c = Preset(gpu);
+    EXPECT_TRUE(c.HasL2()) << gpu;
+    EXPECT_TRUE(c.Validate().ok()) << gpu << ": " << c.Validate();
+  }
+  ChipConfig tpu = Preset("tpuv4");
+  EXPECT_FALSE(tpu.HasL2());
+  EXPECT_EQ(tpu.mxu_efficiency, 1.0);
+  EXPECT_EQ(tpu.accumulator_bytes, 0);
+}
+
+TEST(ChipConfigTest, UnknownPresetListsH100) {
+  const auto c = ChipPreset("b200");
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(c.status().message()),
+              ::testing::HasSubstr("'b200' (known: tpuv4, a100, v100, h100)"));
+}
+
+TEST(ChipConfigTest, ValidateRejectsAnL2SmallerThanOneTileSet) {
+  ChipConfig c = Preset("a100");
+  c.l2_bytes = 64 << 10;  // < core.scratchpad_bytes (164 KiB).
+  const absl::Status s = c.Validate();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()),
+              ::testing::AllOf(::testing::HasSubstr("l2.capacity: 65536 bytes"),
+                               ::testing::HasSubstr("at least core.scratchpad_bytes (167936)")));
+  // Without an L2 level the capacity is ignored.
+  c.l2_bandwidth_bytes_per_s = 0;
+  EXPECT_TRUE(c.Validate().ok());
+  // Ranges: a negative bandwidth names the key.
+  c.l2_bandwidth_bytes_per_s = -1;
+  EXPECT_THAT(std::string(c.Validate().message()), ::testing::HasSubstr("l2.bandwidth"));
+  c = Preset("a100");
+  c.mxu_efficiency = 0;
+  EXPECT_THAT(std::string(c.Validate().message()), ::testing::HasSubstr("core.mxu_efficiency"));
+}
+
+TEST(GpuChipModelTest, CreatesAnL2ResourcePerChipAfterTheHbms) {
+  core::Simulator sim;
+  core::FairShare fs(sim);
+  ChipModel model(fs, Preset("a100"), 2);
+  ASSERT_EQ(fs.num_resources(), 4u);
+  // HBM ids come first, as without an L2 (the network relies only on hbm(c)).
+  EXPECT_EQ(fs.resource(model.hbm(ChipId(1))).name, "chip1.hbm");
+  const core::ResourceInfo& l2 = fs.resource(model.l2(ChipId(1)));
+  EXPECT_EQ(l2.name, "chip1.l2");
+  EXPECT_EQ(l2.chip, ChipId(1));
+  EXPECT_EQ(l2.capacity_bytes_per_s, 5120 * 1.41e9);
+}
+
+TEST(GpuChipModelTest, LargeSquareGemmsRunAt75To85PercentOfPeak) {
+  for (const char* gpu : kGpus) {
+    const ChipConfig chip = Preset(gpu);
+    for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{8192, 8192, 8192},
+                           std::tuple<int64_t, int64_t, int64_t>{16384, 16384, 8192}}) {
+      SCOPED_TRACE(std::string(gpu) + " " + std::to_string(m) + "x" + std::to_string(n));
+      const GemmResult r = RunGemm(chip, m, n, k);
+      // Issue 9's target: 2·m·n·k / time within 75–85% of the datasheet peak. Compute-bound:
+      // the HBM carries well under half of its bandwidth.
+      const double fraction = 2.0 * m * n * k / r.time.seconds() / chip.PeakFlops();
+      EXPECT_GE(fraction, 0.75);
+      EXPECT_LE(fraction, 0.85);
+      EXPECT_LT(double(r.bytes) / r.time.seconds(), 0.5 * chip.hbm_bandwidth_bytes_per_s);
+    }
+  }
+}
+
+TEST(GpuChipModelTest, SkinnyGemmRunsAtTheHbmRoofline) {
+  for (const char* gpu : kGpus) {
+    SCOPED_TRACE(gpu);
+    const ChipConfig chip = Preset(gpu);
+    const GemmResult r = RunGemm(chip, 8, 8192, 8192);
+    // B (128 MiB) dominates; A (8×8192) is read once per wave and C is tiny:
+    //   bytes ≥ (8·8192 + 8192·8192 + 8·8192)·2, and time ≈ bytes / hbm.bandwidth.
+    const int64_t compulsory = (8 * 8192 + 8192 * 8192 + 8 * 8192) * 2;
+    EXPECT_GE(r.bytes, compulsory);
+    EXPECT_LE(r.bytes, compulsory + compulsory / 100);
+    const double roofline_s = double(r.bytes) / chip.hbm_bandwidth_bytes_per_s;
+    EXPECT_GE(r.time.seconds(), roofline_s);
+    EXPECT_LE(r.time.seconds(), 1.04 * roofline_s);
+  }
+}
+
+TEST(GpuChipModelTest, SkinnyCurveFollowsTheRoofline) {
+  // M = 8 … 1024 with N = K = 8192 against the roofline
+  //   max(flops / (peak · mxu_efficiency), bytes / hbm.bandwidth):
+  // never faster than max(flops / peak, bytes / hbm.bandwidth); memory-bound shapes (M ≤ 64)
+  // within 6% of bytes / hbm.bandwidth; all within 25% of the roofline (h100: 65%, its L2 —
+  // assumed 9.4 TB/s — binds near the ridge, M = 256…1024); the rate never drops by more than 3%
+  // as M grows (wave quantization makes small dips).
+  for (const char* gpu : kGpus) {
+    const ChipConfig chip = Preset(gpu);
+    const double slack = std::string(gpu) == "h100" ? 1.65 : 1.25;
+    double previous_tflops = 0;
+    for (int64_t m : {8, 16, 32, 64, 128, 256, 512, 1024}) {
+      SCOPED_TRACE(std::string(gpu) + " M=" + std::to_string(m));
+      const GemmResult r = RunGemm(chip, m, 8192, 8192);
+      const double flops = 2.0 * m * 8192 * 8192;
+      const double memory_s = double(r.bytes) / chip.hbm_bandwidth_bytes_per_s;
+      const double roofline_s =
+          std::max(flops / (chip.PeakFlops() * chip.mxu_efficiency), memory_s);
+      EXPECT_GE(r.time.seconds(), std::max(flops / chip.PeakFlops(), memory_s));
+      EXPECT_LE(r.time.seconds(), slack * roofline_s);
+      if (m <= 64) {
+        EXPECT_LE(r.time.seconds(), 1.06 * memory_s);
+      }
+      const double tflops = flops / r.time.seconds() / 1e12;
+      EXPECT_GT(tflops, 0.97 * previous_tflops);
+      previous_tflops = tflops;
+    }
+  }
+}
+
+TEST(GpuChipModelTest, HbmTrafficFollowsTheTwoLevelFormula) {
+  const ChipConfig chip = Preset("a100");
+  const int64_t m = 8192, n = 8192, k = 8192, e = 2;
+  const L2GemmPlan p = PlanL2Gemm(chip, m, n, k);
+  const GemmResult r = RunGemm(chip, m, n, k);
+  EXPECT_EQ(r.bytes, p.hbm_bytes);
+  // An L2 block is one wave: ⌈P/W⌉ m-tiles × W n-tiles, bm × bn elements. HBM traffic ≈
+  //   A·⌈n/bn⌉ + B·⌈m/bm⌉ + C   (A read once per block column, B once per block row).
+  const int64_t bm = (p.wave_tiles + p.swizzle - 1) / p.swizzle * p.sm.tm;
+  const int64_t bn = p.swizzle * p.sm.tn;
+  const int64_t formula = (m * k * ((n + bn - 1) / bn) + k * n * ((m + bm - 1) / bm) + m * n) * e;
+  EXPECT_GT(r.bytes, 0.9 * formula);
+  EXPECT_LT(r.bytes, 1.15 * formula);
+  // The L2 saves most of the one-level traffic (A read tiles_n times, B tiles_m times).
+  const int64_t one_level = (m * k * p.sm.tiles_n + k * n * p.sm.tiles_m + m * n) * e;
+  EXPECT_LT(r.bytes, one_level / 4);
+}
+
+TEST(GpuChipModelTest, StarvedL2BindsTheGemm) {
+  ChipConfig chip = Preset("a100");
+  chip.l2_bandwidth_bytes_per_s = 1e12;
+  const int64_t m = 4096, n = 4096, k = 4096, e = 2;
+  const GemmResult r = RunGemm(chip, m, n, k);
+  // Every core streams its A_t and B_t from L2: (m·k·tiles_n + k·n·tiles_m)·e bytes, plus C
+  // through L2; at 1 TB/s this, not compute, sets the time (within 5%).
+  const L2GemmPlan p = PlanL2Gemm(chip, m, n, k);
+  const double l2_s = double((m * k * p.sm.tiles_n + k * n * p.sm.tiles_m + m * n) * e) / 1e12;
+  EXPECT_GE(r.time.seconds(), l2_s);
+  EXPECT_LE(r.time.seconds(), 1.05 * l2_s);
+}
+
+TEST(GpuChipModelTest, BigGemmCostsBoundedEvents) {
+  const GemmResult r = RunGemm(Preset("a100"), 8192, 8192, 8192);
+  // Measured 2802 events: 28 waves × 16 L2 steps × ~6 events; the per-tile model needed
+  // 530894. Bound = measured + ~40%.
+  EXPECT_LE(r.events, 4000u);
+}
+
+TEST(GpuChipModelTest, NicFlowOnTheSameHbmSlowsAMemoryBoundGemm) {
+  const ChipConfig chip = Preset("a100");
+  const Time alone = RunGemm(chip, 8, 8192, 8192).time;
+  Rig rig(chip, 2);
+  const OpId g = rig.Add(Op::Gemm(ChipId(0), 8, 8192, 8192));
+  const OpId other = rig.Add(Op::Gemm(ChipId(1), 8, 8192, 8192));
+  bool nic_done = false;
+  // An uncapped NIC-like flow outlasting the GeMM on chip 0's HBM (not on its L2).
+  rig.fs.StartFlow(1e9, {rig.model.hbm(ChipId(0))}, [&] { nic_done = true; });
+  rig.Run();
+  EXPECT_TRUE(nic_done);
+  // Max-min over 2 flows (the GeMM's panel flow + the NIC) → the GeMM gets half of the HBM:
+  // ≈ 2× slower (a little less: the compute tail is not HBM-bound).
+  const double ratio = rig.Duration(g).seconds() / alone.seconds();
+  EXPECT_GT(ratio, 1.85);
+  EXPECT_LE(ratio, 2.0);
+  EXPECT_EQ(rig.Duration(other), alone);
+}
+
+TEST(GpuChipModelTest, WithoutL2TheGpuFallsBackToThePerCorePipeline) {
+  ChipConfig chip = Preset("a100");
+  chip.l2_bandwidth_bytes_per_s = 0;
+  const int64_t m = 1024, n = 1024, k = 1024;
+  const GemmResult r = RunGemm(chip, m, n, k);
+  const GemmTiling t = PlanGemm(chip, m, n, k);
+  // One level: A read tiles_n times, B tiles_m times, C once.
+  EXPECT_EQ(r.bytes, (m * k * t.tiles_n + k * n * t.tiles_m + m * n) * 2);
+}
+
+TEST(GpuChipModelTest, DescribeWaitNamesWaveAndStep) {
+  const ChipConfig chip = Preset("a100");
+  core::Simulator sim;
+  core::FairShare fs(sim);
+  ChipModel model(fs, chip, 1);
+  core::OpGraph graph;
+  const OpId a = graph.Add(Op::Gemm(ChipId(0), 4096, 4096, 4096));
+  core::Executor exec(sim, graph);
+  exec.SetRunner(OpKind::kGemm, &model);
+  std::string wait;
+  sim.ScheduleAt(Time::Microseconds(100), [&] {
+    wait = model.DescribeWait(a);
+    sim.Stop();
+  });
+  EXPECT_FALSE(exec.Run().ok());
+  EXPECT_THAT(wait, ::testing::HasSubstr("GeMM 4096x4096x4096 on chip 0: wave "));
+  EXPECT_THAT(wait, ::testing::HasSubstr(" step "));
+}
+
+TEST(GpuChipModelTest, Deterministic) {
+  const auto run = [] {
+    Rig rig(Preset("h100"), 2);
     OpId prev = rig.Add(Op::Gemm(ChipId(0), 3000, 2000, 1000));
     for (int i = 0; i < 4; ++i) {
       const OpId a = rig.Add(Op::Gemm(ChipId(i % 2), 1000 + 37 * i, 4096, 777), {prev});

@@ -73,20 +73,25 @@ TEST(PlanGemmTest, SkinnyGemmKeepsTheSmallDimensionWhole) {
 TEST(PlanGemmTest, TilesFitAreAlignedAndCoverTheMatrix) {
   const std::vector<int64_t> dims = {1,    3,    8,    100,  127,  128,   129,   200,   1000,
                                      1536, 2304, 3000, 4096, 8192, 12288, 49152, 100000};
-  for (const std::string name : {"tpuv4", "a100", "v100"}) {
+  for (const std::string name : {"tpuv4", "a100", "v100", "h100"}) {
     const ChipConfig chip = Preset(name);
     const int64_t d = chip.mxu_dim;
+    const int64_t acc = chip.accumulator_bytes;
     for (int64_t m : dims) {
       for (int64_t n : dims) {
         for (int64_t k : dims) {
           SCOPED_TRACE(name + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
                        std::to_string(k));
           const GemmTiling t = PlanGemm(chip, m, n, k);
-          // 2·(tm·tk + tk·tn)·e + 4·tm·tn ≤ scratchpad.
-          const int64_t used =
-              2 * (t.tm * t.tk + t.tk * t.tn) * chip.element_bytes + 4 * t.tm * t.tn;
+          // 2·(tm·tk + tk·tn)·e + 4·tm·tn ≤ scratchpad, or, with the accumulator in
+          // registers (GPU presets), 2·(tm·tk + tk·tn)·e ≤ scratchpad and 4·tm·tn ≤ registers.
+          const int64_t used = 2 * (t.tm * t.tk + t.tk * t.tn) * chip.element_bytes +
+                               (acc == 0 ? 4 * t.tm * t.tn : 0);
           ASSERT_EQ(t.scratchpad_bytes_used, used);
           ASSERT_LE(used, chip.scratchpad_bytes);
+          if (acc > 0) {
+            ASSERT_LE(4 * t.tm * t.tn, acc);
+          }
           // Counts cover the matrix exactly: (tiles−1)·t < x ≤ tiles·t.
           for (auto [x, tile, count] :
                {std::tuple{m, t.tm, t.tiles_m}, std::tuple{n, t.tn, t.tiles_n},
@@ -123,6 +128,89 @@ TEST(PlanGemmTest, TinyScratchpadFallsBackToUnalignedTiles) {
   EXPECT_EQ(t.tn, 18);
 }
 
+TEST(PlanGemmTest, GpuAccumulatorInRegistersSetsTheTileSide) {
+  const ChipConfig chip = Preset("a100");
+  const GemmTiling t = PlanGemm(chip, 4096, 4096, 4096);
+  // 4·T² ≤ 128 KiB → T = 181 → 176 (multiple of 16); ⌈4096/176⌉ = 24 tiles of
+  // round_up(⌈4096/24⌉, 16) = 176. tk: 2·(176 + 176)·tk·2 ≤ 164 KiB → tk ≤ 119 → 112.
+  EXPECT_EQ(t.tm, 176);
+  EXPECT_EQ(t.tn, 176);
+  EXPECT_EQ(t.tiles_m, 24);
+  EXPECT_EQ(t.tk, 112);
+  EXPECT_EQ(t.scratchpad_bytes_used, 2 * (176 * 112 + 112 * 176) * 2);
+}
+
+// Two-level plans: waves cover the tiles once, panels fit L2, traffic adds up.
+TEST(PlanL2GemmTest, WavesCoverTheTilesAndPanelsFitL2) {
+  const std::vector<int64_t> dims = {1, 8, 100, 129, 1000, 3000, 8192, 12288};
+  for (const std::string name : {"a100", "v100", "h100"}) {
+    const ChipConfig chip = Preset(name);
+    const int64_t e = chip.element_bytes;
+    for (int64_t m : dims) {
+      for (int64_t n : dims) {
+        for (int64_t k : {int64_t{1}, int64_t{100}, int64_t{8192}}) {
+          SCOPED_TRACE(name + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                       std::to_string(k));
+          const L2GemmPlan p = PlanL2Gemm(chip, m, n, k);
+          const GemmTiling& t = p.sm;
+          ASSERT_GE(p.wave_tiles, 1);
+          ASSERT_LE(p.wave_tiles, chip.cores);
+          // Waves: consecutive raster ranges of wave_tiles (the last may be partial).
+          ASSERT_EQ(int64_t(p.waves.size()), CeilDiv(t.output_tiles(), p.wave_tiles));
+          int64_t next = 0, hbm = m * n * e;
+          for (const Wave& w : p.waves) {
+            ASSERT_EQ(w.first_tile, next);
+            ASSERT_GE(w.tiles, 1);
+            ASSERT_LE(w.tiles, p.wave_tiles);
+            ASSERT_LE(w.rows, m);
+            ASSERT_LE(w.cols, n);
+            next += w.tiles;
+            hbm += (w.rows + w.cols) * k * e;
+          }
+          ASSERT_EQ(next, t.output_tiles());
+          // hbm_bytes = Σ_w (rows_w + cols_w)·k·e + m·n·e.
+          ASSERT_EQ(p.hbm_bytes, hbm);
+          // Double-buffered panels fit L2; steps = ⌈tiles_k / kt⌉ ≥ min(16, tiles_k).
+          ASSERT_LE(p.l2_bytes_used, chip.l2_bytes);
+          ASSERT_EQ(p.steps, CeilDiv(t.tiles_k, p.k_tiles_per_step));
+          ASSERT_GE(p.steps, std::min(kMinL2StepsPerWave, t.tiles_k));
+          // The raster visits every (i, j) exactly once.
+          if (t.output_tiles() <= 4096) {
+            std::vector<int> seen(t.output_tiles(), 0);
+            for (int64_t r = 0; r < t.output_tiles(); ++r) {
+              int64_t i, j;
+              p.TileAt(r, &i, &j);
+              ASSERT_TRUE(i >= 0 && i < t.tiles_m && j >= 0 && j < t.tiles_n) << i << "," << j;
+              ++seen[i * t.tiles_n + j];
+            }
+            for (int s : seen) ASSERT_EQ(s, 1);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(PlanL2GemmTest, SmallL2ShrinksTheWave) {
+  ChipConfig chip = Preset("a100");
+  chip.l2_bytes = chip.scratchpad_bytes;  // The smallest L2 Validate accepts.
+  ASSERT_TRUE(chip.Validate().ok());
+  const L2GemmPlan p = PlanL2Gemm(chip, 8192, 8192, 8192);
+  // A full wave of 108 tiles would need ~2·(9·176 + 12·128)·tk·e ≫ 164 KiB of L2.
+  EXPECT_LT(p.wave_tiles, chip.cores);
+  EXPECT_LE(p.l2_bytes_used, chip.l2_bytes);
+}
+
+TEST(PlanL2GemmTest, SkinnyGemmAvoidsANearlyEmptySecondWave) {
+  const ChipConfig chip = Preset("a100");
+  // M = 64: tiles are chosen by the wave estimate, so the whole GeMM is one wave of ≤ 108 tiles
+  // (PlanGemm alone would cut 128 tiles: a second wave of 20 cores computing as long as the
+  // first while HBM idles).
+  const L2GemmPlan p = PlanL2Gemm(chip, 64, 8192, 8192);
+  EXPECT_EQ(p.waves.size(), 1u);
+  EXPECT_GT(PlanGemm(chip, 64, 8192, 8192).output_tiles(), chip.cores);
+}
+
 TEST(SystolicTest, ClosedForm) {
   const ChipConfig chip = Preset("tpuv4");
   // cycles = ⌈⌈tk/d⌉·⌈tn/d⌉ / mxus⌉ · (max(tm, d) + d):
@@ -135,6 +223,15 @@ TEST(SystolicTest, ClosedForm) {
   EXPECT_EQ(SystolicCycles(chip, 1000, 640, 128), 2 * (1000 + 128));
   // tm < d: the double-buffered weight shift-in (d cycles) is exposed: max(8, 128) + 128.
   EXPECT_EQ(SystolicCycles(chip, 8, 128, 128), 256);
+}
+
+TEST(SystolicTest, MxuEfficiencyStretchesTheTime) {
+  ChipConfig chip = Preset("a100");
+  // time = cycles / mxu_efficiency / clock; cycles = ⌈8·8/4⌉·(128 + 16) = 2304.
+  EXPECT_EQ(SystolicCycles(chip, 128, 128, 128), 16 * 144);
+  EXPECT_EQ(SystolicTime(chip, 128, 128, 128), core::ComputeTime(2304 / 0.92, 1.41e9));
+  chip.mxu_efficiency = 1.0;
+  EXPECT_EQ(SystolicTime(chip, 128, 128, 128), core::ComputeTime(2304, 1.41e9));
 }
 
 TEST(SystolicTest, PaddingAndFillDrainLowerArrayUtilization) {
