@@ -1,5 +1,6 @@
 #include "core/params.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -102,6 +103,23 @@ absl::StatusOr<int64_t> ParseInteger(const std::string& key, const std::string& 
   return static_cast<int64_t>(*v);
 }
 
+namespace {
+
+// The value of a numeric parameter as a double (0 for a choice).
+double NumericValue(const Param& p) {
+  return std::visit(
+      [](auto* f) -> double {
+        if constexpr (std::is_arithmetic_v<std::remove_reference_t<decltype(*f)>>) {
+          return static_cast<double>(*f);
+        } else {
+          return 0;
+        }
+      },
+      p.field);
+}
+
+}  // namespace
+
 absl::Status SetParam(const std::vector<Param>& params, const std::string& key,
                       const std::string& text) {
   const Param* p = nullptr;
@@ -113,6 +131,14 @@ absl::Status SetParam(const std::vector<Param>& params, const std::string& key,
     for (const Param& candidate : params) keys.push_back(candidate.key);
     return absl::NotFoundError(absl::StrFormat("--set: unknown system parameter '%s' (known: %s)",
                                                key, absl::StrJoin(keys, ", ")));
+  }
+  if (auto* str = std::get_if<std::string*>(&p->field)) {
+    if (std::find(p->choices.begin(), p->choices.end(), text) == p->choices.end()) {
+      return absl::InvalidArgumentError(absl::StrFormat("%s: '%s' is not allowed; allowed: %s",
+                                                        key, text, absl::StrJoin(p->choices, ", ")));
+    }
+    **str = text;
+    return absl::OkStatus();
   }
   absl::StatusOr<double> v = ParseQuantity(key, text, p->unit);
   if (!v.ok()) return v.status();
@@ -127,7 +153,10 @@ absl::Status SetParam(const std::vector<Param>& params, const std::string& key,
                         UnitSymbol(p->unit)));
   }
   std::visit(
-      [&](auto* field) { *field = static_cast<std::remove_reference_t<decltype(*field)>>(*v); },
+      [&](auto* field) {
+        using T = std::remove_reference_t<decltype(*field)>;
+        if constexpr (std::is_arithmetic_v<T>) *field = static_cast<T>(*v);
+      },
       p->field);
   return absl::OkStatus();
 }
@@ -140,7 +169,15 @@ std::string FormatDouble(double v) {
 
 absl::Status CheckRanges(const std::vector<Param>& params) {
   for (const Param& p : params) {
-    const double v = std::visit([](auto* f) { return static_cast<double>(*f); }, p.field);
+    if (auto* str = std::get_if<std::string*>(&p.field)) {
+      if (std::find(p.choices.begin(), p.choices.end(), **str) == p.choices.end()) {
+        return absl::InvalidArgumentError(absl::StrFormat("%s: '%s' is not allowed; allowed: %s",
+                                                          p.key, **str,
+                                                          absl::StrJoin(p.choices, ", ")));
+      }
+      continue;
+    }
+    const double v = NumericValue(p);
     if (v < p.min || v > p.max) {
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: %s is out of range; allowed %g to %g %s", p.key, FormatParam(p),
@@ -155,6 +192,8 @@ std::string FormatParam(const Param& param) {
       [](auto* field) -> std::string {
         if constexpr (std::is_same_v<decltype(field), double*>) {
           return FormatDouble(*field);
+        } else if constexpr (std::is_same_v<decltype(field), std::string*>) {
+          return *field;
         } else {
           return absl::StrCat(*field);
         }
@@ -163,7 +202,8 @@ std::string FormatParam(const Param& param) {
 }
 
 std::string FormatHuman(const Param& param) {
-  const double v = std::visit([](auto* f) { return static_cast<double>(*f); }, param.field);
+  if (std::holds_alternative<std::string*>(param.field)) return FormatParam(param);
+  const double v = NumericValue(param);
   const auto scaled = [&](std::initializer_list<std::pair<double, const char*>> steps) {
     for (const auto& [scale, name] : steps) {
       if (std::abs(v) >= scale) return absl::StrFormat("%.6g %s", v / scale, name);

@@ -29,13 +29,16 @@ enum class Unit { kCount, kBytes, kSeconds, kBytesPerSecond, kHertz, kFlopsPerSe
 // The unit's symbol for humans: "", "B", "s", "B/s", "Hz", "flop/s".
 const char* UnitSymbol(Unit unit);
 
+// A numeric parameter (int, int64 or double field, unit, range) or a choice (a string field
+// that must be one of `choices`; unit kCount, range unused).
 struct Param {
   std::string key;  // Dotted name, e.g. "link.bandwidth".
   Unit unit;
   std::string description;  // One line, for `show system` and `--help`.
-  std::variant<int*, int64_t*, double*> field;
+  std::variant<int*, int64_t*, double*, std::string*> field;
   double min = 0;  // Allowed range, inclusive; checked by SetParam.
   double max = 1e300;
+  std::vector<std::string> choices;  // The allowed values of a string field.
 };
 
 // Parses `text` as a quantity of `unit` (see the banner for the accepted forms).

@@ -1,6 +1,7 @@
 #include "network/network_config.h"
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace meshsim::network {
 
@@ -15,8 +16,6 @@ std::vector<core::Param> NetworkConfig::Params() {
        0, 1},
       {"comm.ring_directions", Unit::kCount, "ring directions used by AllGather/ReduceScatter",
        &ring_directions, 1, 2},
-      {"nic.ports", Unit::kCount, "links (NIC ports with a DMA engine each) per chip",
-       &links_per_chip, 1, 64},
       {"comm.packets", Unit::kCount, "packets per buffer of a pipelined Broadcast/Reduce", &packets,
        1, 4096},
       {"comm.collective_overlap", Unit::kCount,
@@ -27,13 +26,76 @@ std::vector<core::Param> NetworkConfig::Params() {
        128},
       {"fattree.oversubscription", Unit::kCount, "fat-tree switch links run at link.bandwidth/o",
        &oversubscription, 1, 1024},
+      {"comm.two_level", Unit::kCount,
+       "1 = AllReduce/AllGather/ReduceScatter over several hosts run intra-host, across hosts, "
+       "intra-host (hierarchical topologies)",
+       &two_level, 0, 1},
+      // Read by --topology hierarchical only.
+      {"node.gpus", Unit::kCount, "hierarchical: GPUs per host", &hierarchical.gpus_per_node, 1,
+       256},
+      {"node.fabric", Unit::kCount, "hierarchical: GPUs joined inside a host by",
+       &hierarchical.intra, 0, 0, {"nvswitch", "nvlink-pairs", "nvlink-mesh", "pcie"}},
+      {"nvlink.bandwidth", Unit::kBytesPerSecond,
+       "hierarchical: per direction, GPU to NVSwitch or per NVLink pair",
+       &hierarchical.nvlink_bandwidth_bytes_per_s, 1e3, 1e15},
+      {"nvlink.latency", Unit::kSeconds, "hierarchical: NVLink latency per hop",
+       &hierarchical.nvlink_latency_s, 0, 1},
+      {"pcie.gpus_per_switch", Unit::kCount, "hierarchical: GPUs under one PCIe switch",
+       &hierarchical.gpus_per_pcie_switch, 1, 256},
+      {"pcie.bandwidth", Unit::kBytesPerSecond, "hierarchical: PCIe link, per direction",
+       &hierarchical.pcie_bandwidth_bytes_per_s, 1e3, 1e15},
+      {"pcie.latency", Unit::kSeconds, "hierarchical: PCIe latency per hop",
+       &hierarchical.pcie_latency_s, 0, 1},
+      {"node.sockets", Unit::kCount, "hierarchical: CPU sockets per host (PCIe roots)",
+       &hierarchical.sockets, 1, 16},
+      {"socket.bandwidth", Unit::kBytesPerSecond, "hierarchical: socket bridge, per direction",
+       &hierarchical.socket_bandwidth_bytes_per_s, 1e3, 1e15},
+      {"socket.latency", Unit::kSeconds, "hierarchical: socket bridge latency",
+       &hierarchical.socket_latency_s, 0, 1},
+      {"nic.count", Unit::kCount, "hierarchical: NICs per host", &hierarchical.nics_per_node, 1,
+       64},
+      {"nic.bandwidth", Unit::kBytesPerSecond, "hierarchical: per NIC, per direction",
+       &hierarchical.nic_bandwidth_bytes_per_s, 1e3, 1e15},
+      {"nic.latency", Unit::kSeconds, "hierarchical: NIC to fabric latency per hop",
+       &hierarchical.nic_latency_s, 0, 1},
+      {"inter.fabric", Unit::kCount, "hierarchical: hosts joined by", &hierarchical.inter, 0, 0,
+       {"switch", "fattree"}},
   };
 }
 
 absl::Status NetworkConfig::Validate() { return core::CheckRanges(Params()); }
 
+namespace {
+
+// NCCL-style collective overheads on GPUs: a kernel launch per collective (~10 us) and a short
+// synchronisation per ring step (~2 us). Orders of magnitude reported for NCCL; none of the
+// papers here gives them, so every GPU preset shares these two and says so.
+void NcclOverheads(NetworkConfig& n) {
+  n.link_latency_s = 1e-6;
+  n.t_sync_s = 2e-6;
+  n.t_launch_s = 10e-6;
+}
+
+// PCIe 4.0 x16: 32 GB/s per direction raw (16 GT/s × 16 lanes, 128b/130b); ~25 GB/s measured
+// for GPU peer-to-peer and host copies, which is what a DMA sees.
+constexpr double kPcie4BytesPerS = 25e9;
+// PCIe 3.0 x16: 16 GB/s raw per direction, ~12 GB/s measured.
+constexpr double kPcie3BytesPerS = 12e9;
+// AMD EPYC xGMI / Intel UPI socket bridges: tens of GB/s per direction; 40 GB/s taken.
+constexpr double kSocketBytesPerS = 40e9;
+
+}  // namespace
+
+const std::vector<std::string>& NetworkPresetNames() {
+  static const auto* names = new std::vector<std::string>{
+      "tpuv4",        "a100",      "v100",        "h100",       "dgx-a100", "a100-nvlink2",
+      "a100-pcie",    "a100-ib",   "p3.8xlarge",  "nvl-switch", "gpu-torus"};
+  return *names;
+}
+
 absl::StatusOr<NetworkConfig> NetworkPreset(const std::string& name) {
   NetworkConfig n;
+  HierarchicalParams& h = n.hierarchical;
   if (name == "tpuv4") {
     // TPU v4 ICI as the MeshSlice paper simulates it: a 2D torus, 4 links per chip, rings
     // bidirectional. Calibrated to the simulation-fitted cost-model constants
@@ -53,31 +115,107 @@ absl::StatusOr<NetworkConfig> NetworkPreset(const std::string& name) {
     n.ring_directions = 2;
     return n;
   }
+  // Every GPU preset below: NCCL-style overheads; hierarchical hosts with PCIe 4.0 trees of two
+  // GPUs per PCIe switch over two sockets unless said otherwise (DGX A100 and the ATP paper's
+  // Figure 2 servers are built this way).
+  NcclOverheads(n);
+  h.pcie_bandwidth_bytes_per_s = kPcie4BytesPerS;
+  h.gpus_per_pcie_switch = 2;
+  h.sockets = 2;
+  h.socket_bandwidth_bytes_per_s = kSocketBytesPerS;
   if (name == "a100") {
-    // DGX A100: 12 NVLink3 links × 25 GB/s per direction, reached through NVSwitch (public
-    // spec). Launch/sync overheads of NCCL-style kernels: ~10 us / ~2 us (order of magnitude
-    // reported for NCCL; no paper here gives them).
+    // One flat NVSwitch of A100s: 12 NVLink3 links × 25 GB/s = 300 GB/s per direction per GPU.
     n.topology = "switch";
     n.link_bandwidth_bytes_per_s = 300e9;
-    n.link_latency_s = 1e-6;
-    n.t_sync_s = 2e-6;
-    n.t_launch_s = 10e-6;
-    n.links_per_chip = 1;
     return n;
   }
   if (name == "v100") {
-    // p3.8xlarge-like V100 nodes (resharding paper §5): NVLink2, 25 GB/s per direction per link;
-    // the ring of a 4-GPU node uses 2 links per neighbour pair here → 50 GB/s.
+    // A ring of V100s, two NVLink2 links (2 × 25 GB/s) per neighbour pair.
     n.topology = "ring";
     n.link_bandwidth_bytes_per_s = 50e9;
-    n.link_latency_s = 1e-6;
-    n.t_sync_s = 2e-6;
-    n.t_launch_s = 10e-6;
-    n.links_per_chip = 2;
     return n;
   }
-  return absl::NotFoundError(
-      absl::StrFormat("--system: unknown network '%s' (known: tpuv4, a100, v100)", name));
+  if (name == "dgx-a100" || name == "h100") {
+    // DGX A100: 8 A100s on NVSwitch (12 NVLink3 × 25 GB/s = 300 GB/s per direction per GPU),
+    // 4 PCIe 4.0 switches with 2 GPUs and 2 HDR InfiniBand NICs each (8 × 200 Gb/s = 25 GB/s),
+    // 2 AMD EPYC sockets; nodes joined by an InfiniBand fat-tree (DGX SuperPOD).
+    // h100 = DGX H100: NVLink4, 18 × 25 GB/s = 450 GB/s per direction per GPU; 8 ConnectX-7
+    // NDR NICs (400 Gb/s = 50 GB/s); PCIe 5.0 (≈50 GB/s measured per direction).
+    const bool hopper = name == "h100";
+    n.topology = "hierarchical";
+    n.link_bandwidth_bytes_per_s = hopper ? 450e9 : 300e9;  // Used only by flat topologies.
+    h.gpus_per_node = 8;
+    h.intra = "nvswitch";
+    h.nvlink_bandwidth_bytes_per_s = hopper ? 450e9 : 300e9;
+    h.nvlink_latency_s = 0.7e-6;
+    if (hopper) h.pcie_bandwidth_bytes_per_s = 50e9;
+    h.nics_per_node = 8;
+    h.nic_bandwidth_bytes_per_s = hopper ? 50e9 : 25e9;
+    h.inter = "fattree";
+    return n;
+  }
+  if (name == "a100-nvlink2" || name == "a100-pcie") {
+    // The ATP paper's single-node machines (§5.1, Figure 2): 8 A100s over a PCIe 4.0 tree
+    // (IC1: a100-pcie, NVLink unused), or with dual-card NVLink bridges between GPUs 2i and 2i+1
+    // (IC2: a100-nvlink2; NVIDIA's A100 NVLink bridge: 600 GB/s both ways = 300 GB/s per
+    // direction). One 200 Gb/s NIC for completeness.
+    n.topology = "hierarchical";
+    n.link_bandwidth_bytes_per_s = kPcie4BytesPerS;
+    h.gpus_per_node = 8;
+    h.intra = name == "a100-pcie" ? "pcie" : "nvlink-pairs";
+    h.nvlink_bandwidth_bytes_per_s = 300e9;
+    h.nics_per_node = 1;
+    h.nic_bandwidth_bytes_per_s = 25e9;
+    h.inter = "switch";
+    return n;
+  }
+  if (name == "a100-ib") {
+    // The ATP paper's Cluster C / Figure 7(a): hosts of 4 A100s, every pair joined by 4 NVLink3
+    // links (4 × 25 GB/s = 100 GB/s per direction; 300 GB/s per GPU), one 200 Gb/s HDR
+    // InfiniBand NIC per host (25 GB/s) into an InfiniBand switch.
+    n.topology = "hierarchical";
+    n.link_bandwidth_bytes_per_s = 100e9;
+    h.gpus_per_node = 4;
+    h.intra = "nvlink-mesh";
+    h.nvlink_bandwidth_bytes_per_s = 100e9;
+    h.sockets = 1;
+    h.nics_per_node = 1;
+    h.nic_bandwidth_bytes_per_s = 25e9;
+    h.inter = "switch";
+    return n;
+  }
+  if (name == "p3.8xlarge") {
+    // The resharding paper's AWS cluster (§5): p3.8xlarge hosts of 4 V100s, fully connected by
+    // NVLink2 (one quad of the DGX-1 hybrid cube-mesh; 2 × 25 GB/s per pair and direction
+    // taken), PCIe 3.0, one socket, and 10 Gb/s Ethernet between hosts (1.25 GB/s) in one
+    // placement group (a switch).
+    n.topology = "hierarchical";
+    n.link_bandwidth_bytes_per_s = 50e9;
+    h.gpus_per_node = 4;
+    h.intra = "nvlink-mesh";
+    h.nvlink_bandwidth_bytes_per_s = 50e9;
+    h.pcie_bandwidth_bytes_per_s = kPcie3BytesPerS;
+    h.sockets = 1;
+    h.nics_per_node = 1;
+    h.nic_bandwidth_bytes_per_s = 1.25e9;
+    h.nic_latency_s = 20e-6;  // Cloud Ethernet round trips are tens of µs.
+    h.inter = "switch";
+    return n;
+  }
+  if (name == "nvl-switch") {
+    // ATP IC5: every GPU on one NVLink-Network switch (NVLink4, 450 GB/s per direction).
+    n.topology = "switch";
+    n.link_bandwidth_bytes_per_s = 450e9;
+    return n;
+  }
+  if (name == "gpu-torus") {
+    // ATP IC6 / Figure 7(b): GPUs in a 2D torus, 25 GB/s per link and direction.
+    n.topology = "torus2d";
+    n.link_bandwidth_bytes_per_s = 25e9;
+    return n;
+  }
+  return absl::NotFoundError(absl::StrFormat("--system: unknown network '%s' (known: %s)", name,
+                                             absl::StrJoin(NetworkPresetNames(), ", ")));
 }
 
 }  // namespace meshsim::network

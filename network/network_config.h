@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/params.h"
+#include "network/topology.h"
 
 namespace meshsim::network {
 
@@ -23,18 +24,21 @@ struct NetworkConfig {
   double t_sync_s = 5e-6;                    // Per collective step: participants synchronise.
   double t_launch_s = 100e-6;                // Per collective or transfer op.
   int ring_directions = 2;                   // 1 = unidirectional rings, 2 = bidirectional.
-  int links_per_chip = 4;                    // NIC ports = links (one DMA engine each).
   int packets = 8;                           // Pipelined Broadcast/Reduce: packets per buffer.
   int collective_overlap = 1;     // 0: blocking collectives and compute never overlap on a chip.
   int fattree_k = 0;              // Fat-tree radix; 0 = smallest that fits the chips.
   double oversubscription = 1.0;  // Fat-tree switch links run at bandwidth / this.
+  int two_level = 0;  // 1: AllReduce/AllGather/ReduceScatter of groups spanning several hosts
+                      // run hierarchically (intra-host, then across hosts, then intra-host).
+  HierarchicalParams hierarchical;  // Read by --topology hierarchical.
 
   std::vector<core::Param> Params();
   absl::Status Validate();
 };
 
-// Network presets: "tpuv4", "a100", "v100". NotFound lists the names.
+// Network presets by name (NetworkPresetNames()). NotFound lists the names.
 absl::StatusOr<NetworkConfig> NetworkPreset(const std::string& name);
+const std::vector<std::string>& NetworkPresetNames();
 
 }  // namespace meshsim::network
 

@@ -44,13 +44,10 @@ NetworkModel::NetworkModel(core::FairShare& fs, const Topology& topology,
       reduce_bytes_per_s_(reduce_bytes_per_s),
       switched_(topology.name() == "switch" || topology.name() == "fattree") {
   MESHSIM_CHECK_EQ(static_cast<int>(hbm_.size()), topology.num_chips());
-  const auto node_name = [&](int node) {
-    return node < topology.num_chips() ? absl::StrFormat("chip%d", node)
-                                       : absl::StrFormat("sw%d", node - topology.num_chips());
-  };
   for (const Link& l : topology.links()) {
     core::ResourceInfo info;
-    info.name = absl::StrFormat("link %s->%s", node_name(l.src), node_name(l.dst));
+    info.name =
+        absl::StrFormat("link %s->%s", topology.node_name(l.src), topology.node_name(l.dst));
     info.kind = core::ResourceKind::kLink;
     if (l.src < topology.num_chips()) info.chip = ChipId(l.src);
     if (l.dst < topology.num_chips()) info.peer = ChipId(l.dst);
@@ -92,7 +89,98 @@ int NetworkModel::Steps(const core::Op& op, int p) const {
   return 0;
 }
 
+NetworkModel::HostSplit NetworkModel::SplitByHost(const core::Op& op,
+                                                  const std::vector<ChipId>& members) const {
+  if (config_.two_level == 0 || op.kind != OpKind::kCollective) return {};
+  if (op.collective != CollectiveKind::kAllGather &&
+      op.collective != CollectiveKind::kReduceScatter &&
+      op.collective != CollectiveKind::kAllReduce) {
+    return {};
+  }
+  HostSplit hosts;
+  std::vector<int> host_ids;
+  for (int i = 0; i < static_cast<int>(members.size()); ++i) {
+    const int host = topology_.HostOf(members[i]);
+    const auto it = std::find(host_ids.begin(), host_ids.end(), host);
+    if (it == host_ids.end()) {
+      host_ids.push_back(host);
+      hosts.push_back({i});
+    } else {
+      hosts[it - host_ids.begin()].push_back(i);
+    }
+  }
+  if (hosts.size() < 2 || hosts[0].size() < 2) return {};
+  for (const std::vector<int>& h : hosts) {
+    if (h.size() != hosts[0].size()) return {};
+  }
+  return hosts;
+}
+
+int NetworkModel::TwoLevelSteps(const core::Op& op, const HostSplit& hosts) const {
+  const int n = static_cast<int>(hosts.size()), l = static_cast<int>(hosts[0].size());
+  if (op.collective == CollectiveKind::kAllReduce) return 2 * (l - 1) + 2 * (n - 1);
+  return (l - 1) + (n - 1);
+}
+
+void NetworkModel::PlanTwoLevelStep(const Run& r, int step, std::vector<Send>& out) const {
+  out.clear();
+  const core::Op& op = *r.op;
+  const int d = Directions(op);
+  const int n = static_cast<int>(r.hosts.size()), l = static_cast<int>(r.hosts[0].size());
+  // One ring step over members ring[0..k−1] moving `bytes` per member (bytes/d each way).
+  const auto ring = [&](const auto& at, int k, int64_t bytes, bool reduce) {
+    for (int i = 0; i < k; ++i) {
+      out.push_back({at(i), at((i + 1) % k), bytes / d, reduce});
+      if (d == 2) out.push_back({at(i), at((i + k - 1) % k), bytes - bytes / 2, reduce});
+    }
+  };
+  // A step of every intra-host ring, or of every inter-host ring (one per local rank).
+  const auto intra = [&](int64_t bytes, bool reduce) {
+    for (const std::vector<int>& h : r.hosts) {
+      ring([&](int i) { return h[i]; }, l, bytes, reduce);
+    }
+  };
+  const auto inter = [&](int64_t bytes, bool reduce) {
+    for (int rank = 0; rank < l; ++rank) {
+      ring([&](int i) { return r.hosts[i][rank]; }, n, bytes, reduce);
+    }
+  };
+  switch (op.collective) {
+    case CollectiveKind::kAllReduce: {
+      const int64_t piece = op.bytes / l;
+      if (step < l - 1) {
+        intra(piece, true);
+      } else if (step < l - 1 + 2 * (n - 1)) {
+        inter(piece / n, step < l - 1 + n - 1);
+      } else {
+        intra(piece, false);
+      }
+      break;
+    }
+    case CollectiveKind::kAllGather:
+      if (step < n - 1) {
+        inter(op.bytes, false);
+      } else {
+        intra(op.bytes * n, false);
+      }
+      break;
+    case CollectiveKind::kReduceScatter:
+      if (step < l - 1) {
+        intra(op.bytes * n, true);
+      } else {
+        inter(op.bytes, true);
+      }
+      break;
+    default:
+      MESHSIM_CHECK(false) << "two-level " << ToString(op.collective);
+  }
+}
+
 void NetworkModel::PlanStep(const Run& r, int step, std::vector<Send>& out) const {
+  if (!r.hosts.empty()) {
+    PlanTwoLevelStep(r, step, out);
+    return;
+  }
   out.clear();
   const core::Op& op = *r.op;
   const int p = static_cast<int>(r.members.size());
@@ -202,7 +290,8 @@ void NetworkModel::Start(core::OpId id, const core::Op& op, core::Executor& exec
   }
   const int p = static_cast<int>(r.members.size());
   r.step = 0;
-  r.steps = Steps(op, p);
+  r.hosts = SplitByHost(op, r.members);
+  r.steps = r.hosts.empty() ? Steps(op, p) : TwoLevelSteps(op, r.hosts);
   r.pending = 0;
   r.arrived.assign(p, Time());
   r.sent.assign(p, 0);

@@ -26,6 +26,20 @@
 //                  d = 2: i sends b/2 to i+1 and b/2 to i−1 (Wang's bidirectional halves).
 //   AllToAll       one step; i sends b/P to every other member.
 //
+// Two-level collectives (comm.two_level = 1). When an AllGather, ReduceScatter or AllReduce
+// group spans n > 1 hosts (Topology::HostOf) with the same L > 1 members on each, it runs as
+// NCCL's hierarchical algorithms do, in phases of ring steps (rings of d directions as above):
+//   AllReduce of b     intra-host ReduceScatter of b/L (L−1 steps), then per local rank an
+//                      inter-host ring AllReduce of b/L (2(n−1) steps of b/(L·n)), then an
+//                      intra-host AllGather of b/L (L−1 steps);
+//   AllGather of s     per local rank an inter-host AllGather of s (n−1 steps), then an
+//                      intra-host AllGather of n·s (L−1 steps);
+//   ReduceScatter (s)  intra-host ReduceScatter of n·s (L−1 steps), then per local rank an
+//                      inter-host ReduceScatter of s (n−1 steps).
+// The L concurrent inter-host rings share the hosts' NICs through the fair-share solver. Other
+// groups (one host, uneven hosts) run the flat algorithms. Hosts are ordered by their first
+// member in the group, local ranks by group order within the host.
+//
 // Timeline: per member, a kLaunch row, a kSync and a kTransfer row per step (the transfer row ends
 // when that chip's incoming data has arrived and been reduced), and a kOp row over the whole op
 // with the bytes that chip sent; all on unit (kNic, 0).
@@ -78,8 +92,13 @@ class NetworkModel : public core::OpRunner {
     int64_t bytes;
     bool reduce;
   };
+  // A group's split by host for two-level collectives: member indices per host (hosts[h][l] is
+  // local rank l of host h), empty when the group runs flat.
+  using HostSplit = std::vector<std::vector<int>>;
+
   struct Run {
     core::OpId id;
+    HostSplit hosts;
     const core::Op* op = nullptr;
     core::Executor* exec = nullptr;
     std::vector<core::ChipId> members;
@@ -96,6 +115,12 @@ class NetworkModel : public core::OpRunner {
   };
 
   int Directions(const core::Op& op) const;
+  // The host split of `members` when `op` runs two-level (see the banner), else empty.
+  HostSplit SplitByHost(const core::Op& op, const std::vector<core::ChipId>& members) const;
+  // Steps of a two-level run of `op` over `hosts`.
+  int TwoLevelSteps(const core::Op& op, const HostSplit& hosts) const;
+  // The sends of step `step` of a two-level run.
+  void PlanTwoLevelStep(const Run& r, int step, std::vector<Send>& out) const;
   bool HalvingDoubling(const core::Op& op, int members) const;
   // The sends of `step` of run `r` into `out` (cleared first).
   void PlanStep(const Run& r, int step, std::vector<Send>& out) const;

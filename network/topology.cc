@@ -3,11 +3,13 @@
 // family's router (network/routing/*).
 #include "network/topology.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/check.h"
@@ -62,6 +64,21 @@ const std::vector<Family>& Families() {
         "link.latency"},
        false,
        internal::BuildSwitch},
+      {{"hierarchical",
+        "GPU hosts: node.gpus GPUs per host joined by node.fabric (nvswitch: one NVSwitch at "
+        "nvlink.bandwidth per GPU; nvlink-pairs: NVLink between GPUs 2i and 2i+1; pcie: none) "
+        "over a PCIe tree (pcie.gpus_per_switch GPUs per PCIe switch at pcie.bandwidth, "
+        "switches under node.sockets CPUs joined at socket.bandwidth), nic.count NICs per host "
+        "at nic.bandwidth into inter.fabric (switch, or fattree with fattree.k and "
+        "fattree.oversubscription); least-cost ECMP routing"},
+       false,
+       internal::BuildHierarchical},
+      {{"graphviz:FILE",
+        "a user graph from a Graphviz DOT file: nodes are chips (kind=chip, in file order) or "
+        "switches, edges full-duplex links with bandwidth= (B/s, or with a unit: 50GB/s) and "
+        "latency= (s, or 1us) and optional class=; least-cost ECMP routing (docs/topologies.md)"},
+       false,
+       internal::BuildGraphviz},
   };
   return *kFamilies;
 }
@@ -73,11 +90,79 @@ std::string FamilyNames() {
 
 }  // namespace
 
+const char* ToString(LinkClass c) {
+  switch (c) {
+    case LinkClass::kGeneric:
+      return "link";
+    case LinkClass::kIci:
+      return "ici";
+    case LinkClass::kNvlink:
+      return "nvlink";
+    case LinkClass::kNvswitch:
+      return "nvswitch";
+    case LinkClass::kPcie:
+      return "pcie";
+    case LinkClass::kSocket:
+      return "socket";
+    case LinkClass::kNic:
+      return "nic";
+    case LinkClass::kFabric:
+      return "fabric";
+  }
+  return "?";
+}
+
+constexpr LinkClass kAllLinkClasses[] = {LinkClass::kGeneric, LinkClass::kIci,    LinkClass::kNvlink,
+                                         LinkClass::kNvswitch, LinkClass::kPcie,  LinkClass::kSocket,
+                                         LinkClass::kNic,     LinkClass::kFabric};
+
+std::optional<LinkClass> LinkClassFromString(const std::string& name) {
+  for (LinkClass c : kAllLinkClasses) {
+    if (name == ToString(c)) return c;
+  }
+  return std::nullopt;
+}
+
+std::string LinkClassNames() {
+  return absl::StrJoin(kAllLinkClasses, ", ",
+                       [](std::string* out, LinkClass c) { out->append(ToString(c)); });
+}
+
+const char* ToString(NodeKind k) {
+  switch (k) {
+    case NodeKind::kChip:
+      return "chip";
+    case NodeKind::kSwitch:
+      return "switch";
+    case NodeKind::kPcieSwitch:
+      return "pcie-switch";
+    case NodeKind::kCpu:
+      return "cpu";
+    case NodeKind::kNic:
+      return "nic";
+  }
+  return "?";
+}
+
 namespace internal {
 
-void FamilyGraph::AddDuplex(int a, int b, double bandwidth_bytes_per_s, double latency_s) {
-  links.push_back(Link{a, b, bandwidth_bytes_per_s, latency_s});
-  links.push_back(Link{b, a, bandwidth_bytes_per_s, latency_s});
+int64_t RoutingCost(const Link& link) {
+  // Picoseconds to move a 1 MiB reference message: latency + 2^20 B / bandwidth. Integral, so
+  // equal-cost paths compare exactly.
+  const double s = link.latency_s + 1048576.0 / link.bandwidth_bytes_per_s;
+  return std::max<int64_t>(1, static_cast<int64_t>(std::llround(s * 1e12)));
+}
+
+void FamilyGraph::AddDuplex(int a, int b, double bandwidth_bytes_per_s, double latency_s,
+                            LinkClass cls) {
+  links.push_back(Link{a, b, bandwidth_bytes_per_s, latency_s, cls});
+  links.push_back(Link{b, a, bandwidth_bytes_per_s, latency_s, cls});
+}
+
+int FamilyGraph::AddNode(NodeKind kind, std::string name) {
+  node_kinds.push_back(kind);
+  node_names.push_back(std::move(name));
+  return num_nodes++;
 }
 
 }  // namespace internal
@@ -87,6 +172,7 @@ struct Topology::Impl {
   int chips = 0;
   internal::FamilyGraph family;
   internal::Graph graph;
+  int num_hosts = 0;
   // Exactly one is set. The ECMP router points into `graph`, so Impl never moves (it lives
   // behind Topology's unique_ptr).
   std::optional<internal::DimensionOrderRouter> grid_router;
@@ -96,7 +182,8 @@ struct Topology::Impl {
 absl::StatusOr<Topology> Topology::Build(const TopologyParams& params) {
   const Family* family = nullptr;
   for (const Family& f : Families()) {
-    if (f.info.name == params.name) family = &f;
+    if (f.info.name == params.name || (f.info.name == "graphviz:FILE" && params.name == "graphviz"))
+      family = &f;
   }
   if (family == nullptr) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -126,12 +213,35 @@ absl::StatusOr<Topology> Topology::Build(const TopologyParams& params) {
   impl->name = params.name;
   impl->chips = params.chips;
   MESHSIM_ASSIGN_OR_RETURN(impl->family, family->build(params));
+  internal::FamilyGraph& fg = impl->family;
+  // Families that do not name their nodes get chips then switches, "chipN" / "swN".
+  if (fg.node_kinds.empty()) {
+    for (int v = 0; v < fg.num_nodes; ++v) {
+      const bool chip = v < params.chips;
+      fg.node_kinds.push_back(chip ? NodeKind::kChip : NodeKind::kSwitch);
+      fg.node_names.push_back(chip ? absl::StrCat("chip", v)
+                                   : absl::StrCat("sw", v - params.chips));
+    }
+  }
+  MESHSIM_CHECK(static_cast<int>(fg.node_kinds.size()) == fg.num_nodes &&
+                static_cast<int>(fg.node_names.size()) == fg.num_nodes)
+      << params.name << ": node table of " << fg.node_kinds.size() << " for " << fg.num_nodes;
+  if (fg.host_of.empty()) {
+    for (int c = 0; c < params.chips; ++c) fg.host_of.push_back(c);
+  }
+  impl->num_hosts = 0;
+  for (int h : fg.host_of) impl->num_hosts = std::max(impl->num_hosts, h + 1);
   MESHSIM_ASSIGN_OR_RETURN(impl->graph,
                            internal::MakeGraph(impl->family.num_nodes, impl->family.links));
   if (!impl->family.grid_dims.empty()) {
     impl->grid_router.emplace(impl->family.grid_dims, impl->family.grid_wraps, impl->family.links);
   } else {
-    impl->ecmp_router.emplace(&impl->graph, impl->chips);
+    std::vector<int64_t> cost;
+    if (fg.weighted) {
+      cost.reserve(fg.links.size());
+      for (const Link& l : fg.links) cost.push_back(internal::RoutingCost(l));
+    }
+    impl->ecmp_router.emplace(&impl->graph, impl->chips, std::move(cost));
   }
   return Topology(std::move(impl));
 }
@@ -146,6 +256,24 @@ int Topology::num_chips() const { return impl_->chips; }
 int Topology::num_nodes() const { return impl_->family.num_nodes; }
 const std::vector<int>& Topology::dims() const { return impl_->family.dims; }
 const std::vector<Link>& Topology::links() const { return impl_->family.links; }
+
+NodeKind Topology::node_kind(int node) const {
+  MESHSIM_CHECK(node >= 0 && node < num_nodes()) << "node " << node << " of " << num_nodes();
+  return impl_->family.node_kinds[node];
+}
+
+const std::string& Topology::node_name(int node) const {
+  MESHSIM_CHECK(node >= 0 && node < num_nodes()) << "node " << node << " of " << num_nodes();
+  return impl_->family.node_names[node];
+}
+
+int Topology::HostOf(core::ChipId chip) const {
+  MESHSIM_CHECK(chip.valid() && static_cast<int>(chip.value()) < impl_->chips)
+      << "HostOf(" << chip << ") on " << impl_->chips << " chips";
+  return impl_->family.host_of[chip.value()];
+}
+
+int Topology::num_hosts() const { return impl_->num_hosts; }
 
 std::vector<core::LinkId> Topology::Route(core::ChipId src, core::ChipId dst, uint64_t hash) const {
   const int s = static_cast<int>(src.value()), d = static_cast<int>(dst.value());

@@ -24,6 +24,9 @@
 //  - fattree, switch: shortest paths; at each hop, among the out-links that stay on a shortest
 //    path, a hash of (src, dst, hash, hop index) picks one (ECMP), so flows with different
 //    hashes spread over equal-cost paths (network/routing/ecmp.h).
+//  - hierarchical, graphviz: the same ECMP over least-cost paths, where a link costs the time
+//    to move a 1 MiB reference message over it, latency + 2^20 B / bandwidth (in ps): traffic
+//    prefers NVLink/NVSwitch over PCIe and stays inside a host when it can, as NCCL's does.
 //
 // Thread safety: thread-compatible, not thread-safe. Route and Hops on fat-trees and switches
 // fill a lazily computed distance cache (one breadth-first search per destination edge switch),
@@ -39,6 +42,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,10 +51,59 @@
 
 namespace meshsim::network {
 
+// How a link is built, for link-class-aware reports, DOT output and presets. The class does not
+// change how a link is simulated: every directed link is one fair-share resource with its own
+// bandwidth and latency.
+enum class LinkClass {
+  kGeneric,   // A plain network link (grids, ring, switch, fat-tree chip links).
+  kIci,       // Accelerator-to-accelerator link of a torus (TPU ICI).
+  kNvlink,    // Direct GPU-to-GPU NVLink (dual-card pairs).
+  kNvswitch,  // GPU to an NVSwitch (its aggregate NVLink bandwidth).
+  kPcie,      // PCIe: GPU or NIC to a PCIe switch, PCIe switch to its CPU root complex.
+  kSocket,    // CPU-to-CPU socket bridge (QPI/UPI, AMD GMI/xGMI).
+  kNic,       // A host NIC's port into the inter-node fabric (InfiniBand, Ethernet).
+  kFabric,    // Switch-to-switch link inside a switched fabric (fat-tree levels).
+};
+// "link", "ici", "nvlink", "nvswitch", "pcie", "socket", "nic", "fabric".
+const char* ToString(LinkClass c);
+// The class named `name` (as ToString prints it); nullopt for another name.
+std::optional<LinkClass> LinkClassFromString(const std::string& name);
+// Every class name, for messages: "link, ici, nvlink, …".
+std::string LinkClassNames();
+
+// What a node of the graph is. Chips are nodes 0..chips−1; the others only forward traffic.
+enum class NodeKind { kChip, kSwitch, kPcieSwitch, kCpu, kNic };
+const char* ToString(NodeKind k);  // "chip", "switch", "pcie-switch", "cpu", "nic"
+
+// Parameters of the `hierarchical` family: nodes (hosts) of GPUs joined inside by NVSwitch,
+// NVLink pairs, an NVLink mesh or a PCIe tree, and across by NICs into a switch or a fat-tree. See
+// network/topology/hierarchical.cc for the graph it builds.
+struct HierarchicalParams {
+  int gpus_per_node = 8;          // GPUs per node (host), 1..256; chips must be a multiple.
+  std::string intra = "nvswitch";  // nvswitch | nvlink-pairs | nvlink-mesh | pcie.
+  double nvlink_bandwidth_bytes_per_s = 300e9;  // nvswitch: per GPU to the switch (aggregate of
+                                                // its NVLinks); nvlink-pairs/-mesh: per link.
+  double nvlink_latency_s = 0.7e-6;
+  int gpus_per_pcie_switch = 2;                 // GPUs under one PCIe switch (divides gpus/node).
+  double pcie_bandwidth_bytes_per_s = 25e9;     // Per PCIe link, per direction.
+  double pcie_latency_s = 1e-6;
+  int sockets = 2;                              // CPU sockets per node; PCIe switches are split
+                                                // evenly over them (divides the switch count).
+  double socket_bandwidth_bytes_per_s = 40e9;   // Socket-to-socket bridge, per direction.
+  double socket_latency_s = 1e-6;
+  int nics_per_node = 1;                        // Host NICs; NIC i hangs off PCIe switch
+                                                // i·switches/nics (divides the switch count).
+  double nic_bandwidth_bytes_per_s = 25e9;      // Per NIC port, per direction.
+  double nic_latency_s = 2e-6;
+  std::string inter = "switch";                 // switch | fattree (over the NICs).
+};
+
 // Every family reads name, chips and the link fields; dims is read by the grids only (and is an
-// error elsewhere); fattree_k and oversubscription are read by fattree only (ignored elsewhere).
+// error elsewhere); fattree_k and oversubscription are read by fattree (and by hierarchical with
+// inter = fattree); `hierarchical` by hierarchical; graphviz_path by graphviz.
 struct TopologyParams {
-  std::string name;       // ring, torus2d, torus3d, mesh2d, fattree, switch
+  std::string name;       // ring, torus2d, torus3d, mesh2d, fattree, switch, hierarchical,
+                          // graphviz
   int chips = 0;          // 1 ≤ chips ≤ 2^20.
   std::vector<int> dims;  // Extents for torus2d (2), torus3d (3), mesh2d (2); their
                           // product must be `chips`. Empty = most-square factoring:
@@ -66,6 +119,8 @@ struct TopologyParams {
                                   // Every switch-to-switch link (edge–aggregation and
                                   // aggregation–core, both directions) gets bandwidth
                                   // link_bandwidth / o; chip links keep link_bandwidth.
+  HierarchicalParams hierarchical;
+  std::string graphviz_path;  // graphviz: the DOT file to read.
 };
 
 struct Link {
@@ -73,6 +128,7 @@ struct Link {
   int dst = 0;
   double bandwidth_bytes_per_s = 0;
   double latency_s = 0;
+  LinkClass cls = LinkClass::kGeneric;
 };
 
 class Topology {
@@ -92,6 +148,22 @@ class Topology {
   int num_nodes() const;                 // Chips + switches.
   const std::vector<int>& dims() const;  // Torus/mesh extents; empty for other families.
   const std::vector<Link>& links() const;
+
+  // What node `node` (< num_nodes()) is, and its name ("chip3", "sw0", "host1.nvswitch", or the
+  // DOT file's name).
+  NodeKind node_kind(int node) const;
+  const std::string& node_name(int node) const;
+
+  // The host (server) `chip` sits in: on `hierarchical`, chip / gpus_per_node; on graphviz, the
+  // node's `host` attribute (default: one host per chip); elsewhere every chip is its own host.
+  // Two-level collectives group their members by it.
+  int HostOf(core::ChipId chip) const;
+  int num_hosts() const;
+
+  // The topology as a Graphviz DOT graph: one node per chip/switch (shape by kind), one edge per
+  // full-duplex link labelled with its class, bandwidth and latency. graphviz:FILE reads this
+  // form back. Cost: O(nodes + links).
+  std::string ToDot() const;
 
   // The directed links from `src` to `dst` (empty when src == dst), as routed above.
   // Preconditions: src, dst < num_chips(). Deterministic: the same arguments give the same path;

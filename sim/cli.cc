@@ -15,6 +15,7 @@
 #include "network/topology.h"
 #include "sim/chrome_trace.h"
 #include "sim/hdf5_io.h"
+#include "sim/machine.h"
 #include "sim/options.h"
 #include "sim/report.h"
 #include "sim/run.h"
@@ -322,8 +323,6 @@ absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
     for (const network::TopologyInfo& t : network::TopologyFamilies()) {
       out << absl::StrFormat("%-13s %s\n", t.name, t.description);
     }
-    out << absl::StrFormat("%-13s %s\n", "hierarchical", "[not in this build yet]");
-    out << absl::StrFormat("%-13s %s\n", "graphviz:FILE", "[not in this build yet]");
   } else if (w == "algorithms") {
     for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
       out << absl::StrFormat("%-11s %s%s\n", a.name, a.description,
@@ -341,10 +340,100 @@ absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
   return absl::OkStatus();
 }
 
+// `show topology NAME [--dot] [run options]`: the topology a run with those options would build.
+absl::Status ShowTopology(const std::vector<std::string>& args, std::ostream& out) {
+  constexpr char kShowTopologyUsage[] =
+      "usage: meshsim show topology NAME [--chips N] [--system S] [--set KEY=VALUE...] [--dot]";
+  if (args.empty() || args[0].empty() || args[0][0] == '-') {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("show topology: expected a topology NAME (meshsim list topologies); %s",
+                        kShowTopologyUsage));
+  }
+  bool dot = false;
+  std::vector<std::string> run_args = {"--topology", args[0]};
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--dot") {
+      dot = true;
+    } else if (args[i] == "--topology") {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("show topology: --topology is given as NAME; %s", kShowTopologyUsage));
+    } else {
+      run_args.push_back(args[i]);
+    }
+  }
+  MESHSIM_ASSIGN_OR_RETURN(RawOptions raw, ParseRunArgs(run_args));
+  MESHSIM_ASSIGN_OR_RETURN(RunOptions options, ResolveRunOptions(raw));
+  algorithms::Mesh mesh;
+  mesh.rows = options.mesh_rows;
+  mesh.cols = options.mesh_cols;
+  MESHSIM_ASSIGN_OR_RETURN(network::Topology t,
+                           BuildTopology(options, options.mesh_rows > 0 ? &mesh : nullptr));
+  if (dot) {
+    out << t.ToDot();
+    return absl::OkStatus();
+  }
+
+  out << absl::StrFormat("topology %s (system %s)\n", options.topology, options.system_name);
+  std::vector<int> chips_per_host(t.num_hosts(), 0);
+  for (int c = 0; c < t.num_chips(); ++c) ++chips_per_host[t.HostOf(core::ChipId(c))];
+  const auto [fewest, most] = std::minmax_element(chips_per_host.begin(), chips_per_host.end());
+  out << absl::StrFormat(
+      "chips %d, hosts %d (chips per host: %s)", t.num_chips(), t.num_hosts(),
+      *fewest == *most ? absl::StrCat(*most) : absl::StrCat(*fewest, "..", *most));
+  if (!t.dims().empty()) {
+    out << ", dims " << absl::StrJoin(t.dims(), "x");
+  }
+  out << "\n";
+
+  constexpr network::NodeKind kKinds[] = {network::NodeKind::kChip, network::NodeKind::kSwitch,
+                                          network::NodeKind::kPcieSwitch, network::NodeKind::kCpu,
+                                          network::NodeKind::kNic};
+  std::vector<std::string> kinds;
+  for (network::NodeKind k : kKinds) {
+    int n = 0;
+    for (int v = 0; v < t.num_nodes(); ++v) n += t.node_kind(v) == k;
+    if (n > 0) kinds.push_back(absl::StrCat(network::ToString(k), " ", n));
+  }
+  out << absl::StrFormat("nodes %d: %s\n", t.num_nodes(), absl::StrJoin(kinds, ", "));
+
+  // Full-duplex links grouped by (class, bandwidth, latency), in order of first appearance.
+  struct Group {
+    network::LinkClass cls;
+    double bandwidth_bytes_per_s, latency_s;
+    int count;
+  };
+  std::vector<Group> groups;
+  for (size_t l = 0; l < t.links().size(); l += 2) {
+    const network::Link& link = t.links()[l];
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+      return g.cls == link.cls && g.bandwidth_bytes_per_s == link.bandwidth_bytes_per_s &&
+             g.latency_s == link.latency_s;
+    });
+    if (it == groups.end()) {
+      groups.push_back({link.cls, link.bandwidth_bytes_per_s, link.latency_s, 1});
+    } else {
+      ++it->count;
+    }
+  }
+  out << absl::StrFormat("links %d full-duplex (%d directed):\n", t.links().size() / 2,
+                         t.links().size());
+  out << absl::StrFormat("  %-9s %8s %16s %12s\n", "class", "count", "GB/s per dir", "latency us");
+  for (const Group& g : groups) {
+    out << absl::StrFormat("  %-9s %8d %16.6g %12.6g\n", network::ToString(g.cls), g.count,
+                           g.bandwidth_bytes_per_s / 1e9, g.latency_s * 1e6);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Show(const std::vector<std::string>& args, std::ostream& out) {
+  if (!args.empty() && args[0] == "topology") {
+    return ShowTopology(std::vector<std::string>(args.begin() + 1, args.end()), out);
+  }
   if (args.size() != 2 || args[0] != "system") {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "show: '%s' is not allowed; usage: meshsim show system NAME", absl::StrJoin(args, " ")));
+        "show: '%s' is not allowed; usage: meshsim show system NAME | meshsim show topology NAME "
+        "[--chips N] [--system S] [--set KEY=VALUE...] [--dot]",
+        absl::StrJoin(args, " ")));
   }
   MESHSIM_ASSIGN_OR_RETURN(SystemConfig sys, SystemPreset(args[1]));
   out << "# meshsim system '" << sys.name << "' (" << Version()

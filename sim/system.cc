@@ -12,32 +12,51 @@ std::vector<core::Param> SystemConfig::Params() {
   return params;
 }
 
-absl::Status SystemConfig::Validate() { return core::CheckRanges(Params()); }
+absl::Status SystemConfig::Validate() {
+  MESHSIM_RETURN_IF_ERROR(core::CheckRanges(Params()));
+  return chip.Validate();  // Cross-parameter rules of the chip (e.g. L2 vs scratchpad).
+}
 
 const std::vector<SystemInfo>& Systems() {
   static const auto* systems = new std::vector<SystemInfo>{
-      {"tpuv4", "Google TPU v4 as simulated in MeshSlice: 272 TFLOPS, 1.2 TB/s HBM, 2D torus ICI"},
-      {"a100", "NVIDIA A100 80 GB: 312 TFLOPS bf16, 2.0 TB/s HBM2e, NVSwitch"},
-      {"v100", "NVIDIA V100 16 GB: 125 TFLOPS fp16, 900 GB/s HBM2, NVLink ring"},
+      {"tpuv4", "Google TPU v4 as simulated in MeshSlice: 272 TFLOPS, 1.2 TB/s HBM, 2D torus ICI",
+       "tpuv4", "tpuv4"},
+      {"a100", "NVIDIA A100 80 GB: 312 TFLOPS bf16, 2.0 TB/s HBM2e, one flat NVSwitch", "a100",
+       "a100"},
+      {"v100", "NVIDIA V100 16 GB: 125 TFLOPS fp16, 900 GB/s HBM2, NVLink ring", "v100", "v100"},
+      {"h100", "DGX H100 hosts: 8 H100 SXM (989 TFLOPS bf16, 3.35 TB/s) on NVSwitch, 8x400G NICs",
+       "h100", "h100"},
+      {"dgx-a100", "DGX A100 hosts: 8 A100 on NVSwitch, PCIe 4.0, 8x200G InfiniBand, fat-tree",
+       "a100", "dgx-a100"},
+      {"a100-nvlink2", "ATP IC2: 8 A100, dual-card NVLink bridges over a PCIe 4.0 tree", "a100",
+       "a100-nvlink2"},
+      {"a100-pcie", "ATP IC1: 8 A100 over a PCIe 4.0 tree, no NVLink", "a100", "a100-pcie"},
+      {"a100-ib", "ATP IC4: hosts of 4 NVLinked A100, 200 Gb/s InfiniBand per host", "a100",
+       "a100-ib"},
+      {"p3.8xlarge", "Resharding paper: hosts of 4 NVLinked V100, 10 Gb/s Ethernet", "v100",
+       "p3.8xlarge"},
+      {"nvl-switch", "ATP IC5: H100s on one NVLink-Network switch, 450 GB/s per GPU", "h100",
+       "nvl-switch"},
+      {"gpu-torus", "ATP IC6: A100s in a 2D torus, 25 GB/s links", "a100", "gpu-torus"},
   };
   return *systems;
 }
 
 absl::StatusOr<SystemConfig> SystemPreset(const std::string& name) {
-  bool known = false;
+  const SystemInfo* info = nullptr;
   std::vector<std::string> names;
   for (const SystemInfo& s : Systems()) {
     names.push_back(s.name);
-    known = known || s.name == name;
+    if (s.name == name) info = &s;
   }
-  if (!known) {
+  if (info == nullptr) {
     return absl::NotFoundError(absl::StrFormat("--system: unknown system '%s' (known: %s)", name,
                                                absl::StrJoin(names, ", ")));
   }
   SystemConfig sys;
   sys.name = name;
-  MESHSIM_ASSIGN_OR_RETURN(sys.chip, accel::ChipPreset(name));
-  MESHSIM_ASSIGN_OR_RETURN(sys.net, network::NetworkPreset(name));
+  MESHSIM_ASSIGN_OR_RETURN(sys.chip, accel::ChipPreset(info->chip));
+  MESHSIM_ASSIGN_OR_RETURN(sys.net, network::NetworkPreset(info->network));
   return sys;
 }
 

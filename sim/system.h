@@ -31,6 +31,8 @@ struct SystemConfig {
 struct SystemInfo {
   std::string name;
   std::string description;
+  std::string chip;     // accel::ChipPreset name.
+  std::string network;  // network::NetworkPreset name.
 };
 
 // The built-in systems, in display order.

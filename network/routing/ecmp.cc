@@ -1,6 +1,9 @@
 #include "network/routing/ecmp.h"
 
 #include <exception>
+#include <functional>
+#include <queue>
+#include <utility>
 
 #include "boost/graph/breadth_first_search.hpp"
 #include "boost/graph/reverse_graph.hpp"
@@ -26,23 +29,22 @@ uint64_t HopHash(int src, int dst, uint64_t hash, int hop) {
 // Records BFS depth: D(target) = D(source) + 1 on every tree edge.
 class DistanceRecorder : public boost::default_bfs_visitor {
  public:
-  explicit DistanceRecorder(uint16_t* dist) : dist_(dist) {}
+  explicit DistanceRecorder(int64_t* dist) : dist_(dist) {}
 
   template <typename Edge, typename G>
   void tree_edge(Edge e, const G& g) const {
-    const int d = dist_[boost::source(e, g)] + 1;
-    MESHSIM_CHECK(d < UINT16_MAX) << "topology diameter exceeds " << UINT16_MAX << " hops";
-    dist_[boost::target(e, g)] = static_cast<uint16_t>(d);
+    dist_[boost::target(e, g)] = dist_[boost::source(e, g)] + 1;
   }
 
  private:
-  uint16_t* dist_;
+  int64_t* dist_;
 };
 
 }  // namespace
 
-EcmpRouter::EcmpRouter(const Graph* graph, int num_chips)
+EcmpRouter::EcmpRouter(const Graph* graph, int num_chips, std::vector<int64_t> link_cost)
     : graph_(graph),
+      link_cost_(std::move(link_cost)),
       root_(num_chips),
       last_link_(num_chips, kNoLink),
       dist_(boost::num_vertices(*graph)) {
@@ -60,17 +62,39 @@ EcmpRouter::EcmpRouter(const Graph* graph, int num_chips)
   }
 }
 
-const std::vector<uint16_t>& EcmpRouter::Distances(int root) const {
-  std::vector<uint16_t>& dist = dist_[root];
+const std::vector<int64_t>& EcmpRouter::Distances(int root) const {
+  std::vector<int64_t>& dist = dist_[root];
   if (!dist.empty()) return dist;
   // Search backwards along links (reverse graph) so D is the distance *to* root even if some
-  // future topology has links of one direction only.
+  // topology has links of one direction only.
   try {
     dist.assign(boost::num_vertices(*graph_), kUnreachable);
     dist[root] = 0;
-    const auto reversed = boost::make_reverse_graph(*graph_);
-    boost::breadth_first_search(reversed, boost::vertex(root, reversed),
-                                boost::visitor(DistanceRecorder(dist.data())));
+    if (link_cost_.empty()) {
+      const auto reversed = boost::make_reverse_graph(*graph_);
+      boost::breadth_first_search(reversed, boost::vertex(root, reversed),
+                                  boost::visitor(DistanceRecorder(dist.data())));
+    } else {
+      // Dijkstra towards root: pop the closest node, relax its in-links u→v as D(u) candidates.
+      using Entry = std::pair<int64_t, int>;
+      std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
+      heap.push({0, root});
+      const Graph& g = *graph_;
+      while (!heap.empty()) {
+        const auto [d, v] = heap.top();
+        heap.pop();
+        if (d != dist[v]) continue;
+        const auto [begin, end] = boost::in_edges(v, g);
+        for (auto it = begin; it != end; ++it) {
+          const int u = static_cast<int>(boost::source(*it, g));
+          const int64_t du = d + Cost(g[*it].link);
+          if (du < dist[u]) {
+            dist[u] = du;
+            heap.push({du, u});
+          }
+        }
+      }
+    }
   } catch (const std::exception& e) {
     // Only allocation can fail here, and Route has no Status to return it in.
     MESHSIM_CHECK(false) << "routing table for node " << root << ": " << e.what();
@@ -80,29 +104,38 @@ const std::vector<uint16_t>& EcmpRouter::Distances(int root) const {
 
 int EcmpRouter::Hops(int src, int dst) const {
   if (src == dst) return 0;
-  const std::vector<uint16_t>& dist = Distances(root_[dst]);
+  if (!link_cost_.empty()) {
+    std::vector<core::LinkId> path;
+    Route(src, dst, 0, path);
+    return static_cast<int>(path.size());
+  }
+  const std::vector<int64_t>& dist = Distances(root_[dst]);
   MESHSIM_CHECK(dist[src] != kUnreachable) << "no path from node " << src << " to " << dst;
-  return dist[src] + (last_link_[dst] != kNoLink ? 1 : 0);
+  return static_cast<int>(dist[src]) + (last_link_[dst] != kNoLink ? 1 : 0);
 }
 
 void EcmpRouter::Route(int src, int dst, uint64_t hash, std::vector<core::LinkId>& path) const {
   if (src == dst) return;
   const Graph& g = *graph_;
   const int root = root_[dst];
-  const std::vector<uint16_t>& dist = Distances(root);
+  const std::vector<int64_t>& dist = Distances(root);
   MESHSIM_CHECK(dist[src] != kUnreachable) << "no path from node " << src << " to " << dst;
-  path.reserve(path.size() + dist[src] + 1);
+  if (link_cost_.empty()) path.reserve(path.size() + dist[src] + 1);
   int node = src;
   for (int hop = 0; node != root; ++hop) {
-    const uint16_t want = dist[node] - 1;
+    const int64_t here = dist[node];
+    const auto on_path = [&](auto edge) {
+      const int64_t there = dist[boost::target(edge, g)];
+      return there != kUnreachable && there + Cost(g[edge].link) == here;
+    };
     const auto [begin, end] = boost::out_edges(node, g);
     int candidates = 0;
     for (auto it = begin; it != end; ++it) {
-      if (dist[boost::target(*it, g)] == want) ++candidates;
+      if (on_path(*it)) ++candidates;
     }
     uint64_t pick = candidates > 1 ? HopHash(src, dst, hash, hop) % candidates : 0;
     for (auto it = begin; it != end; ++it) {
-      if (dist[boost::target(*it, g)] != want) continue;
+      if (!on_path(*it)) continue;
       if (pick-- == 0) {
         path.push_back(core::LinkId(g[*it].link));
         node = static_cast<int>(boost::target(*it, g));

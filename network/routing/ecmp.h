@@ -8,6 +8,11 @@
 // 4096-chip k = 26 fat-tree needs 316 searches of 4941 nodes, not 4096. Tables are computed on
 // first use and cached (2 bytes per node per table).
 //
+// Weighted mode (hierarchical, graphviz): with a cost per link, D(v) is the least total cost
+// from v to t (Dijkstra over the reversed graph, integer costs so ties are exact), the leaf
+// shortcut adds the cost of p→t, and the candidates below are the out-links u→v with
+// D(v) + cost(u→v) = D(u). Without costs every link costs 1 (hops, by BFS).
+//
 // Route. From u ≠ t the candidates are u's out-links u→v with D(v) = D(u) − 1, in LinkId order;
 // with n > 1 candidates the route takes candidate Mix(src, dst, hash, hop) mod n, where hop is the
 // index of the link being chosen — so different hashes spread flows over equal-cost paths while
@@ -28,11 +33,13 @@ namespace meshsim::network::internal {
 
 class EcmpRouter {
  public:
-  // `graph` must outlive the router; nodes 0..num_chips−1 are the chips. Cost: O(chips).
-  EcmpRouter(const Graph* graph, int num_chips);
+  // `graph` must outlive the router; nodes 0..num_chips−1 are the chips. `link_cost` (by LinkId,
+  // each ≥ 1) switches to least-cost routing; empty = fewest hops. Cost: O(chips).
+  EcmpRouter(const Graph* graph, int num_chips, std::vector<int64_t> link_cost = {});
 
-  // Number of links on a shortest path. Precondition: dst reachable from src.
-  // Cost: O(1) after the destination's table exists, else one BFS, O(nodes + links).
+  // Number of links on a least-cost path. Precondition: dst reachable from src.
+  // Cost: O(1) unweighted after the destination's table exists (else one BFS); weighted,
+  // O(Σ out-degree along the path).
   int Hops(int src, int dst) const;
 
   // Appends a shortest path's links to `path` (nothing when src == dst).
@@ -43,16 +50,18 @@ class EcmpRouter {
   void Precompute() const;
 
  private:
-  static constexpr uint16_t kUnreachable = UINT16_MAX;
+  static constexpr int64_t kUnreachable = INT64_MAX;
   static constexpr uint32_t kNoLink = UINT32_MAX;
 
   // Distances to `root`, computed on first use.
-  const std::vector<uint16_t>& Distances(int root) const;
+  const std::vector<int64_t>& Distances(int root) const;
+  int64_t Cost(uint32_t link) const { return link_cost_.empty() ? 1 : link_cost_[link]; }
 
   const Graph* graph_;
+  std::vector<int64_t> link_cost_;
   std::vector<int> root_;            // Per chip: the node its table is searched from.
   std::vector<uint32_t> last_link_;  // Per chip: root→chip when the chip is a leaf, else kNoLink.
-  mutable std::vector<std::vector<uint16_t>> dist_;  // Per root node; empty until used.
+  mutable std::vector<std::vector<int64_t>> dist_;  // Per root node; empty until used.
 };
 
 }  // namespace meshsim::network::internal

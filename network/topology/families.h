@@ -26,10 +26,22 @@ struct FamilyGraph {
   std::vector<int> grid_dims;  // Non-empty: route dimension-order over these extents (the ring
                                // is the 1-D grid {chips}); empty: shortest paths with ECMP.
   bool grid_wraps = false;     // Grid dimensions wrap around (torus, ring) or not (mesh).
+  bool weighted = false;       // Non-grid routing by least cost (latency + 1 MiB / bandwidth)
+                               // instead of fewest hops (hierarchical, graphviz).
+  // Optional per node (empty = chips then kSwitch, names "chipN"/"switchN"): kind and name.
+  std::vector<NodeKind> node_kinds;
+  std::vector<std::string> node_names;
+  std::vector<int> host_of;  // Optional per chip: its host; empty = one host per chip.
 
   // Appends the full-duplex link a <-> b as links a→b (2j) and b→a (2j+1).
-  void AddDuplex(int a, int b, double bandwidth_bytes_per_s, double latency_s);
+  void AddDuplex(int a, int b, double bandwidth_bytes_per_s, double latency_s,
+                 LinkClass cls = LinkClass::kGeneric);
+  // Appends a node of `kind` named `name` and returns its id (fills node_kinds/node_names).
+  int AddNode(NodeKind kind, std::string name);
 };
+
+// The cost weighted families route by: ps to move 1 MiB over `link` (latency + 2^20 B / bw), ≥ 1.
+int64_t RoutingCost(const Link& link);
 
 // "3x5" for {3, 5}: how dims appear in messages and on the command line.
 std::string FormatDims(const std::vector<int>& dims);
@@ -48,6 +60,12 @@ absl::StatusOr<FamilyGraph> BuildFatTree(const TopologyParams& p);
 
 // switch (network/topology/switch.cc).
 absl::StatusOr<FamilyGraph> BuildSwitch(const TopologyParams& p);
+
+// hierarchical (network/topology/hierarchical.cc).
+absl::StatusOr<FamilyGraph> BuildHierarchical(const TopologyParams& p);
+
+// graphviz:FILE (network/topology/graphviz.cc): reads p.graphviz_path.
+absl::StatusOr<FamilyGraph> BuildGraphviz(const TopologyParams& p);
 
 }  // namespace meshsim::network::internal
 

@@ -31,6 +31,7 @@ struct Rig {
       : config(cfg) {
     params.link_bandwidth_bytes_per_s = cfg.link_bandwidth_bytes_per_s;
     params.link_latency_s = cfg.link_latency_s;
+    params.hierarchical = cfg.hierarchical;
     auto t = Topology::Build(params);
     EXPECT_TRUE(t.ok()) << t.status();
     topology = std::make_unique<Topology>(std::move(*t));
@@ -306,6 +307,186 @@ TEST(NetworkModelTest, RecordsPhaseRowsPerMember) {
   EXPECT_EQ(transfer, 4 * 3);
   EXPECT_EQ(op, 4);
   EXPECT_EQ(bytes, 4 * 3 * (1 << 20));  // Each member forwards (P−1) shards.
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// Hierarchical GPU hosts: NIC-bound rings, shared NICs, PCIe bridges, two-level collectives.
+
+// Hosts of 4 GPUs on an NVSwitch (300 GB/s), one PCIe switch and one NIC of `nic_bw` per host,
+// hosts on one switch. Every inter-host route is GPU → PCIe → NIC → switch → NIC → PCIe → GPU.
+NetworkConfig GpuHosts(int directions, double nic_bw = 10e9) {
+  NetworkConfig c = Config(directions);
+  HierarchicalParams& h = c.hierarchical;
+  h.gpus_per_node = 4;
+  h.intra = "nvswitch";
+  h.nvlink_bandwidth_bytes_per_s = 300e9;
+  h.nvlink_latency_s = 1e-6;
+  h.gpus_per_pcie_switch = 4;
+  h.pcie_bandwidth_bytes_per_s = 25e9;
+  h.pcie_latency_s = 1e-6;
+  h.sockets = 1;
+  h.nics_per_node = 1;
+  h.nic_bandwidth_bytes_per_s = nic_bw;
+  h.nic_latency_s = 2e-6;
+  h.inter = "switch";
+  return c;
+}
+
+TopologyParams Hosts(int chips) {
+  TopologyParams p;
+  p.name = "hierarchical";
+  p.chips = chips;
+  return p;
+}
+
+// Latency of an inter-host route: PCIe, NIC, NIC, PCIe hops.
+double InterHostLatency(const NetworkConfig& c) {
+  return 2 * c.hierarchical.pcie_latency_s + 2 * c.hierarchical.nic_latency_s;
+}
+
+TEST(HierarchicalNetworkTest, RingCrossingTwoHostsIsNicBound) {
+  // 8 GPUs on 2 hosts, one unidirectional ring 0..7: the hops 3→4 and 7→0 leave their host
+  // through its one NIC (its two directions are separate), so every step waits for
+  // s / nic_bw over the longest route: t_launch + (P−1)·(t_sync + lat_inter + s/nic_bw).
+  const NetworkConfig c = GpuHosts(1);
+  Rig rig(Hosts(8), c);
+  const double s = 16 * kMiB;
+  rig.graph.Add(Op::Collective(CollectiveKind::kAllGather, rig.Group(Rig::Range(0, 8)),
+                               static_cast<int64_t>(s)));
+  const double expected = c.t_launch_s + 7 * (c.t_sync_s + InterHostLatency(c) +
+                                              s / c.hierarchical.nic_bandwidth_bytes_per_s);
+  EXPECT_NEAR(rig.Run(), expected, 0.01 * expected);
+}
+
+TEST(HierarchicalNetworkTest, TwoGroupsSharingOneNicGetHalfItsRateEach) {
+  // Groups {0,1,4,5} and {2,3,6,7}: each ring crosses hosts twice per step (1→4, 5→0 and
+  // 3→6, 7→2), so host 0's NIC sends for both groups at once. Alone, a group's step moves
+  // s at nic_bw; together, at nic_bw / 2 — from the fair-share solver, not a formula in code.
+  const NetworkConfig c = GpuHosts(1);
+  const double s = 16 * kMiB;
+  const double fixed = c.t_launch_s + 3 * (c.t_sync_s + InterHostLatency(c));
+  double alone, both;
+  {
+    Rig rig(Hosts(8), c);
+    rig.graph.Add(Op::Collective(CollectiveKind::kAllGather, rig.Group({0, 1, 4, 5}),
+                                 static_cast<int64_t>(s)));
+    alone = rig.Run() - fixed;
+  }
+  {
+    Rig rig(Hosts(8), c);
+    rig.graph.Add(Op::Collective(CollectiveKind::kAllGather, rig.Group({0, 1, 4, 5}),
+                                 static_cast<int64_t>(s)));
+    rig.graph.Add(Op::Collective(CollectiveKind::kAllGather, rig.Group({2, 3, 6, 7}),
+                                 static_cast<int64_t>(s)));
+    both = rig.Run() - fixed;
+  }
+  // Alone: 3·s/nic_bw; together: 3·s/(nic_bw/2).
+  const double step = s / c.hierarchical.nic_bandwidth_bytes_per_s;
+  EXPECT_NEAR(alone, 3 * step, 0.01 * alone);
+  EXPECT_NEAR(both, 6 * step, 0.01 * both);
+}
+
+TEST(HierarchicalNetworkTest, PcieBridgeIsSharedAcrossSwitches) {
+  // One host of 4 GPUs over PCIe only, 2 per PCIe switch, one socket: GPU 0 → GPU 2 crosses
+  // switch 0's uplink to the CPU; so does GPU 1 → GPU 3. Alone: t_launch + 4·lat + b/pcie_bw;
+  // together they share the uplink: t_launch + 4·lat + 2·b/pcie_bw. GPU 0 → GPU 1 stays under
+  // its switch and does not slow them.
+  NetworkConfig c = GpuHosts(1);
+  c.hierarchical.intra = "pcie";
+  c.hierarchical.gpus_per_pcie_switch = 2;
+  const double b = 64 * kMiB, bw = c.hierarchical.pcie_bandwidth_bytes_per_s;
+  const double lat = 4 * c.hierarchical.pcie_latency_s;
+  {
+    Rig rig(Hosts(4), c);
+    rig.graph.Add(Op::Transfer(ChipId(0), ChipId(2), static_cast<int64_t>(b)));
+    EXPECT_NEAR(rig.Run(), c.t_launch_s + lat + b / bw, 1e-8);
+  }
+  {
+    Rig rig(Hosts(4), c);
+    rig.graph.Add(Op::Transfer(ChipId(0), ChipId(2), static_cast<int64_t>(b)));
+    rig.graph.Add(Op::Transfer(ChipId(1), ChipId(3), static_cast<int64_t>(b)));
+    EXPECT_NEAR(rig.Run(), c.t_launch_s + lat + 2 * b / bw, 1e-8);
+  }
+  {
+    Rig rig(Hosts(4), c);
+    rig.graph.Add(Op::Transfer(ChipId(0), ChipId(2), static_cast<int64_t>(b)));
+    rig.graph.Add(Op::Transfer(ChipId(1), ChipId(0), static_cast<int64_t>(b / 4)));
+    EXPECT_NEAR(rig.Run(), c.t_launch_s + lat + b / bw, 1e-8);
+  }
+}
+
+TEST(HierarchicalNetworkTest, TwoLevelAllReduceBeatsTheFlatRingAcrossHosts) {
+  // 2 hosts × 4 GPUs, AllReduce of b, unidirectional rings, reductions free (HBM unbounded).
+  // Flat ring: 2(P−1) steps of b/P, each bound by a NIC crossing:
+  //   t_launch + 2(P−1)·(t_sync + lat_inter + b/(P·nic_bw)).
+  // Two-level (L = 4 per host, n = 2 hosts): intra-host ReduceScatter and AllGather of b/L over
+  // NVSwitch (L−1 steps each), and between them 4 concurrent inter-host rings (one per local
+  // rank) of 2(n−1) steps of b/(L·n) sharing each host's NIC (4 flows → nic_bw/4 each):
+  //   t_launch + 2(L−1)·(t_sync + 2·lat_nv + b/(L·nv_bw)) + 2(n−1)·(t_sync + lat_inter +
+  //   b/(n·nic_bw)).
+  const double b = 256 * kMiB;
+  NetworkConfig c = GpuHosts(1);
+  const HierarchicalParams& h = c.hierarchical;
+  const double flat_expected =
+      c.t_launch_s +
+      14 * (c.t_sync_s + InterHostLatency(c) + b / (8 * h.nic_bandwidth_bytes_per_s));
+  {
+    Rig rig(Hosts(8), c, /*hbm_bw=*/1e15, /*reduce_bytes_per_s=*/1e15);  // Free reductions.
+    rig.graph.Add(Op::Collective(CollectiveKind::kAllReduce, rig.Group(Rig::Range(0, 8)),
+                                 static_cast<int64_t>(b)));
+    EXPECT_NEAR(rig.Run(), flat_expected, 0.01 * flat_expected);
+  }
+  c.two_level = 1;
+  const double two_level_expected =
+      c.t_launch_s +
+      6 * (c.t_sync_s + 2 * h.nvlink_latency_s + b / (4 * h.nvlink_bandwidth_bytes_per_s)) +
+      2 * (c.t_sync_s + InterHostLatency(c) + b / (2 * h.nic_bandwidth_bytes_per_s));
+  Rig rig(Hosts(8), c, /*hbm_bw=*/1e15, /*reduce_bytes_per_s=*/1e15);
+  const Op ar =
+      Op::Collective(CollectiveKind::kAllReduce, rig.Group(Rig::Range(0, 8)), int64_t(b));
+  EXPECT_EQ(rig.net->Steps(ar, 8), 14);  // Flat count; the run plans 2(L−1) + 2(n−1) = 8.
+  rig.graph.Add(ar);
+  const double two_level = rig.Run();
+  EXPECT_NEAR(two_level, two_level_expected, 0.01 * two_level_expected);
+  EXPECT_LT(two_level, 0.75 * flat_expected);
+}
+
+TEST(HierarchicalNetworkTest, TwoLevelAllGatherAndReduceScatterMoveTheSameData) {
+  // AllGather of s: n−1 inter-host steps of s (L rings sharing each NIC: s·L/nic_bw per step),
+  // then L−1 intra-host steps of n·s over NVSwitch. ReduceScatter: the same phases reversed.
+  NetworkConfig c = GpuHosts(1);
+  c.two_level = 1;
+  const HierarchicalParams& h = c.hierarchical;
+  const double s = 8 * kMiB;
+  const double expected = c.t_launch_s +
+                          (c.t_sync_s + InterHostLatency(c) + 4 * s / h.nic_bandwidth_bytes_per_s) +
+                          3 * (c.t_sync_s + 2 * h.nvlink_latency_s +
+                               2 * s / h.nvlink_bandwidth_bytes_per_s);
+  for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
+    Rig rig(Hosts(8), c, /*hbm_bw=*/1e15, /*reduce_bytes_per_s=*/1e15);
+    rig.graph.Add(Op::Collective(kind, rig.Group(Rig::Range(0, 8)), static_cast<int64_t>(s)));
+    EXPECT_NEAR(rig.Run(), expected, 0.01 * expected) << ToString(kind);
+  }
+}
+
+TEST(HierarchicalNetworkTest, PipelinedBroadcastAcrossHostsIsNicBoundPerStage) {
+  // A chain broadcast 0 → 1 → … → 7 over 2 hosts in D packets: P + D − 2 stages. Packet k
+  // crosses hop h in stage h + k, so the D stages 3..D+2 carry a packet over the NIC hop 3 → 4
+  // and are NIC-bound; the other P − 2 stages move packets over NVSwitch only:
+  //   t_launch + D·(t_sync + lat_inter + (b/D)/nic_bw) + (P−2)·(t_sync + 2·lat_nv + (b/D)/nv_bw).
+  NetworkConfig c = GpuHosts(1);
+  const HierarchicalParams& h = c.hierarchical;
+  const double b = 64 * kMiB;
+  const int d = c.packets;
+  Rig rig(Hosts(8), c);
+  rig.graph.Add(Op::Collective(CollectiveKind::kBroadcast, rig.Group(Rig::Range(0, 8)),
+                               static_cast<int64_t>(b)));
+  const double expected =
+      c.t_launch_s +
+      d * (c.t_sync_s + InterHostLatency(c) + b / d / h.nic_bandwidth_bytes_per_s) +
+      6 * (c.t_sync_s + 2 * h.nvlink_latency_s + b / d / h.nvlink_bandwidth_bytes_per_s);
+  EXPECT_NEAR(rig.Run(), expected, 0.01 * expected);
 }
 
 }  // namespace

@@ -1,0 +1,183 @@
+// hierarchical: hosts (servers) of GPUs — the machines of the ATP paper (§2.2, Figure 2) and of
+// the cross-mesh resharding paper (§5: p3.8xlarge nodes on 10 Gb/s Ethernet).
+//
+// Per host h (chips h·G … h·G + G − 1, G = node.gpus), in node-id order after all chips:
+//   - the intra-node fabric, by node.fabric:
+//       nvswitch      one NVSwitch node; GPU ↔ NVSwitch at nvlink.bandwidth (class nvswitch) —
+//                     the aggregate of a GPU's NVLinks, as on DGX A100/H100;
+//       nvlink-pairs  GPU 2i ↔ GPU 2i+1 at nvlink.bandwidth (class nvlink), dual-card bridges;
+//       nvlink-mesh   every pair of GPUs directly at nvlink.bandwidth (class nvlink), e.g. the
+//                     4 fully NVLinked V100s of a p3.8xlarge;
+//       pcie          none: GPUs talk through the PCIe tree only;
+//   - the PCIe tree: G / pcie.gpus_per_switch PCIe switches, each GPU ↔ its switch; the switches
+//     split evenly over node.sockets CPUs (switch ↔ CPU root complex); CPUs joined pairwise by
+//     socket bridges at socket.bandwidth. All PCIe links at pcie.bandwidth (class pcie);
+//   - nic.count NICs; NIC i ↔ PCIe switch ⌊i·switches / nics⌋ over PCIe (GPUDirect RDMA path).
+// With more than one host, every NIC joins the inter-node fabric at nic.bandwidth (class nic):
+//   switch   one switch for all NICs;
+//   fattree  the k-ary fat-tree of fattree.cc over the NICs (fattree.k, oversubscription);
+//            its switch-to-switch links are class fabric.
+//
+// Routing is least-cost ECMP (topology.h): inside a host, NVLink/NVSwitch beats PCIe; between
+// hosts traffic leaves by a NIC, and a GPU whose PCIe switch has no NIC reaches one over NVLink
+// through a peer GPU when that is cheaper than crossing PCIe switches and sockets (as NCCL's
+// PXN does). A ring that crosses hosts is therefore NIC-bound, and groups that share a NIC share
+// its bandwidth through the fair-share solver — nothing here divides bandwidths by hand.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/status_macros.h"
+#include "network/topology/families.h"
+
+namespace meshsim::network::internal {
+namespace {
+
+absl::Status Bad(const std::string& key, const std::string& value, const std::string& allowed) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: %s is not allowed for --topology hierarchical; %s", key, value, allowed));
+}
+
+absl::Status CheckLink(const std::string& key, double bandwidth, double latency) {
+  if (!(bandwidth > 0) || !std::isfinite(bandwidth)) {
+    return Bad(absl::StrCat(key, ".bandwidth"), absl::StrFormat("%g", bandwidth),
+               "must be > 0 and finite (bytes/s per direction)");
+  }
+  if (!(latency >= 0) || !std::isfinite(latency)) {
+    return Bad(absl::StrCat(key, ".latency"), absl::StrFormat("%g", latency),
+               "must be ≥ 0 and finite (seconds)");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<FamilyGraph> BuildHierarchical(const TopologyParams& p) {
+  const HierarchicalParams& h = p.hierarchical;
+  const int g = h.gpus_per_node;
+  if (g < 1 || g > 256) return Bad("node.gpus", absl::StrCat(g), "must be 1..256");
+  if (p.chips % g != 0) {
+    return Bad("node.gpus", absl::StrCat(g),
+               absl::StrFormat("must divide --chips %d (whole hosts only)", p.chips));
+  }
+  const bool nvswitch = h.intra == "nvswitch", pairs = h.intra == "nvlink-pairs",
+             mesh = h.intra == "nvlink-mesh";
+  if (!nvswitch && !pairs && !mesh && h.intra != "pcie") {
+    return Bad("node.fabric", h.intra, "allowed: nvswitch, nvlink-pairs, nvlink-mesh, pcie");
+  }
+  if (pairs && g % 2 != 0) {
+    return Bad("node.gpus", absl::StrCat(g), "must be even with node.fabric = nvlink-pairs");
+  }
+  if (h.gpus_per_pcie_switch < 1 || g % h.gpus_per_pcie_switch != 0) {
+    return Bad("pcie.gpus_per_switch", absl::StrCat(h.gpus_per_pcie_switch),
+               absl::StrFormat("must divide node.gpus %d", g));
+  }
+  const int switches = g / h.gpus_per_pcie_switch;
+  if (h.sockets < 1 || switches % h.sockets != 0) {
+    return Bad("node.sockets", absl::StrCat(h.sockets),
+               absl::StrFormat("must divide the %d PCIe switches per host", switches));
+  }
+  if (h.nics_per_node < 1 || h.nics_per_node > 64) {
+    return Bad("nic.count", absl::StrCat(h.nics_per_node), "must be 1..64");
+  }
+  if (h.inter != "switch" && h.inter != "fattree") {
+    return Bad("inter.fabric", h.inter, "allowed: switch, fattree");
+  }
+  MESHSIM_RETURN_IF_ERROR(CheckLink("nvlink", h.nvlink_bandwidth_bytes_per_s, h.nvlink_latency_s));
+  MESHSIM_RETURN_IF_ERROR(CheckLink("pcie", h.pcie_bandwidth_bytes_per_s, h.pcie_latency_s));
+  MESHSIM_RETURN_IF_ERROR(CheckLink("socket", h.socket_bandwidth_bytes_per_s, h.socket_latency_s));
+  MESHSIM_RETURN_IF_ERROR(CheckLink("nic", h.nic_bandwidth_bytes_per_s, h.nic_latency_s));
+
+  const int hosts = p.chips / g;
+  FamilyGraph fg;
+  fg.weighted = true;
+  for (int c = 0; c < p.chips; ++c) {
+    fg.AddNode(NodeKind::kChip, absl::StrCat("host", c / g, ".gpu", c % g));
+    fg.host_of.push_back(c / g);
+  }
+  const double nv_bw = h.nvlink_bandwidth_bytes_per_s, nv_lat = h.nvlink_latency_s;
+  const double pcie_bw = h.pcie_bandwidth_bytes_per_s, pcie_lat = h.pcie_latency_s;
+  std::vector<int> nics;
+  for (int host = 0; host < hosts; ++host) {
+    const int first = host * g;
+    const std::string prefix = absl::StrCat("host", host, ".");
+    if (nvswitch) {
+      const int sw = fg.AddNode(NodeKind::kSwitch, prefix + "nvswitch");
+      for (int i = 0; i < g; ++i) fg.AddDuplex(first + i, sw, nv_bw, nv_lat, LinkClass::kNvswitch);
+    } else if (pairs) {
+      for (int i = 0; i < g; i += 2) {
+        fg.AddDuplex(first + i, first + i + 1, nv_bw, nv_lat, LinkClass::kNvlink);
+      }
+    } else if (mesh) {
+      for (int i = 0; i < g; ++i) {
+        for (int j = i + 1; j < g; ++j) {
+          fg.AddDuplex(first + i, first + j, nv_bw, nv_lat, LinkClass::kNvlink);
+        }
+      }
+    }
+    std::vector<int> cpus;
+    for (int s = 0; s < h.sockets; ++s) {
+      cpus.push_back(fg.AddNode(NodeKind::kCpu, absl::StrCat(prefix, "cpu", s)));
+    }
+    for (int a = 0; a < h.sockets; ++a) {
+      for (int b = a + 1; b < h.sockets; ++b) {
+        fg.AddDuplex(cpus[a], cpus[b], h.socket_bandwidth_bytes_per_s, h.socket_latency_s,
+                     LinkClass::kSocket);
+      }
+    }
+    std::vector<int> pcie;
+    for (int s = 0; s < switches; ++s) {
+      const int sw = fg.AddNode(NodeKind::kPcieSwitch, absl::StrCat(prefix, "pcie", s));
+      pcie.push_back(sw);
+      fg.AddDuplex(sw, cpus[s / (switches / h.sockets)], pcie_bw, pcie_lat, LinkClass::kPcie);
+      for (int i = 0; i < h.gpus_per_pcie_switch; ++i) {
+        fg.AddDuplex(first + s * h.gpus_per_pcie_switch + i, sw, pcie_bw, pcie_lat,
+                     LinkClass::kPcie);
+      }
+    }
+    for (int n = 0; n < h.nics_per_node; ++n) {
+      const int nic = fg.AddNode(NodeKind::kNic, absl::StrCat(prefix, "nic", n));
+      nics.push_back(nic);
+      fg.AddDuplex(nic, pcie[int64_t{n} * switches / h.nics_per_node], pcie_bw, pcie_lat,
+                   LinkClass::kPcie);
+    }
+  }
+  if (hosts == 1) return fg;
+
+  const double nic_bw = h.nic_bandwidth_bytes_per_s, nic_lat = h.nic_latency_s;
+  if (h.inter == "switch") {
+    const int sw = fg.AddNode(NodeKind::kSwitch, "fabric.switch");
+    for (int nic : nics) fg.AddDuplex(nic, sw, nic_bw, nic_lat, LinkClass::kNic);
+    return fg;
+  }
+  // A fat-tree over the NICs: build it with the NICs as its "chips", then renumber its nodes
+  // (its chips are our NICs, its switches are appended after our nodes).
+  TopologyParams tree = p;
+  tree.name = "fattree";
+  tree.chips = static_cast<int>(nics.size());
+  tree.link_bandwidth_bytes_per_s = nic_bw;
+  tree.link_latency_s = nic_lat;
+  absl::StatusOr<FamilyGraph> built = BuildFatTree(tree);
+  if (!built.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "inter.fabric: fattree over ", nics.size(), " NICs: ", built.status().message()));
+  }
+  const int base = fg.num_nodes;
+  for (int v = tree.chips; v < built->num_nodes; ++v) {
+    fg.AddNode(NodeKind::kSwitch, absl::StrCat("fabric.switch", v - tree.chips));
+  }
+  const auto renumber = [&](int v) { return v < tree.chips ? nics[v] : base + v - tree.chips; };
+  for (size_t l = 0; l < built->links.size(); l += 2) {
+    const Link& up = built->links[l];
+    const bool nic_link = up.src < tree.chips || up.dst < tree.chips;
+    fg.AddDuplex(renumber(up.src), renumber(up.dst), up.bandwidth_bytes_per_s, up.latency_s,
+                 nic_link ? LinkClass::kNic : LinkClass::kFabric);
+  }
+  return fg;
+}
+
+}  // namespace meshsim::network::internal
