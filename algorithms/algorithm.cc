@@ -18,9 +18,15 @@ const char* ToString(Dataflow d) {
   return "?";
 }
 
-std::vector<core::OpId> LoweringContext::After(int chip) const {
-  if (chip < static_cast<int>(frontier.size()) && frontier[chip].valid()) return {frontier[chip]};
+std::vector<core::OpId> LoweringContext::After(core::ChipId chip) const {
+  const uint32_t c = chip.value();
+  if (c < frontier.size() && frontier[c].valid()) return {frontier[c]};
   return {};
+}
+
+void LoweringContext::SetFrontier(core::ChipId chip, core::OpId op) {
+  if (chip.value() >= frontier.size()) frontier.resize(size_t{chip.value()} + 1);
+  frontier[chip.value()] = op;
 }
 
 std::vector<core::OpId> LoweringContext::After(const std::vector<core::ChipId>& members) const {
@@ -35,9 +41,9 @@ std::vector<core::OpId> LoweringContext::After(const std::vector<core::ChipId>& 
   return deps;
 }
 
-core::OpId LoweringContext::Join(int chip, const std::vector<core::OpId>& deps,
+core::OpId LoweringContext::Join(core::ChipId chip, const std::vector<core::OpId>& deps,
                                  const GemmProblem& p) {
-  core::Op join = core::Op::Delay(core::ChipId(chip), core::Time::Zero());
+  core::Op join = core::Op::Delay(chip, core::Time::Zero());
   Tag(join, p, "join");
   return graph.Add(join, deps);
 }

@@ -15,16 +15,23 @@
 // "Along rows" = within a mesh row, over the row's C chips (group Mesh::Row(i)); "along columns"
 // = within a mesh column (group Mesh::Col(j)).
 //
-// Sequencing. `frontier[c]` is the op after which chip c may start this problem (invalid = no
-// constraint). A plugin makes every op that touches chip c depend, directly or transitively, on
-// frontier[c], and on return sets frontier[c] to one op that finishes after all of chip c's
-// work for this problem (add a zero-length Op::Delay as a join when there are several).
+// Chips. The mesh is placed on physical chips (mesh.h): plugins loop over mesh positions and
+// name chips only through ctx.mesh (Chip(local), At(r, c), Row, Col, All), so the same lowering
+// runs on chips 0..R·C−1 or on any subset of a larger machine.
+//
+// Sequencing. `frontier[c]` (indexed by physical chip id, over the whole machine) is the op after
+// which chip c may start this problem (invalid = no constraint). A plugin makes every op that
+// touches chip c depend, directly or transitively, on frontier[c], and on return sets
+// frontier[c] to one op that finishes after all of chip c's work for this problem (add a
+// zero-length Op::Delay as a join when there are several).
 //
 // Example (a plugin that computes its local shard with no communication):
 //   absl::Status Lower(const GemmProblem& p, LoweringContext& ctx) const override {
 //     for (int c = 0; c < ctx.mesh.chips(); ++c) {
-//       core::Op g = core::Op::Gemm(core::ChipId(c), p.m / ctx.mesh.rows, p.n / ctx.mesh.cols,
-//       p.k); ctx.Tag(g, p, "gemm"); ctx.frontier[c] = ctx.graph.Add(g, ctx.After(c));
+//       const core::ChipId chip = ctx.mesh.Chip(c);
+//       core::Op g = core::Op::Gemm(chip, p.m / ctx.mesh.rows, p.n / ctx.mesh.cols, p.k);
+//       ctx.Tag(g, p, "gemm");
+//       ctx.SetFrontier(chip, ctx.graph.Add(g, ctx.After(chip)));
 //     }
 //     return absl::OkStatus();
 //   }
@@ -74,17 +81,19 @@ struct LoweringContext {
   Mesh mesh;  // 1D plugins get Mesh{1, chips}: one ring of every chip.
   int element_bytes = 2;
   int slices = 0;  // S: MeshSlice slices / unrolled iterations; 0 = plugin default.
-  std::vector<core::OpId> frontier;  // Per chip; see the banner.
+  std::vector<core::OpId> frontier;  // Per physical chip; see the banner.
 
-  // frontier[c] as a dependency list (empty when invalid).
-  std::vector<core::OpId> After(int chip) const;
+  // frontier[chip] as a dependency list (empty when invalid).
+  std::vector<core::OpId> After(core::ChipId chip) const;
   // The frontier of every chip of `members` (a collective's rendezvous).
   std::vector<core::OpId> After(const std::vector<core::ChipId>& members) const;
   // Sets name ("<label>.<what>"), layer, pass and slice tags on `op`.
   void Tag(core::Op& op, const GemmProblem& p, const std::string& what, int slice = -1);
+  // Sets frontier[chip] (growing the table when the chip is beyond it).
+  void SetFrontier(core::ChipId chip, core::OpId op);
   // A zero-length op on `chip` after every op of `deps`: the single frontier op of a chip whose
   // work ends in several ops.
-  core::OpId Join(int chip, const std::vector<core::OpId>& deps, const GemmProblem& p);
+  core::OpId Join(core::ChipId chip, const std::vector<core::OpId>& deps, const GemmProblem& p);
 };
 
 class Algorithm {

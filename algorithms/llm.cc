@@ -58,7 +58,8 @@ absl::StatusOr<std::vector<GemmProblem>> BlockProblems(const BlockPlan& plan) {
 
 absl::Status LowerProblems(const std::vector<GemmProblem>& problems, const Algorithm& algorithm,
                            const Mesh& mesh, int slices, int element_bytes, core::OpGraph& graph) {
-  LoweringContext ctx{graph, mesh, element_bytes, slices, std::vector<core::OpId>(mesh.chips())};
+  LoweringContext ctx{graph, mesh, element_bytes, slices,
+                      std::vector<core::OpId>(mesh.MachineChips())};
   for (const GemmProblem& p : problems) {
     ctx.slices = p.slices > 0 ? p.slices : slices;
     absl::Status s = algorithm.Check(p, mesh, ctx.slices);

@@ -36,7 +36,7 @@ core::Op AccumulateOp(core::ChipId chip, int64_t bytes) {
   return core::Op::Copy(chip, bytes + bytes / 2);
 }
 
-void AppendAfter(const LoweringContext& ctx, int chip, std::vector<core::OpId>& deps) {
+void AppendAfter(const LoweringContext& ctx, core::ChipId chip, std::vector<core::OpId>& deps) {
   const std::vector<core::OpId> after = ctx.After(chip);
   deps.insert(deps.end(), after.begin(), after.end());
 }
@@ -47,7 +47,7 @@ void AppendAfter(const LoweringContext& ctx, const std::vector<core::ChipId>& me
   deps.insert(deps.end(), after.begin(), after.end());
 }
 
-core::OpId EndOfChip(LoweringContext& ctx, int chip, const std::vector<core::OpId>& last,
+core::OpId EndOfChip(LoweringContext& ctx, core::ChipId chip, const std::vector<core::OpId>& last,
                      const GemmProblem& p) {
   if (last.size() == 1) return last[0];
   return ctx.Join(chip, last, p);

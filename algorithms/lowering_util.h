@@ -62,13 +62,13 @@ core::Op AccumulateOp(core::ChipId chip, int64_t bytes);
 
 // deps += ctx.After(chip), or ctx.After(members): the frontier a chip's op, or a collective of
 // `members`, starts after.
-void AppendAfter(const LoweringContext& ctx, int chip, std::vector<core::OpId>& deps);
+void AppendAfter(const LoweringContext& ctx, core::ChipId chip, std::vector<core::OpId>& deps);
 void AppendAfter(const LoweringContext& ctx, const std::vector<core::ChipId>& members,
                  std::vector<core::OpId>& deps);
 
 // The frontier op of `chip` given the ops that end its work: the op itself when there is one,
 // else a zero-length join after all of them (ctx.Join). Precondition: `last` is not empty.
-core::OpId EndOfChip(LoweringContext& ctx, int chip, const std::vector<core::OpId>& last,
+core::OpId EndOfChip(LoweringContext& ctx, core::ChipId chip, const std::vector<core::OpId>& last,
                      const GemmProblem& p);
 
 // The Algorithm of a plugin whose Check and Lower both start by resolving the slice count:

@@ -1,7 +1,10 @@
 #include "algorithms/mesh.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/check.h"
 
 namespace meshsim::algorithms {
 
@@ -23,6 +26,50 @@ std::vector<core::ChipId> Mesh::All() const {
     for (int i = 0; i < cols; ++i) v.push_back(At(r, r % 2 == 0 ? i : cols - 1 - i));
   }
   return v;
+}
+
+int Mesh::Local(core::ChipId chip) const {
+  if (placement.empty()) {
+    MESHSIM_CHECK(chip.valid() && static_cast<int>(chip.value()) < chips())
+        << "chip " << chip << " is not in mesh " << ToString();
+    return static_cast<int>(chip.value());
+  }
+  MESHSIM_CHECK(chip.valid() && chip.value() < local_of.size() && local_of[chip.value()] >= 0)
+      << "chip " << chip << " is not in the placed mesh " << ToString();
+  return local_of[chip.value()];
+}
+
+int Mesh::MachineChips() const {
+  if (placement.empty()) return chips();
+  return static_cast<int>(local_of.size());
+}
+
+absl::StatusOr<Mesh> Mesh::Placed(int rows, int cols, std::vector<core::ChipId> chips) {
+  if (rows < 1 || cols < 1 || int64_t{rows} * cols != static_cast<int64_t>(chips.size())) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--placement: %d chips is not allowed for mesh %dx%d; it must name R*C = %d chips",
+        chips.size(), rows, cols, int64_t{rows} * cols));
+  }
+  Mesh mesh{rows, cols};
+  uint32_t top = 0;
+  for (core::ChipId c : chips) {
+    if (!c.valid()) {
+      return absl::InvalidArgumentError("--placement: an invalid chip id is not allowed");
+    }
+    top = std::max(top, c.value());
+  }
+  mesh.local_of.assign(size_t{top} + 1, -1);
+  for (size_t i = 0; i < chips.size(); ++i) {
+    int& slot = mesh.local_of[chips[i].value()];
+    if (slot >= 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--placement: chip %d appears twice; every chip of the mesh must be distinct",
+          chips[i].value()));
+    }
+    slot = static_cast<int>(i);
+  }
+  mesh.placement = std::move(chips);
+  return mesh;
 }
 
 std::string Mesh::ToString() const { return absl::StrCat(rows, "x", cols); }

@@ -14,22 +14,32 @@ void Machine::Attach(core::Executor& exec) {
   exec.SetRunner(core::OpKind::kCollective, network.get());
 }
 
+absl::StatusOr<network::Topology> BuildTopology(const RunOptions& o,
+                                                const algorithms::Mesh* mesh) {
+  network::TopologyParams params;
+  params.name = o.topology;
+  if (o.topology.rfind("graphviz:", 0) == 0) {
+    params.name = "graphviz";
+    params.graphviz_path = o.topology.substr(9);
+  }
+  params.chips = o.chips;
+  if ((o.topology == "torus2d" || o.topology == "mesh2d") && mesh != nullptr && !mesh->placed() &&
+      mesh->chips() == o.chips) {
+    params.dims = {mesh->rows, mesh->cols};
+  }
+  const network::NetworkConfig& net = o.system.net;
+  params.link_bandwidth_bytes_per_s = net.link_bandwidth_bytes_per_s;
+  params.link_latency_s = net.link_latency_s;
+  params.fattree_k = net.fattree_k;
+  params.oversubscription = net.oversubscription;
+  params.hierarchical = net.hierarchical;
+  return network::Topology::Build(params);
+}
+
 absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& o,
                                                       const algorithms::Mesh& mesh,
                                                       core::FairShare& fair_share) {
-  if (o.topology == "hierarchical" || o.topology.rfind("graphviz:", 0) == 0) {
-    return absl::UnimplementedError(
-        absl::StrCat("--topology ", o.topology, ": not available in this build yet"));
-  }
-  network::TopologyParams params;
-  params.name = o.topology;
-  params.chips = o.chips;
-  if (o.topology == "torus2d" || o.topology == "mesh2d") params.dims = {mesh.rows, mesh.cols};
-  params.link_bandwidth_bytes_per_s = o.system.net.link_bandwidth_bytes_per_s;
-  params.link_latency_s = o.system.net.link_latency_s;
-  params.fattree_k = o.system.net.fattree_k;
-  params.oversubscription = o.system.net.oversubscription;
-  MESHSIM_ASSIGN_OR_RETURN(network::Topology topology, network::Topology::Build(params));
+  MESHSIM_ASSIGN_OR_RETURN(network::Topology topology, BuildTopology(o, &mesh));
 
   auto machine =
       std::unique_ptr<Machine>(new Machine{std::move(topology), nullptr, nullptr, nullptr, {}});

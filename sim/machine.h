@@ -32,9 +32,15 @@ struct Machine {
   void Attach(core::Executor& exec);
 };
 
-// Builds the topology of `options` (torus2d and mesh2d take the logical mesh as their extents)
-// and the chip and network models over `fair_share`. InvalidArgument for topology parameters
-// that do not fit; Unimplemented for topology families this build cannot build yet.
+// The topology of a run: the family of options.topology with the system's link, fat-tree and
+// hierarchical parameters. torus2d and mesh2d take the logical mesh as their extents when the
+// mesh spans every chip unplaced (`mesh`, may be null: most-square extents). InvalidArgument,
+// one line, for parameters or files that do not fit.
+absl::StatusOr<network::Topology> BuildTopology(const RunOptions& options,
+                                                const algorithms::Mesh* mesh = nullptr);
+
+// Builds the topology of `options` (as BuildTopology) and the chip and network models over
+// `fair_share`. InvalidArgument for topology parameters that do not fit.
 absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& options,
                                                       const algorithms::Mesh& mesh,
                                                       core::FairShare& fair_share);

@@ -61,19 +61,21 @@ po::options_description Description() {
   d.add_options()
       ("help,h", "print this help")
       ("config", text(), "read options from FILE (command-line values win)")
-      ("system", text(), "machine preset: tpuv4, a100, v100 (default tpuv4)")
+      ("system", text(), "machine preset (default tpuv4; `meshsim list systems`)")
       ("chips", text(), "number of chips (default 256)")
-      ("mesh", text(), "logical mesh RxC with R*C = chips, or auto (default): the autotuner's "
-                       "mesh for meshslice on llm, else the squarest")
+      ("mesh", text(), "logical mesh RxC with R*C = chips (or = the placement's chips), or auto "
+                       "(default): the autotuner's mesh for meshslice on llm, else the squarest")
+      ("placement", text(), "the physical chips of the mesh, row-major: ids and ranges, e.g. "
+                            "8-15 or 0,4,1,5 (default: chips 0..R*C-1 = every chip)")
       ("topology", text(), "torus2d, torus3d, ring, mesh2d, fattree, switch, hierarchical, "
-                           "graphviz:FILE (default: the system's)")
+                           "graphviz:FILE (default: the system's; `meshsim list topologies`)")
       ("workload", text(), "llm, gemm, collective, chain (default llm)")
       ("model", text(), "gpt3, megatron-nlg, atp-m1..atp-m4 (default gpt3)")
       ("hidden", text(), "custom model: hidden size H (replaces --model)")
       ("heads", text(), "custom model: attention heads (default H/128)")
       ("ffn", text(), "custom model: FFN size (default 4H)")
       ("layers", text(), "custom model: transformer blocks (default 1)")
-      ("batch", text(), "global batch in sequences (default chips/2)")
+      ("batch", text(), "global batch in sequences (default: the mesh's chips / 2)")
       ("seq", text(), "sequence length (default 2048)")
       ("pass", text(), "fwd, bwd, train (default train)")
       ("gemm", text(), "M,N,K of --workload gemm")
@@ -262,6 +264,33 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
   MESHSIM_RETURN_IF_ERROR(integer("chips", 1, 1 << 20, &chips));
   o.chips = static_cast<int>(chips);
 
+  if (const std::string* v = get("placement")) {
+    for (absl::string_view part : absl::StrSplit(*v, ',')) {
+      const std::vector<std::string> ends = absl::StrSplit(part, '-');
+      int lo = -1, hi = -1;
+      if (ends.size() > 2 || !absl::SimpleAtoi(ends[0], &lo) ||
+          !absl::SimpleAtoi(ends.back(), &hi) || lo < 0 || hi < lo) {
+        return Invalid("placement", *v,
+                       "expected chip ids and ranges A-B (A <= B), e.g. 8-15 or 0,4,1,5");
+      }
+      if (hi >= o.chips) {
+        return Invalid("placement", *v,
+                       absl::StrFormat("chip %d is not on the machine; ids are 0..%d", hi,
+                                       o.chips - 1));
+      }
+      if (o.placement.size() + (hi - lo + 1) > static_cast<size_t>(o.chips)) {
+        return Invalid("placement", *v, absl::StrFormat("names more than the %d chips", o.chips));
+      }
+      for (int c = lo; c <= hi; ++c) o.placement.push_back(c);
+    }
+    std::vector<int> sorted = o.placement;
+    std::sort(sorted.begin(), sorted.end());
+    if (const auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end()) {
+      return Invalid("placement", *v,
+                     absl::StrFormat("chip %d appears twice; the chips must be distinct", *dup));
+    }
+  }
+
   if (const std::string* v = get("mesh"); v != nullptr && *v != "auto") {
     std::vector<std::string> parts = absl::StrSplit(*v, 'x');
     int r = 0, c = 0;
@@ -269,9 +298,13 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
         r < 1 || c < 1) {
       return Invalid("mesh", *v, "expected RxC with positive R and C (e.g. 16x16), or auto");
     }
-    if (int64_t{r} * c != o.chips) {
+    if (int64_t{r} * c != o.mesh_chips()) {
       return Invalid("mesh", *v,
-                     absl::StrFormat("R*C = %d must equal --chips %d", int64_t{r} * c, o.chips));
+                     o.placement.empty()
+                         ? absl::StrFormat("R*C = %d must equal --chips %d", int64_t{r} * c,
+                                           o.chips)
+                         : absl::StrFormat("R*C = %d must equal the %d chips of --placement",
+                                           int64_t{r} * c, o.mesh_chips()));
     }
     o.mesh_rows = r;
     o.mesh_cols = c;
@@ -314,7 +347,7 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
                      absl::StrFormat("must be divisible by --heads %d", o.heads));
     }
   }
-  o.batch = std::max(1, o.chips / 2);
+  o.batch = std::max(1, o.mesh_chips() / 2);
   MESHSIM_RETURN_IF_ERROR(integer("batch", 1, int64_t{1} << 30, &o.batch));
   MESHSIM_RETURN_IF_ERROR(integer("seq", 1, int64_t{1} << 30, &o.seq));
   MESHSIM_RETURN_IF_ERROR(choice("pass", {"fwd", "bwd", "train"}, &o.pass));
@@ -382,12 +415,25 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
   return o;
 }
 
+std::string FormatPlacement(const std::vector<int>& placement) {
+  std::string out;
+  for (size_t i = 0; i < placement.size();) {
+    size_t j = i;
+    while (j + 1 < placement.size() && placement[j + 1] == placement[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += j > i ? absl::StrCat(placement[i], "-", placement[j]) : absl::StrCat(placement[i]);
+    i = j + 1;
+  }
+  return out;
+}
+
 std::vector<std::pair<std::string, std::string>> RunOptions::Resolved() const {
   const auto mesh = mesh_rows == 0 ? std::string("auto") : absl::StrCat(mesh_rows, "x", mesh_cols);
   std::vector<std::pair<std::string, std::string>> r = {
       {"system", system_name},
       {"chips", absl::StrCat(chips)},
       {"mesh", mesh},
+      {"placement", FormatPlacement(placement)},
       {"topology", topology},
       {"workload", workload},
       {"model", model},

@@ -35,6 +35,7 @@ struct RunOptions {
   SystemConfig system;  // The preset with every override applied.
   int chips = 256;
   int mesh_rows = 0, mesh_cols = 0;  // 0 = auto.
+  std::vector<int> placement;        // Physical chips of the mesh, row-major; empty = 0..R·C−1.
   std::string topology;              // Resolved: the system's default unless given.
   bool topology_given = false;       // 1D algorithms default to a ring unless a topology is given.
   std::string workload = "llm";
@@ -57,9 +58,17 @@ struct RunOptions {
   std::string trace;                                    // Chrome-trace output path, empty = none.
   std::string format = "table";
 
+  // Chips the logical mesh spans: the placement's, else every chip.
+  int mesh_chips() const {
+    return placement.empty() ? chips : static_cast<int>(placement.size());
+  }
+
   // Every option and system parameter as resolved text, in a stable order.
   std::vector<std::pair<std::string, std::string>> Resolved() const;
 };
+
+// "8-15,20": a placement in ids and ranges, as --placement reads it back ("" when empty).
+std::string FormatPlacement(const std::vector<int>& placement);
 
 // The help text of `meshsim run`.
 std::string RunHelp();

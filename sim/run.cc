@@ -102,10 +102,11 @@ absl::Status BuildWorkload(const RunOptions& o, const Plan& run_plan, core::OpGr
                                    o.system.chip.element_bytes, graph);
 }
 
-// The logical mesh: 1D algorithms use one ring of every chip; 2D ones the given mesh, else for
-// MeshSlice on llm the autotuner's mesh, else (or when the tuner has no candidate, e.g. chips
-// not 4·C with C ≥ 4) the squarest mesh.
-absl::StatusOr<algorithms::Mesh> ResolveMesh(const RunOptions& o, bool* one_dimensional) {
+// The logical mesh: 1D algorithms use one ring of every chip of the mesh; 2D ones the given
+// mesh, else for MeshSlice on llm the autotuner's mesh, else (or when the tuner has no
+// candidate, e.g. chips not 4·C with C ≥ 4) the squarest mesh. Not yet placed.
+absl::StatusOr<algorithms::Mesh> ResolveLogicalMesh(const RunOptions& o, bool* one_dimensional) {
+  const int chips = o.mesh_chips();
   *one_dimensional = false;
   if (o.workload == "llm" || (o.workload == "gemm" && o.chips > 1)) {
     MESHSIM_ASSIGN_OR_RETURN(const algorithms::AlgorithmInfo* info,
@@ -116,16 +117,25 @@ absl::StatusOr<algorithms::Mesh> ResolveMesh(const RunOptions& o, bool* one_dime
     if (o.mesh_rows > 1) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--mesh: '", o.mesh_rows, "x", o.mesh_cols, "' is not allowed with --algorithm ",
-          o.algorithm, ", which runs on a ring of every chip; use 1x", o.chips, " or auto"));
+          o.algorithm, ", which runs on a ring of every chip; use 1x", chips, " or auto"));
     }
-    return algorithms::Mesh{1, o.chips};
+    return algorithms::Mesh{1, chips};
   }
   if (o.mesh_rows > 0) return algorithms::Mesh{o.mesh_rows, o.mesh_cols};
   if (UsesAutotuner(o)) {
     absl::StatusOr<algorithms::TuneResult> tuned = AutotuneRun(o, {});
     if (tuned.ok()) return tuned->mesh;
   }
-  return algorithms::Mesh::Squarest(o.chips);
+  return algorithms::Mesh::Squarest(chips);
+}
+
+// The logical mesh placed on the chips of --placement (if any).
+absl::StatusOr<algorithms::Mesh> ResolveMesh(const RunOptions& o, bool* one_dimensional) {
+  MESHSIM_ASSIGN_OR_RETURN(algorithms::Mesh mesh, ResolveLogicalMesh(o, one_dimensional));
+  if (o.placement.empty()) return mesh;
+  std::vector<core::ChipId> chips;
+  for (int c : o.placement) chips.push_back(core::ChipId(c));
+  return algorithms::Mesh::Placed(mesh.rows, mesh.cols, std::move(chips));
 }
 
 // The mesh, and the per-layer S: `layer_slices` when given; for `--slices auto` with MeshSlice

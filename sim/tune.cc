@@ -325,7 +325,7 @@ absl::StatusOr<algorithms::TuneProblem> MakeTuneProblem(const RunOptions& o) {
   MESHSIM_ASSIGN_OR_RETURN(p.model, ModelOf(o));
   p.batch = o.batch;
   p.seq = o.seq;
-  p.chips = o.chips;
+  p.chips = o.mesh_chips();
   p.pass = o.pass;
   p.dataflow = o.dataflow;
   p.element_bytes = o.system.chip.element_bytes;

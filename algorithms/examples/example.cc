@@ -53,7 +53,7 @@ class Example : public Algorithm {
       for (int j = 0; j < mesh.cols; ++j) {
         core::Op g = core::Op::Gemm(mesh.At(i, j), s.c_rows, s.c_cols, p.k);
         ctx.Tag(g, p, "gemm");
-        ctx.frontier[mesh.At(i, j).value()] = ctx.graph.Add(g, {gather_a[i], gather_b[j]});
+        ctx.SetFrontier(mesh.At(i, j), ctx.graph.Add(g, {gather_a[i], gather_b[j]}));
       }
     }
     return absl::OkStatus();

@@ -67,7 +67,6 @@ class Lowering {
         eb_(ctx.element_bytes),
         sh_(LocalShards(p, ctx.mesh)),
         groups_(BuildRowColGroups(ctx.mesh, ctx.graph)) {
-    if (static_cast<int>(ctx_.frontier.size()) < n_ * n_) ctx_.frontier.resize(n_ * n_);
     gemm_tags_ = KindTags(ctx_, p_, "gemm");
     const int chips = n_ * n_;
     gemm_.assign(chips, core::OpId());
@@ -127,7 +126,8 @@ class Lowering {
         AppendAfter(ctx_, members, deps_);
       }
       for (core::ChipId m : members) {
-        if (gemm_prev_[m.value()].valid()) deps_.push_back(gemm_prev_[m.value()]);
+        const core::OpId prev = gemm_prev_[ctx_.mesh.Local(m)];
+        if (prev.valid()) deps_.push_back(prev);
       }
       in.data[grp] = g_.Add(
           Tagged(SendRecvOp(Group(in.along_rows, grp), in.bytes, -1), in.shift_tags, t), deps_);
@@ -148,10 +148,11 @@ class Lowering {
     if (cols != nullptr && cols->data[j].valid()) deps_.push_back(cols->data[j]);
     if (gemm_prev_[chip].valid()) deps_.push_back(gemm_prev_[chip]);
     if (scratch_free.valid()) deps_.push_back(scratch_free);
-    if (t == 0) AppendAfter(ctx_, chip, deps_);
-    gemm_[chip] = g_.Add(
-        Tagged(core::Op::Gemm(core::ChipId(chip), p_.m / n_, p_.n / n_, p_.k / n_), gemm_tags_, t),
-        deps_);
+    if (t == 0) AppendAfter(ctx_, ctx_.mesh.Chip(chip), deps_);
+    gemm_[chip] = g_.Add(Tagged(core::Op::Gemm(ctx_.mesh.Chip(chip), p_.m / n_, p_.n / n_,
+                                               p_.k / n_),
+                                gemm_tags_, t),
+                         deps_);
   }
 
   void RunOS() {
@@ -169,7 +170,7 @@ class Lowering {
         for (int j = 0; j < n_; ++j) AddGemm(i, j, t, &a, &b, core::OpId());
       }
     }
-    for (int c = 0; c < n_ * n_; ++c) ctx_.frontier[c] = gemm_[c];
+    for (int c = 0; c < n_ * n_; ++c) ctx_.SetFrontier(ctx_.mesh.Chip(c), gemm_[c]);
   }
 
   // kLS / kRS: one input stream, running sums along the other direction.
@@ -205,14 +206,14 @@ class Lowering {
       }
       for (int h = 0; h < n_; ++h) {
         deps_.clear();
-        for (core::ChipId m : Members(sum_rows, h)) deps_.push_back(acc[m.value()]);
+        for (core::ChipId m : Members(sum_rows, h)) deps_.push_back(acc[ctx_.mesh.Local(m)]);
         sum_shift[h] =
             g_.Add(Tagged(SendRecvOp(Group(sum_rows, h), c_bytes, -1), shift_c_tags, t), deps_);
       }
       for (int i = 0; i < n_; ++i) {
         for (int j = 0; j < n_; ++j) {
           const int chip = Chip(i, j);
-          add[chip] = g_.Add(Tagged(AccumulateOp(core::ChipId(chip), c_bytes), add_tags, t),
+          add[chip] = g_.Add(Tagged(AccumulateOp(ctx_.mesh.Chip(chip), c_bytes), add_tags, t),
                              {gemm_[chip], sum_shift[sum_rows ? i : j]});
           acc[chip] = add[chip];
         }
@@ -222,14 +223,14 @@ class Lowering {
       const std::vector<core::ChipId>& members = Members(sum_rows, h);
       const int shift = ((h - 1) % n_ + n_) % n_;  // Sum of block l sits on l − h + 1.
       if (shift == 0) {
-        for (core::ChipId m : members) ctx_.frontier[m.value()] = acc[m.value()];
+        for (core::ChipId m : members) ctx_.SetFrontier(m, acc[ctx_.mesh.Local(m)]);
         continue;
       }
       deps_.clear();
-      for (core::ChipId m : members) deps_.push_back(acc[m.value()]);
+      for (core::ChipId m : members) deps_.push_back(acc[ctx_.mesh.Local(m)]);
       const core::OpId unskew = g_.Add(
           Tagged(SendRecvOp(Group(sum_rows, h), c_bytes, shift), unskew_tags, n_ - 1), deps_);
-      for (core::ChipId m : members) ctx_.frontier[m.value()] = unskew;
+      for (core::ChipId m : members) ctx_.SetFrontier(m, unskew);
     }
   }
 

@@ -43,7 +43,6 @@ class Collective : public Algorithm {
     MESHSIM_RETURN_IF_ERROR(CheckShardable(kName, p, ctx.mesh));
     const Mesh& mesh = ctx.mesh;
     const int rows = mesh.rows, cols = mesh.cols;
-    if (static_cast<int>(ctx.frontier.size()) < mesh.chips()) ctx.frontier.resize(mesh.chips());
     const Shards sh = LocalShards(p, mesh);
     const int64_t eb = ctx.element_bytes;
     core::OpGraph& g = ctx.graph;
@@ -80,7 +79,7 @@ class Collective : public Algorithm {
           deps.clear();
           if (!ag_row.empty()) deps.push_back(ag_row[i]);
           if (!ag_col.empty()) deps.push_back(ag_col[j]);
-          gemms[c] = g.Add(Tagged(core::Op::Gemm(core::ChipId(c), m, n, k), gemm_tags, -1), deps);
+          gemms[c] = g.Add(Tagged(core::Op::Gemm(mesh.Chip(c), m, n, k), gemm_tags, -1), deps);
         }
       }
     };
@@ -89,11 +88,11 @@ class Collective : public Algorithm {
                                      const std::vector<std::vector<core::ChipId>>& members) {
       for (size_t x = 0; x < group_ids.size(); ++x) {
         deps.clear();
-        for (core::ChipId m : members[x]) deps.push_back(gemms[m.value()]);
+        for (core::ChipId m : members[x]) deps.push_back(gemms[mesh.Local(m)]);
         const core::Op rds = core::Op::Collective(core::CollectiveKind::kReduceScatter,
                                                   group_ids[x], sh.c_elems() * eb);
         const core::OpId id = g.Add(Tagged(rds, rds_tags, -1), deps);
-        for (core::ChipId m : members[x]) ctx.frontier[m.value()] = id;
+        for (core::ChipId m : members[x]) ctx.SetFrontier(m, id);
       }
     };
 
@@ -104,7 +103,7 @@ class Collective : public Algorithm {
         const std::vector<core::OpId> ag_b =
             all_gathers(groups.col, groups.col_members, sh.b_elems(), ag_b_tags);
         local_gemms(p.m / rows, p.n / cols, p.k, ag_a, ag_b);
-        for (int c = 0; c < mesh.chips(); ++c) ctx.frontier[c] = gemms[c];
+        for (int c = 0; c < mesh.chips(); ++c) ctx.SetFrontier(mesh.Chip(c), gemms[c]);
         break;
       }
       case Dataflow::kLS:

@@ -150,7 +150,6 @@ class Lowering {
         eb_(ctx.element_bytes),
         sh_(LocalShards(p, ctx.mesh)),
         groups_(BuildRowColGroups(ctx.mesh, ctx.graph)) {
-    if (static_cast<int>(ctx_.frontier.size()) < chips_) ctx_.frontier.resize(chips_);
   }
 
   void Run() {
@@ -178,7 +177,7 @@ class Lowering {
 
   // deps_ += the ids of slice s in `ids` (n per slice) for every chip of `members`.
   void DepOnMembers(const Ids& ids, int s, const std::vector<core::ChipId>& members) {
-    for (core::ChipId c : members) deps_.push_back(ids[size_t(s) * chips_ + c.value()]);
+    for (core::ChipId c : members) deps_.push_back(ids[size_t(s) * chips_ + ctx_.mesh.Local(c)]);
   }
 
   // copy_a(s, c) for every chip: the packing copy of slice_col(A_ij) (kOS, kRS; S > 1).
@@ -189,13 +188,13 @@ class Lowering {
         const int c = Chip(i, j);
         deps_.clear();
         if (s == 0) {
-          AppendAfter(ctx_, c, deps_);
+          AppendAfter(ctx_, ctx_.mesh.Chip(c), deps_);
         } else {
           deps_.push_back(copy_a[size_t(s - 1) * chips_ + c]);
         }
         if (s >= 2) deps_.push_back(ag_a[size_t(s - 2) * rows_ + i]);
         copy_a[size_t(s) * chips_ + c] =
-            g_.Add(Tagged(core::Op::Copy(core::ChipId(c), bytes), tags, s), deps_);
+            g_.Add(Tagged(core::Op::Copy(ctx_.mesh.Chip(c), bytes), tags, s), deps_);
       }
     }
   }
@@ -258,7 +257,7 @@ class Lowering {
                                    : (*rds)[size_t(s - 2) * cols_ + j]);
         }
         gemm[size_t(s) * chips_ + c] =
-            g_.Add(Tagged(core::Op::Gemm(core::ChipId(c), m, n, k), tags, s), deps_);
+            g_.Add(Tagged(core::Op::Gemm(ctx_.mesh.Chip(c), m, n, k), tags, s), deps_);
       }
     }
   }
@@ -294,7 +293,9 @@ class Lowering {
              gemm, ag_b);
       Compute(s, m, n, k, gemm_tags, &a.ag, &ag_b, nullptr, false, gemm);
     }
-    for (int c = 0; c < chips_; ++c) ctx_.frontier[c] = gemm[size_t(s_ - 1) * chips_ + c];
+    for (int c = 0; c < chips_; ++c) {
+      ctx_.SetFrontier(ctx_.mesh.Chip(c), gemm[size_t(s_ - 1) * chips_ + c]);
+    }
   }
 
   void LowerLS() {
@@ -318,7 +319,7 @@ class Lowering {
             deps_.assign({rds[size_t(s) * rows_ + i]});
             if (s >= 1) deps_.push_back(copy_c[size_t(s - 1) * chips_ + c]);
             copy_c[size_t(s) * chips_ + c] =
-                g_.Add(Tagged(core::Op::Copy(core::ChipId(c), copy_bytes), copy_tags, s), deps_);
+                g_.Add(Tagged(core::Op::Copy(ctx_.mesh.Chip(c), copy_bytes), copy_tags, s), deps_);
           }
         }
       }
@@ -326,8 +327,8 @@ class Lowering {
     for (int i = 0; i < rows_; ++i) {
       for (int j = 0; j < cols_; ++j) {
         const int c = Chip(i, j);
-        ctx_.frontier[c] =
-            s_ > 1 ? copy_c[size_t(s_ - 1) * chips_ + c] : rds[size_t(s_ - 1) * rows_ + i];
+        ctx_.SetFrontier(ctx_.mesh.Chip(c), s_ > 1 ? copy_c[size_t(s_ - 1) * chips_ + c]
+                                                   : rds[size_t(s_ - 1) * rows_ + i]);
       }
     }
   }
@@ -344,7 +345,9 @@ class Lowering {
       Scatter(s, rds_tags, groups_.col, groups_.col_members, gemm, nullptr, rds);
     }
     for (int i = 0; i < rows_; ++i) {
-      for (int j = 0; j < cols_; ++j) ctx_.frontier[Chip(i, j)] = rds[size_t(s_ - 1) * cols_ + j];
+      for (int j = 0; j < cols_; ++j) {
+        ctx_.SetFrontier(ctx_.mesh.At(i, j), rds[size_t(s_ - 1) * cols_ + j]);
+      }
     }
   }
 

@@ -126,9 +126,6 @@ class Lowering {
         s_(slices),
         eb_(ctx.element_bytes),
         groups_(BuildRowColGroups(ctx.mesh, ctx.graph)) {
-    if (static_cast<int>(ctx_.frontier.size()) < rows_ * cols_) {
-      ctx_.frontier.resize(rows_ * cols_);
-    }
     gemm_tags_ = KindTags(ctx_, p_, "gemm");
   }
 
@@ -200,7 +197,8 @@ class Lowering {
       deps_.assign(st.prev[grp].begin(), st.prev[grp].end());
       for (core::ChipId m : members) {
         // Broadcast: the panel buffer was last read by gemm(t−2). Reduce: needs gemm(t).
-        const core::OpId dep = st.reduce ? gemm_[m.value()] : gemm_prev2_[m.value()];
+        const int local = ctx_.mesh.Local(m);
+        const core::OpId dep = st.reduce ? gemm_[local] : gemm_prev2_[local];
         if (dep.valid()) deps_.push_back(dep);
       }
       if (t == 0) AppendAfter(ctx_, members, deps_);
@@ -227,9 +225,9 @@ class Lowering {
       deps_.insert(deps_.end(), ids.begin(), ids.end());
     }
     if (gemm_prev_[chip].valid()) deps_.push_back(gemm_prev_[chip]);
-    if (t == 0) AppendAfter(ctx_, chip, deps_);
+    if (t == 0) AppendAfter(ctx_, ctx_.mesh.Chip(chip), deps_);
     gemm_[chip] =
-        g_.Add(Tagged(core::Op::Gemm(core::ChipId(chip), gm_, gn_, gk_), gemm_tags_, t), deps_);
+        g_.Add(Tagged(core::Op::Gemm(ctx_.mesh.Chip(chip), gm_, gn_, gk_), gemm_tags_, t), deps_);
   }
 
   void SetFrontier() {
@@ -239,10 +237,10 @@ class Lowering {
     }
     for (int i = 0; i < rows_; ++i) {
       for (int j = 0; j < cols_; ++j) {
-        const int chip = Chip(i, j);
+        const core::ChipId chip = ctx_.mesh.At(i, j);
         const std::vector<core::OpId>* last = red ? &red->cur[GroupOf(*red, i, j)] : nullptr;
-        ctx_.frontier[chip] =
-            (last == nullptr || last->empty()) ? gemm_[chip] : EndOfChip(ctx_, chip, *last, p_);
+        ctx_.SetFrontier(chip, (last == nullptr || last->empty()) ? gemm_[Chip(i, j)]
+                                                                  : EndOfChip(ctx_, chip, *last, p_));
       }
     }
   }

@@ -171,7 +171,6 @@ class Lowering {
         u_(pl_.ring / slices),
         groups_(BuildRowColGroups(ctx.mesh, ctx.graph)) {
     const int chips = rows_ * cols_;
-    if (static_cast<int>(ctx_.frontier.size()) < chips) ctx_.frontier.resize(chips);
     gemm_tags_ = KindTags(ctx_, p_, "gemm");
     sr_tags_ = KindTags(ctx_, p_, std::string("sendrecv_") + pl_.ring_what);
     blocking_tags_ = KindTags(ctx_, p_, pl_.blocking_what);
@@ -198,7 +197,7 @@ class Lowering {
       for (int j = 0; j < cols_; ++j) {
         const int chip = Chip(i, j);
         const core::OpId rds = blocking_first ? core::OpId() : blocking_[Other(i, j)];
-        ctx_.frontier[chip] = rds.valid() ? rds : last_[chip];
+        ctx_.SetFrontier(ctx_.mesh.Chip(chip), rds.valid() ? rds : last_[chip]);
       }
     }
   }
@@ -225,7 +224,7 @@ class Lowering {
       if (first) {
         AppendAfter(ctx_, members, deps_);
       } else {
-        for (core::ChipId m : members) deps_.push_back(last_[m.value()]);
+        for (core::ChipId m : members) deps_.push_back(last_[ctx_.mesh.Local(m)]);
       }
       const core::GroupId group = pl_.ring_rows ? groups_.col[o] : groups_.row[o];
       blocking_[o] =
@@ -245,9 +244,9 @@ class Lowering {
         if (blocking_[Other(i, j)].valid()) deps_.push_back(blocking_[Other(i, j)]);
         if (gemm_[chip].valid()) deps_.push_back(gemm_[chip]);  // gemm(q−1).
         if (extra != nullptr && (*extra)[chip].valid()) deps_.push_back((*extra)[chip]);
-        if (q == 0) AppendAfter(ctx_, chip, deps_);
-        gemm_[chip] =
-            g_.Add(Tagged(core::Op::Gemm(core::ChipId(chip), gm_, gn_, gk_), gemm_tags_, q), deps_);
+        if (q == 0) AppendAfter(ctx_, ctx_.mesh.Chip(chip), deps_);
+        gemm_[chip] = g_.Add(
+            Tagged(core::Op::Gemm(ctx_.mesh.Chip(chip), gm_, gn_, gk_), gemm_tags_, q), deps_);
       }
     }
   }
@@ -289,13 +288,13 @@ class Lowering {
         }
         for (int g = 0; g < static_cast<int>(sr_.size()); ++g) {
           deps_.clear();
-          for (core::ChipId m : RingMembers(g)) deps_.push_back(acc[m.value()]);
+          for (core::ChipId m : RingMembers(g)) deps_.push_back(acc[ctx_.mesh.Local(m)]);
           sr_[g] = g_.Add(Tagged(SendRecvOp(RingGroup(g), bytes, 1, 2), sr_tags_, q), deps_);
         }
         for (int i = 0; i < rows_; ++i) {
           for (int j = 0; j < cols_; ++j) {
             const int chip = Chip(i, j);
-            acc[chip] = g_.Add(Tagged(AccumulateOp(core::ChipId(chip), bytes), add_tags, q),
+            acc[chip] = g_.Add(Tagged(AccumulateOp(ctx_.mesh.Chip(chip), bytes), add_tags, q),
                                {sr_[Ring(i, j)], gemm_[chip]});
           }
         }

@@ -70,9 +70,11 @@ absl::Status CheckRingSlices(const std::string& algorithm, int slices, int chips
 absl::Status LowerRingOverlap(const RingPlan& plan, const GemmProblem& p, LoweringContext& ctx) {
   const std::vector<core::ChipId> ring = ctx.mesh.All();
   const int chips = static_cast<int>(ring.size());
-  if (ctx.frontier.size() < ring.size()) ctx.frontier.resize(ring.size());
   std::vector<core::OpId> last(chips);  // Per ring position: the chip's latest op here.
-  for (int c = 0; c < chips; ++c) last[c] = ctx.frontier[ring[c].value()];
+  for (int c = 0; c < chips; ++c) {
+    const std::vector<core::OpId> after = ctx.After(ring[c]);
+    last[c] = after.empty() ? core::OpId() : after[0];
+  }
 
   // One prototype per op kind, tagged once; the loops only change chip and slice.
   const auto gemm_op = [&](int64_t steps) {
@@ -86,14 +88,14 @@ absl::Status LowerRingOverlap(const RingPlan& plan, const GemmProblem& p, Loweri
     return g;
   };
   const auto finish = [&](const std::vector<core::OpId>& ops) {
-    for (int c = 0; c < chips; ++c) ctx.frontier[ring[c].value()] = ops[c];
+    for (int c = 0; c < chips; ++c) ctx.SetFrontier(ring[c], ops[c]);
   };
 
   if (plan.comm == RingComm::kNone || chips == 1) {
     core::Op g = gemm_op(1);
     for (int c = 0; c < chips; ++c) {
       g.chip = ring[c];
-      last[c] = ctx.graph.Add(g, ctx.After(ring[c].value()));
+      last[c] = ctx.graph.Add(g, ctx.After(ring[c]));
     }
     finish(last);
     return absl::OkStatus();

@@ -212,7 +212,7 @@ TEST(CollectiveTimelineTest, ChainedProblemsDoNotOverlap) {
   const GemmProblem p = Problem(Dataflow::kLS, 8192, 8192, 32768);
   auto algo = (*FindAlgorithm("collective"))->make();
   core::OpGraph g;
-  LoweringContext ctx{g, mesh, 2, 0, std::vector<core::OpId>(mesh.chips())};
+  LoweringContext ctx{g, mesh, 2, 0, std::vector<core::OpId>(mesh.MachineChips())};
   ASSERT_TRUE(algo->Lower(p, ctx).ok());
   ASSERT_TRUE(algo->Lower(p, ctx).ok());
   const double one = Simulate(Lower("collective", p, mesh, 0), mesh);

@@ -20,7 +20,7 @@ using testing_util::ReceivedBytesPerChip;
 using testing_util::Simulate;
 
 TEST(ExampleTest, LowersToOneGatherPerRowAndColumnAndOneGemmPerChip) {
-  for (const Mesh mesh : {Mesh{2, 4}, Mesh{4, 4}, Mesh{4, 8}}) {
+  for (const Mesh& mesh : {Mesh{2, 4}, Mesh{4, 4}, Mesh{4, 8}}) {
     SCOPED_TRACE(mesh.ToString());
     const int64_t m = 1024, n = 512, k = 256, e = 2, r = mesh.rows, c = mesh.cols;
     const core::OpGraph g = Lower("example", Problem(Dataflow::kOS, m, n, k, "gemm"), mesh, 0);

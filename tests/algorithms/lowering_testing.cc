@@ -57,7 +57,7 @@ core::OpGraph Lower(const std::string& name, const algorithms::GemmProblem& p,
     return g;
   }
   algorithms::LoweringContext ctx{g, mesh, element_bytes, slices,
-                                  std::vector<core::OpId>(mesh.chips())};
+                                  std::vector<core::OpId>(mesh.MachineChips())};
   s = algo->Lower(p, ctx);
   if (!s.ok()) ADD_FAILURE() << s;
   return g;
@@ -283,7 +283,7 @@ void ExpectChainedThroughFrontier(const std::string& name, const algorithms::Gem
   std::unique_ptr<algorithms::Algorithm> algo;
   ASSERT_NO_FATAL_FAILURE(MakeAlgorithm(name, algo));
   core::OpGraph g;
-  algorithms::LoweringContext ctx{g, mesh, 2, slices, std::vector<core::OpId>(mesh.chips())};
+  algorithms::LoweringContext ctx{g, mesh, 2, slices, std::vector<core::OpId>(mesh.MachineChips())};
   ASSERT_TRUE(algo->Lower(first, ctx).ok());
   const std::vector<core::OpId> after_first = ctx.frontier;
   const uint32_t first_size = static_cast<uint32_t>(g.size());
@@ -295,10 +295,15 @@ void ExpectChainedThroughFrontier(const std::string& name, const algorithms::Gem
 double Simulate(const core::OpGraph& g, const algorithms::Mesh& mesh,
                 const std::vector<std::string>& overrides, const std::string& topology) {
   sim::RawOptions raw;
-  raw.values = {{"chips", std::to_string(mesh.chips())},
+  raw.values = {{"chips", std::to_string(mesh.MachineChips())},
                 {"mesh", mesh.ToString()},
                 {"topology", topology},
                 {"workload", "chain"}};
+  if (mesh.placed()) {
+    std::vector<int> placement;
+    for (core::ChipId c : mesh.placement) placement.push_back(static_cast<int>(c.value()));
+    raw.values.emplace_back("placement", sim::FormatPlacement(placement));
+  }
   raw.sets = overrides;
   auto options = sim::ResolveRunOptions(raw);
   if (!options.ok()) {

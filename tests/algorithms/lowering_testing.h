@@ -139,7 +139,8 @@ void ExpectChainedThroughFrontier(const std::string& name, const algorithms::Gem
 
 // --- Simulation ---
 
-// Runs the graph on `chips` tpuv4 chips as a torus2d of `mesh` (or `topology`), with
+// Runs the graph on the mesh's machine (MachineChips() tpuv4 chips, the mesh placed as it is)
+// as a torus2d of `mesh` (or `topology`), with
 // `overrides` as --set KEY=VALUE strings; returns the makespan in seconds (−1 on failure).
 double Simulate(const core::OpGraph& g, const algorithms::Mesh& mesh,
                 const std::vector<std::string>& overrides = {},

@@ -154,16 +154,6 @@ TEST(CliTest, MalformedValueInConfigFileIsBadInput) {
   EXPECT_THAT(r.err, AllOf(HasSubstr("--chips"), HasSubstr("'many'")));
 }
 
-TEST(CliTest, FailureInsideSimulatorExitsOneAndWritesNoFile) {
-  const std::string out = TempPath("unimplemented.h5");
-  fs::remove(out);
-  const Result r = Cli(
-      {"run", "--workload", "chain", "--chips", "4", "--topology", "hierarchical", "--out", out});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_THAT(r.err, HasSubstr("--topology hierarchical"));
-  EXPECT_FALSE(fs::exists(out));
-}
-
 TEST(CliTest, HelpAndVersion) {
   Result r = Cli({"--help"});
   EXPECT_EQ(r.status, 0);
