@@ -134,8 +134,8 @@ absl::Status SetParam(const std::vector<Param>& params, const std::string& key,
   }
   if (auto* str = std::get_if<std::string*>(&p->field)) {
     if (std::find(p->choices.begin(), p->choices.end(), text) == p->choices.end()) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s: '%s' is not allowed; allowed: %s",
-                                                        key, text, absl::StrJoin(p->choices, ", ")));
+      return absl::InvalidArgumentError(absl::StrFormat("%s: '%s' is not allowed; allowed: %s", key,
+                                                        text, absl::StrJoin(p->choices, ", ")));
     }
     **str = text;
     return absl::OkStatus();
@@ -171,9 +171,8 @@ absl::Status CheckRanges(const std::vector<Param>& params) {
   for (const Param& p : params) {
     if (auto* str = std::get_if<std::string*>(&p.field)) {
       if (std::find(p.choices.begin(), p.choices.end(), **str) == p.choices.end()) {
-        return absl::InvalidArgumentError(absl::StrFormat("%s: '%s' is not allowed; allowed: %s",
-                                                          p.key, **str,
-                                                          absl::StrJoin(p.choices, ", ")));
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: '%s' is not allowed; allowed: %s", p.key, **str, absl::StrJoin(p.choices, ", ")));
       }
       continue;
     }

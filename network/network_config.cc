@@ -33,8 +33,13 @@ std::vector<core::Param> NetworkConfig::Params() {
       // Read by --topology hierarchical only.
       {"node.gpus", Unit::kCount, "hierarchical: GPUs per host", &hierarchical.gpus_per_node, 1,
        256},
-      {"node.fabric", Unit::kCount, "hierarchical: GPUs joined inside a host by",
-       &hierarchical.intra, 0, 0, {"nvswitch", "nvlink-pairs", "nvlink-mesh", "pcie"}},
+      {"node.fabric",
+       Unit::kCount,
+       "hierarchical: GPUs joined inside a host by",
+       &hierarchical.intra,
+       0,
+       0,
+       {"nvswitch", "nvlink-pairs", "nvlink-mesh", "pcie"}},
       {"nvlink.bandwidth", Unit::kBytesPerSecond,
        "hierarchical: per direction, GPU to NVSwitch or per NVLink pair",
        &hierarchical.nvlink_bandwidth_bytes_per_s, 1e3, 1e15},
@@ -58,7 +63,12 @@ std::vector<core::Param> NetworkConfig::Params() {
        &hierarchical.nic_bandwidth_bytes_per_s, 1e3, 1e15},
       {"nic.latency", Unit::kSeconds, "hierarchical: NIC to fabric latency per hop",
        &hierarchical.nic_latency_s, 0, 1},
-      {"inter.fabric", Unit::kCount, "hierarchical: hosts joined by", &hierarchical.inter, 0, 0,
+      {"inter.fabric",
+       Unit::kCount,
+       "hierarchical: hosts joined by",
+       &hierarchical.inter,
+       0,
+       0,
        {"switch", "fattree"}},
   };
 }
@@ -88,8 +98,8 @@ constexpr double kSocketBytesPerS = 40e9;
 
 const std::vector<std::string>& NetworkPresetNames() {
   static const auto* names = new std::vector<std::string>{
-      "tpuv4",        "a100",      "v100",        "h100",       "dgx-a100", "a100-nvlink2",
-      "a100-pcie",    "a100-ib",   "p3.8xlarge",  "nvl-switch", "gpu-torus"};
+      "tpuv4",     "a100",    "v100",       "h100",       "dgx-a100", "a100-nvlink2",
+      "a100-pcie", "a100-ib", "p3.8xlarge", "nvl-switch", "gpu-torus"};
   return *names;
 }
 

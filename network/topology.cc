@@ -66,7 +66,8 @@ const std::vector<Family>& Families() {
        internal::BuildSwitch},
       {{"hierarchical",
         "GPU hosts: node.gpus GPUs per host joined by node.fabric (nvswitch: one NVSwitch at "
-        "nvlink.bandwidth per GPU; nvlink-pairs: NVLink between GPUs 2i and 2i+1; pcie: none) "
+        "nvlink.bandwidth per GPU; nvlink-pairs: NVLink between GPUs 2i and 2i+1; nvlink-mesh: "
+        "NVLink between every pair; pcie: none) "
         "over a PCIe tree (pcie.gpus_per_switch GPUs per PCIe switch at pcie.bandwidth, "
         "switches under node.sockets CPUs joined at socket.bandwidth), nic.count NICs per host "
         "at nic.bandwidth into inter.fabric (switch, or fattree with fattree.k and "
@@ -112,9 +113,9 @@ const char* ToString(LinkClass c) {
   return "?";
 }
 
-constexpr LinkClass kAllLinkClasses[] = {LinkClass::kGeneric, LinkClass::kIci,    LinkClass::kNvlink,
-                                         LinkClass::kNvswitch, LinkClass::kPcie,  LinkClass::kSocket,
-                                         LinkClass::kNic,     LinkClass::kFabric};
+constexpr LinkClass kAllLinkClasses[] = {
+    LinkClass::kGeneric, LinkClass::kIci,    LinkClass::kNvlink, LinkClass::kNvswitch,
+    LinkClass::kPcie,    LinkClass::kSocket, LinkClass::kNic,    LinkClass::kFabric};
 
 std::optional<LinkClass> LinkClassFromString(const std::string& name) {
   for (LinkClass c : kAllLinkClasses) {

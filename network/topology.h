@@ -79,23 +79,23 @@ const char* ToString(NodeKind k);  // "chip", "switch", "pcie-switch", "cpu", "n
 // NVLink pairs, an NVLink mesh or a PCIe tree, and across by NICs into a switch or a fat-tree. See
 // network/topology/hierarchical.cc for the graph it builds.
 struct HierarchicalParams {
-  int gpus_per_node = 8;          // GPUs per node (host), 1..256; chips must be a multiple.
+  int gpus_per_node = 8;           // GPUs per node (host), 1..256; chips must be a multiple.
   std::string intra = "nvswitch";  // nvswitch | nvlink-pairs | nvlink-mesh | pcie.
   double nvlink_bandwidth_bytes_per_s = 300e9;  // nvswitch: per GPU to the switch (aggregate of
                                                 // its NVLinks); nvlink-pairs/-mesh: per link.
   double nvlink_latency_s = 0.7e-6;
-  int gpus_per_pcie_switch = 2;                 // GPUs under one PCIe switch (divides gpus/node).
-  double pcie_bandwidth_bytes_per_s = 25e9;     // Per PCIe link, per direction.
+  int gpus_per_pcie_switch = 2;              // GPUs under one PCIe switch (divides gpus/node).
+  double pcie_bandwidth_bytes_per_s = 25e9;  // Per PCIe link, per direction.
   double pcie_latency_s = 1e-6;
-  int sockets = 2;                              // CPU sockets per node; PCIe switches are split
-                                                // evenly over them (divides the switch count).
-  double socket_bandwidth_bytes_per_s = 40e9;   // Socket-to-socket bridge, per direction.
+  int sockets = 2;                             // CPU sockets per node; PCIe switches are split
+                                               // evenly over them (divides the switch count).
+  double socket_bandwidth_bytes_per_s = 40e9;  // Socket-to-socket bridge, per direction.
   double socket_latency_s = 1e-6;
-  int nics_per_node = 1;                        // Host NICs; NIC i hangs off PCIe switch
-                                                // i·switches/nics (divides the switch count).
-  double nic_bandwidth_bytes_per_s = 25e9;      // Per NIC port, per direction.
+  int nics_per_node = 1;                    // Host NICs; NIC i hangs off PCIe switch
+                                            // i·switches/nics (divides the switch count).
+  double nic_bandwidth_bytes_per_s = 25e9;  // Per NIC port, per direction.
   double nic_latency_s = 2e-6;
-  std::string inter = "switch";                 // switch | fattree (over the NICs).
+  std::string inter = "switch";  // switch | fattree (over the NICs).
 };
 
 // Every family reads name, chips and the link fields; dims is read by the grids only (and is an

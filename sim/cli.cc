@@ -52,6 +52,8 @@ commands:
   report  FILE.h5 [--format table|json|csv]        print the metrics of stored runs
   list    algorithms|models|systems|topologies|collectives|workloads
   show    system NAME                              every parameter with its unit (a config file)
+  show    topology NAME [--chips N] [--system S] [--set K=V]... [--dot]
+          the built topology: nodes, hosts, links by class; --dot: a Graphviz graph
   --help, --version
 
 exit status: 0 success, 2 bad input, 1 failure inside the simulator
@@ -301,7 +303,7 @@ absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
   const std::string& w = args[0];
   if (w == "systems") {
     for (const SystemInfo& s : Systems())
-      out << absl::StrFormat("%-8s %s\n", s.name, s.description);
+      out << absl::StrFormat("%-13s %s\n", s.name, s.description);
   } else if (w == "workloads") {
     out << "llm         one transformer block's FC layers (--model, --batch, --seq, --pass)\n"
            "gemm        a GeMM (--gemm M,N,K): local on --chips 1, else distributed by "

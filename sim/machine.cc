@@ -14,8 +14,7 @@ void Machine::Attach(core::Executor& exec) {
   exec.SetRunner(core::OpKind::kCollective, network.get());
 }
 
-absl::StatusOr<network::Topology> BuildTopology(const RunOptions& o,
-                                                const algorithms::Mesh* mesh) {
+absl::StatusOr<network::Topology> BuildTopology(const RunOptions& o, const algorithms::Mesh* mesh) {
   network::TopologyParams params;
   params.name = o.topology;
   if (o.topology.rfind("graphviz:", 0) == 0) {

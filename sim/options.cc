@@ -274,9 +274,9 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
                        "expected chip ids and ranges A-B (A <= B), e.g. 8-15 or 0,4,1,5");
       }
       if (hi >= o.chips) {
-        return Invalid("placement", *v,
-                       absl::StrFormat("chip %d is not on the machine; ids are 0..%d", hi,
-                                       o.chips - 1));
+        return Invalid(
+            "placement", *v,
+            absl::StrFormat("chip %d is not on the machine; ids are 0..%d", hi, o.chips - 1));
       }
       if (o.placement.size() + (hi - lo + 1) > static_cast<size_t>(o.chips)) {
         return Invalid("placement", *v, absl::StrFormat("names more than the %d chips", o.chips));
@@ -299,12 +299,12 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
       return Invalid("mesh", *v, "expected RxC with positive R and C (e.g. 16x16), or auto");
     }
     if (int64_t{r} * c != o.mesh_chips()) {
-      return Invalid("mesh", *v,
-                     o.placement.empty()
-                         ? absl::StrFormat("R*C = %d must equal --chips %d", int64_t{r} * c,
-                                           o.chips)
-                         : absl::StrFormat("R*C = %d must equal the %d chips of --placement",
-                                           int64_t{r} * c, o.mesh_chips()));
+      return Invalid(
+          "mesh", *v,
+          o.placement.empty()
+              ? absl::StrFormat("R*C = %d must equal --chips %d", int64_t{r} * c, o.chips)
+              : absl::StrFormat("R*C = %d must equal the %d chips of --placement", int64_t{r} * c,
+                                o.mesh_chips()));
     }
     o.mesh_rows = r;
     o.mesh_cols = c;

@@ -149,10 +149,10 @@ class Lowering {
     if (gemm_prev_[chip].valid()) deps_.push_back(gemm_prev_[chip]);
     if (scratch_free.valid()) deps_.push_back(scratch_free);
     if (t == 0) AppendAfter(ctx_, ctx_.mesh.Chip(chip), deps_);
-    gemm_[chip] = g_.Add(Tagged(core::Op::Gemm(ctx_.mesh.Chip(chip), p_.m / n_, p_.n / n_,
-                                               p_.k / n_),
-                                gemm_tags_, t),
-                         deps_);
+    gemm_[chip] =
+        g_.Add(Tagged(core::Op::Gemm(ctx_.mesh.Chip(chip), p_.m / n_, p_.n / n_, p_.k / n_),
+                      gemm_tags_, t),
+               deps_);
   }
 
   void RunOS() {

@@ -149,8 +149,7 @@ class Lowering {
         s_(slices),
         eb_(ctx.element_bytes),
         sh_(LocalShards(p, ctx.mesh)),
-        groups_(BuildRowColGroups(ctx.mesh, ctx.graph)) {
-  }
+        groups_(BuildRowColGroups(ctx.mesh, ctx.graph)) {}
 
   void Run() {
     switch (p_.dataflow) {

@@ -239,8 +239,9 @@ class Lowering {
       for (int j = 0; j < cols_; ++j) {
         const core::ChipId chip = ctx_.mesh.At(i, j);
         const std::vector<core::OpId>* last = red ? &red->cur[GroupOf(*red, i, j)] : nullptr;
-        ctx_.SetFrontier(chip, (last == nullptr || last->empty()) ? gemm_[Chip(i, j)]
-                                                                  : EndOfChip(ctx_, chip, *last, p_));
+        ctx_.SetFrontier(chip, (last == nullptr || last->empty())
+                                   ? gemm_[Chip(i, j)]
+                                   : EndOfChip(ctx_, chip, *last, p_));
       }
     }
   }

@@ -79,12 +79,14 @@ absl::StatusOr<FamilyGraph> BuildFatTree(const TopologyParams& p) {
   for (int c = 0; c < n; ++c) g.AddDuplex(c, n + c / h, bw, lat);
   for (int pod = 0; pod < k; ++pod) {
     for (int i = 0; i < h; ++i) {
-      for (int j = 0; j < h; ++j) g.AddDuplex(edge(pod, i), agg(pod, j), bw / o, lat);
+      for (int j = 0; j < h; ++j)
+        g.AddDuplex(edge(pod, i), agg(pod, j), bw / o, lat, LinkClass::kFabric);
     }
   }
   for (int pod = 0; pod < k; ++pod) {
     for (int i = 0; i < h; ++i) {
-      for (int j = 0; j < h; ++j) g.AddDuplex(agg(pod, i), core(i, j), bw / o, lat);
+      for (int j = 0; j < h; ++j)
+        g.AddDuplex(agg(pod, i), core(i, j), bw / o, lat, LinkClass::kFabric);
     }
   }
   return g;

@@ -38,8 +38,8 @@ namespace meshsim::network::internal {
 namespace {
 
 absl::Status Bad(const std::string& key, const std::string& value, const std::string& allowed) {
-  return absl::InvalidArgumentError(
-      absl::StrFormat("%s: %s is not allowed for --topology hierarchical; %s", key, value, allowed));
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: %s is not allowed for --topology hierarchical; %s", key, value, allowed));
 }
 
 absl::Status CheckLink(const std::string& key, double bandwidth, double latency) {
@@ -163,8 +163,8 @@ absl::StatusOr<FamilyGraph> BuildHierarchical(const TopologyParams& p) {
   tree.link_latency_s = nic_lat;
   absl::StatusOr<FamilyGraph> built = BuildFatTree(tree);
   if (!built.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "inter.fabric: fattree over ", nics.size(), " NICs: ", built.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat("inter.fabric: fattree over ", nics.size(),
+                                                   " NICs: ", built.status().message()));
   }
   const int base = fg.num_nodes;
   for (int v = tree.chips; v < built->num_nodes; ++v) {

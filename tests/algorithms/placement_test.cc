@@ -69,7 +69,7 @@ void ExpectMappedGraph(const core::OpGraph& g, const core::OpGraph& g_placed, co
 
 TEST(PlacedMeshTest, EveryPluginLowersThroughThePlacement) {
   const std::vector<Case> cases = {
-      {"collective", 4, 4, 0}, {"summa", 2, 4, 4},  {"cannon", 4, 4, 0}, {"wang", 2, 4, 2},
+      {"collective", 4, 4, 0}, {"summa", 2, 4, 4},   {"cannon", 4, 4, 0}, {"wang", 2, 4, 2},
       {"meshslice", 4, 4, 2},  {"example", 2, 4, 0}, {"tp1d", 1, 8, 0},   {"fsdp", 1, 8, 0}};
   unsigned seed = 1;
   for (const Case& c : cases) {
@@ -78,8 +78,7 @@ TEST(PlacedMeshTest, EveryPluginLowersThroughThePlacement) {
       SCOPED_TRACE(c.algorithm + " " + algorithms::ToString(d));
       const algorithms::GemmProblem p = Problem(d, 1024, 2048, 4096, "p");
       const Mesh identity{c.rows, c.cols};
-      absl::StatusOr<Mesh> placed =
-          Mesh::Placed(c.rows, c.cols, Shuffled(c.rows * c.cols, seed++));
+      absl::StatusOr<Mesh> placed = Mesh::Placed(c.rows, c.cols, Shuffled(c.rows * c.cols, seed++));
       ASSERT_TRUE(placed.ok()) << placed.status();
       const core::OpGraph g = Lower(c.algorithm, p, identity, c.slices);
       const core::OpGraph gp = Lower(c.algorithm, p, *placed, c.slices);

@@ -309,7 +309,6 @@ TEST(NetworkModelTest, RecordsPhaseRowsPerMember) {
   EXPECT_EQ(bytes, 4 * 3 * (1 << 20));  // Each member forwards (P−1) shards.
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Hierarchical GPU hosts: NIC-bound rings, shared NICs, PCIe bridges, two-level collectives.
 
@@ -428,9 +427,8 @@ TEST(HierarchicalNetworkTest, TwoLevelAllReduceBeatsTheFlatRingAcrossHosts) {
   const double b = 256 * kMiB;
   NetworkConfig c = GpuHosts(1);
   const HierarchicalParams& h = c.hierarchical;
-  const double flat_expected =
-      c.t_launch_s +
-      14 * (c.t_sync_s + InterHostLatency(c) + b / (8 * h.nic_bandwidth_bytes_per_s));
+  const double flat_expected = c.t_launch_s + 14 * (c.t_sync_s + InterHostLatency(c) +
+                                                    b / (8 * h.nic_bandwidth_bytes_per_s));
   {
     Rig rig(Hosts(8), c, /*hbm_bw=*/1e15, /*reduce_bytes_per_s=*/1e15);  // Free reductions.
     rig.graph.Add(Op::Collective(CollectiveKind::kAllReduce, rig.Group(Rig::Range(0, 8)),
@@ -443,8 +441,7 @@ TEST(HierarchicalNetworkTest, TwoLevelAllReduceBeatsTheFlatRingAcrossHosts) {
       6 * (c.t_sync_s + 2 * h.nvlink_latency_s + b / (4 * h.nvlink_bandwidth_bytes_per_s)) +
       2 * (c.t_sync_s + InterHostLatency(c) + b / (2 * h.nic_bandwidth_bytes_per_s));
   Rig rig(Hosts(8), c, /*hbm_bw=*/1e15, /*reduce_bytes_per_s=*/1e15);
-  const Op ar =
-      Op::Collective(CollectiveKind::kAllReduce, rig.Group(Rig::Range(0, 8)), int64_t(b));
+  const Op ar = Op::Collective(CollectiveKind::kAllReduce, rig.Group(Rig::Range(0, 8)), int64_t(b));
   EXPECT_EQ(rig.net->Steps(ar, 8), 14);  // Flat count; the run plans 2(L−1) + 2(n−1) = 8.
   rig.graph.Add(ar);
   const double two_level = rig.Run();
@@ -459,10 +456,9 @@ TEST(HierarchicalNetworkTest, TwoLevelAllGatherAndReduceScatterMoveTheSameData) 
   c.two_level = 1;
   const HierarchicalParams& h = c.hierarchical;
   const double s = 8 * kMiB;
-  const double expected = c.t_launch_s +
-                          (c.t_sync_s + InterHostLatency(c) + 4 * s / h.nic_bandwidth_bytes_per_s) +
-                          3 * (c.t_sync_s + 2 * h.nvlink_latency_s +
-                               2 * s / h.nvlink_bandwidth_bytes_per_s);
+  const double expected =
+      c.t_launch_s + (c.t_sync_s + InterHostLatency(c) + 4 * s / h.nic_bandwidth_bytes_per_s) +
+      3 * (c.t_sync_s + 2 * h.nvlink_latency_s + 2 * s / h.nvlink_bandwidth_bytes_per_s);
   for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
     Rig rig(Hosts(8), c, /*hbm_bw=*/1e15, /*reduce_bytes_per_s=*/1e15);
     rig.graph.Add(Op::Collective(kind, rig.Group(Rig::Range(0, 8)), static_cast<int64_t>(s)));
@@ -483,8 +479,7 @@ TEST(HierarchicalNetworkTest, PipelinedBroadcastAcrossHostsIsNicBoundPerStage) {
   rig.graph.Add(Op::Collective(CollectiveKind::kBroadcast, rig.Group(Rig::Range(0, 8)),
                                static_cast<int64_t>(b)));
   const double expected =
-      c.t_launch_s +
-      d * (c.t_sync_s + InterHostLatency(c) + b / d / h.nic_bandwidth_bytes_per_s) +
+      c.t_launch_s + d * (c.t_sync_s + InterHostLatency(c) + b / d / h.nic_bandwidth_bytes_per_s) +
       6 * (c.t_sync_s + 2 * h.nvlink_latency_s + b / d / h.nvlink_bandwidth_bytes_per_s);
   EXPECT_NEAR(rig.Run(), expected, 0.01 * expected);
 }

@@ -354,5 +354,49 @@ TEST(CliLlmTest, OneDimensionalAlgorithmsRunOnARing) {
   EXPECT_EQ(Cli({"run", "--chips", "8", "--mesh", "2x4", "--algorithm", "tp1d"}).status, 2);
 }
 
+TEST(CliTest, ShowTopologyAndItsDotGraph) {
+  Result r = Cli({"show", "topology", "hierarchical", "--system", "a100-ib", "--chips", "8"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("chips 8, hosts 2"), HasSubstr("nvlink"), HasSubstr("nic")));
+  r = Cli({"show", "topology", "torus2d", "--chips", "16", "--dot"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("graph"), HasSubstr("kind=")));
+  r = Cli({"show", "topology"});
+  EXPECT_EQ(r.status, 2);
+  r = Cli({"list", "topologies"});
+  EXPECT_THAT(r.out, AllOf(HasSubstr("hierarchical"), HasSubstr("graphviz:FILE"),
+                           Not(HasSubstr("not in this build"))));
+}
+
+TEST(CliTest, GpuSystemsRunOnTheirHierarchicalMachines) {
+  // Every built-in system builds its machine and runs a small collective on it.
+  for (const char* system : {"h100", "dgx-a100", "a100-nvlink2", "a100-pcie", "a100-ib",
+                             "p3.8xlarge", "nvl-switch", "gpu-torus"}) {
+    const Result r =
+        Cli({"run", "--system", system, "--chips", "16", "--workload", "collective", "--collective",
+             "allgather", "--group", "all", "--bytes", "1MiB", "--format", "json"});
+    EXPECT_EQ(r.status, 0) << system << ": " << r.err;
+    EXPECT_THAT(r.out, HasSubstr("\"makespan_s\"")) << system;
+  }
+}
+
+TEST(CliTest, PlacementPutsTheMeshOnTheNamedChips) {
+  Result r = Cli({"run", "--chips", "32", "--mesh", "4x4", "--placement", "16-31", "--algorithm",
+                  "collective", "--batch", "8", "--format", "json"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"placement\": \"16-31\""));
+  for (const auto& [args, what] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--placement", "0-40"}, "chip 40 is not on the machine"},
+           {{"--placement", "1,1,2,3"}, "chip 1 appears twice"},
+           {{"--placement", "3-1"}, "expected chip ids and ranges"},
+           {{"--placement", "0-7"}, "R*C = 16 must equal the 8 chips of --placement"}}) {
+    std::vector<std::string> argv = {"run", "--chips", "32", "--mesh", "4x4"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    r = Cli(argv);
+    EXPECT_EQ(r.status, 2) << args[1];
+    EXPECT_THAT(r.err, HasSubstr(what)) << args[1];
+  }
+}
+
 }  // namespace
 }  // namespace meshsim::sim
