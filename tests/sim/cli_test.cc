@@ -285,20 +285,6 @@ TEST(CliTest, GoldenAllGatherScenario) {
   expected.erase(expected.begin());  // Header.
   EXPECT_EQ(actual, expected);
 }
-
-TEST(CliTest, DeterminismFingerprintOfTwoRuns) {
-  const std::string a = TempPath("det_a.h5"), b = TempPath("det_b.h5");
-  for (const std::string& path : {a, b}) {
-    ASSERT_EQ(
-        Cli({"run", "--workload", "chain", "--chips", "16", "--steps", "32", "--out", path}).status,
-        0);
-  }
-  absl::StatusOr<RunRecord> ra = ReadRun(a, ""), rb = ReadRun(b, "");
-  ASSERT_TRUE(ra.ok() && rb.ok());
-  EXPECT_EQ(Fingerprint(*ra), Fingerprint(*rb));
-  EXPECT_NE(Fingerprint(*ra), 0u);
-}
-
 }  // namespace
 }  // namespace meshsim::sim
 
