@@ -15,8 +15,6 @@ std::vector<core::Param> NetworkConfig::Params() {
        0, 1},
       {"comm.ring_directions", Unit::kCount, "ring directions used by AllGather/ReduceScatter",
        &ring_directions, 1, 2},
-      {"nic.ports", Unit::kCount, "links (NIC ports with a DMA engine each) per chip",
-       &links_per_chip, 1, 64},
       {"comm.packets", Unit::kCount, "packets per buffer of a pipelined Broadcast/Reduce", &packets,
        1, 4096},
       {"comm.collective_overlap", Unit::kCount,
@@ -62,7 +60,6 @@ absl::StatusOr<NetworkConfig> NetworkPreset(const std::string& name) {
     n.link_latency_s = 1e-6;
     n.t_sync_s = 2e-6;
     n.t_launch_s = 10e-6;
-    n.links_per_chip = 1;
     return n;
   }
   if (name == "v100") {
@@ -73,7 +70,6 @@ absl::StatusOr<NetworkConfig> NetworkPreset(const std::string& name) {
     n.link_latency_s = 1e-6;
     n.t_sync_s = 2e-6;
     n.t_launch_s = 10e-6;
-    n.links_per_chip = 2;
     return n;
   }
   return absl::NotFoundError(

@@ -23,7 +23,6 @@ struct NetworkConfig {
   double t_sync_s = 5e-6;                    // Per collective step: participants synchronise.
   double t_launch_s = 100e-6;                // Per collective or transfer op.
   int ring_directions = 2;                   // 1 = unidirectional rings, 2 = bidirectional.
-  int links_per_chip = 4;                    // NIC ports = links (one DMA engine each).
   int packets = 8;                           // Pipelined Broadcast/Reduce: packets per buffer.
   int collective_overlap = 1;     // 0: blocking collectives and compute never overlap on a chip.
   int fattree_k = 0;              // Fat-tree radix; 0 = smallest that fits the chips.

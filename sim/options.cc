@@ -88,7 +88,6 @@ po::options_description Description() {
                          "else the plugin's default")
       ("set", po::value<std::vector<std::string>>()->composing(),
               "KEY=VALUE: override a system parameter (repeatable; keys: `meshsim show system`)")
-      ("seed", text(), "seed for anything random (default 1)")
       ("steps", text(), "--workload chain: steps per chip (default 8)")
       ("step-time", text(), "--workload chain: duration of one step (default 10us)")
       ("out", text(), "write the run to this HDF5 file")
@@ -341,9 +340,6 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
     MESHSIM_RETURN_IF_ERROR(integer("slices", 1, 4096, &s));
     o.slices = static_cast<int>(s);
   }
-  int64_t seed = 1;
-  MESHSIM_RETURN_IF_ERROR(integer("seed", 0, INT64_MAX, &seed));
-  o.seed = static_cast<uint64_t>(seed);
   int64_t steps = o.steps;
   MESHSIM_RETURN_IF_ERROR(integer("steps", 1, 1 << 24, &steps));
   o.steps = static_cast<int>(steps);
@@ -405,7 +401,6 @@ std::vector<std::pair<std::string, std::string>> RunOptions::Resolved() const {
       {"algorithm", algorithm},
       {"dataflow", dataflow},
       {"slices", slices == 0 ? "auto" : absl::StrCat(slices)},
-      {"seed", absl::StrCat(seed)},
       {"steps", absl::StrCat(steps)},
       {"step-time", core::FormatDouble(step_time.seconds())},
   };

@@ -50,7 +50,6 @@ struct RunOptions {
   std::string algorithm = "meshslice";
   std::string dataflow = "auto";
   int slices = 0;  // 0 = auto.
-  uint64_t seed = 1;
   int steps = 8;                                        // `chain` workload: steps per chip.
   core::Time step_time = core::Time::Microseconds(10);  // `chain` workload: step duration.
   std::string out;                                      // HDF5 output path, empty = none.
