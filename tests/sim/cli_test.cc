@@ -117,6 +117,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--config", "/nonexistent/meshsim.ini"},
                 {"--config", "/nonexistent/meshsim.ini"}},
         BadCase{{"run", "--chips", "4", "--chips", "8"}, {"chips", "more than once"}},
+        // Simulated time past 10^6 s: exit 2 with the limit, not SIGABRT on int64 overflow.
+        BadCase{{"run", "--chips", "1", "--workload", "chain", "--steps", "10000", "--step-time",
+                 "1000"},
+                {"simulated time passes the limit", "1000000"}},
+        BadCase{{"run", "--workload", "collective", "--collective", "allgather", "--chips", "4",
+                 "--mesh", "2x2", "--bytes", "1TiB", "--set", "link.bandwidth=1000"},
+                {"simulated time passes the limit"}},
         BadCase{{"frobnicate"}, {"'frobnicate'", "not a command"}},
         BadCase{{"list", "spaceships"}, {"'spaceships'", "algorithms"}},
         BadCase{{"show", "system", "cray1"}, {"'cray1'", "tpuv4"}},
