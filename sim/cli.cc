@@ -68,6 +68,7 @@ bool IsBadInput(const absl::Status& s) {
     case absl::StatusCode::kNotFound:
     case absl::StatusCode::kOutOfRange:
     case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kDataLoss:  // A damaged input file.
       return true;
     default:
       return false;
@@ -388,6 +389,7 @@ absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, s
 }  // namespace
 
 int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  QuietHdf5();
   absl::Status status;
   try {
     status = Dispatch(args, out, err);

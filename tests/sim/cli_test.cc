@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -171,6 +172,27 @@ TEST(CliTest, FailureInsideSimulatorExitsOneAndWritesNoFile) {
   EXPECT_EQ(r.status, 1);
   EXPECT_THAT(r.err, HasSubstr("--topology hierarchical"));
   EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(CliTest, DamagedArchiveIsBadInputWithOneLine) {
+  const std::string h5 = TempPath("to_damage.h5"), damaged = TempPath("damaged.h5");
+  ASSERT_EQ(Cli({"run", "--workload", "chain", "--chips", "4", "--out", h5}).status, 0);
+  std::ifstream in(h5, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 4000u);
+  bytes[3075] = static_cast<char>(bytes[3075] ^ 0x80);  // Once a segfault inside libhdf5.
+  std::ofstream(damaged, std::ios::binary | std::ios::trunc) << bytes;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"report", damaged},
+        std::vector<std::string>{"trace", damaged, "--out", TempPath("damaged.json")},
+        std::vector<std::string>{"merge", TempPath("merged.h5"), damaged}}) {
+    const Result r = Cli(args);
+    EXPECT_EQ(r.status, 2) << args[0] << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("damaged")) << args[0];
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(TempPath("damaged.json")));
+  EXPECT_FALSE(std::filesystem::exists(TempPath("merged.h5")));
 }
 
 TEST(CliTest, HelpAndVersion) {
