@@ -20,6 +20,7 @@
 #include "sim/run.h"
 #include "sim/sweep.h"
 #include "sim/system.h"
+#include "sim/temp_files.h"
 #include "sim/tune.h"
 #include "workloads/transformer.h"
 
@@ -390,6 +391,7 @@ absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, s
 
 int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   QuietHdf5();
+  InstallInterruptCleanup();
   absl::Status status;
   try {
     status = Dispatch(args, out, err);

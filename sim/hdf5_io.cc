@@ -31,6 +31,7 @@
 #include "core/status_macros.h"
 #include "core/time.h"
 #include "core/timeline.h"
+#include "sim/temp_files.h"
 
 namespace meshsim::sim {
 namespace {
@@ -1220,8 +1221,9 @@ struct ArchiveWriter::State {
   };
   enum class Phase { kOpen, kCommitted, kAborted };
 
-  std::string temp;   // <path>.tmp.<pid>
-  std::string path;   // The destination.
+  std::string temp;                             // <path>.tmp.<pid>
+  std::unique_ptr<TempFile> temp_registration;  // Removes `temp` on SIGINT/SIGTERM.
+  std::string path;                             // The destination.
   std::string where;  // "cannot write '<path>'", the start of every message.
   Types types;
   Handle file;
@@ -1375,6 +1377,7 @@ absl::StatusOr<std::unique_ptr<ArchiveWriter>> ArchiveWriter::Create(const std::
   auto state = std::make_unique<State>();
   state->path = path;
   state->temp = absl::StrCat(path, ".tmp.", ::getpid());
+  state->temp_registration = std::make_unique<TempFile>(state->temp);
   state->where = absl::StrCat("cannot write '", path, "'");
   // Create the temporary file ourselves first: it gives plain OS messages ("No such file or
   // directory", "Permission denied") for a bad destination.
