@@ -125,6 +125,27 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--workload", "collective", "--collective", "allgather", "--chips", "4",
                  "--mesh", "2x2", "--bytes", "1TiB", "--set", "link.bandwidth=1000"},
                 {"simulated time passes the limit"}},
+        // One parser for every subcommand: stray words, swallowed values, abbreviations.
+        BadCase{{"run", "64"}, {"'64'", "unexpected argument"}},
+        BadCase{{"run", "--chips", "16", "run.h5"}, {"'run.h5'", "unexpected argument"}},
+        BadCase{{"run", "--", "--chips", "8"}, {"'--chips'", "unexpected argument"}},
+        BadCase{{"tune", "--validate", "yes"}, {"'yes'", "unexpected argument"}},
+        BadCase{{"compare", "--chips", "16", "extra"}, {"'extra'", "unexpected argument"}},
+        BadCase{{"run", "--trace", "--model=atp-m1"}, {"--trace", "missing value", "--model"}},
+        BadCase{{"run", "--chip", "16"}, {"--chip", "unknown option"}},
+        BadCase{{"report", "a.h5", "b.h5"}, {"'b.h5'", "unexpected argument"}},
+        BadCase{{"trace", "a.h5", "b.h5", "--out", "t.json"}, {"'b.h5'", "unexpected argument"}},
+        BadCase{{"list", "models", "systems"}, {"'systems'", "unexpected argument"}},
+        BadCase{{"show", "system", "tpuv4", "x"}, {"'x'", "unexpected argument"}},
+        BadCase{{"sweep", "a.ini", "b.ini"}, {"'b.ini'", "unexpected argument"}},
+        BadCase{{"merge", "out.h5"}, {"merge", "OUT.h5 IN.h5"}},
+        BadCase{{"run", "--config", "/"}, {"--config", "'/'", "directory"}},
+        BadCase{{"sweep", "/"}, {"'/'", "directory"}},
+        BadCase{{"sweep", "/nonexistent/x.ini", "--out", ""}, {"--out", "empty path"}},
+        BadCase{{"run", "--workload", "chain", "--out", "/tmp/meshsim_same.h5", "--trace",
+                 "/tmp/../tmp/meshsim_same.h5"},
+                {"--trace", "also --out"}},
+        BadCase{{"run", "--model", "a\nb"}, {"--model", "'a\\nb'"}},  // Still one line.
         BadCase{{"frobnicate"}, {"'frobnicate'", "not a command"}},
         BadCase{{"list", "spaceships"}, {"'spaceships'", "algorithms"}},
         BadCase{{"show", "system", "cray1"}, {"'cray1'", "tpuv4"}},
@@ -193,6 +214,33 @@ TEST(CliTest, DamagedArchiveIsBadInputWithOneLine) {
   }
   EXPECT_FALSE(std::filesystem::exists(TempPath("damaged.json")));
   EXPECT_FALSE(std::filesystem::exists(TempPath("merged.h5")));
+}
+
+TEST(CliTest, EverySubcommandHasHelp) {
+  for (const char* command :
+       {"run", "compare", "sweep", "merge", "tune", "trace", "report", "list", "show"}) {
+    for (const char* flag : {"--help", "-h"}) {
+      const Result r = Cli({command, flag});
+      EXPECT_EQ(r.status, 0) << command << " " << flag << ": " << r.err;
+      EXPECT_THAT(r.out, HasSubstr("usage: meshsim ")) << command;
+      EXPECT_EQ(r.err, "") << command;
+    }
+  }
+}
+
+TEST(CliTest, TraceOfARunStoredWithoutTimelineNamesTimelines) {
+  const std::string ini =
+      testing_cli::WriteTemp("no_timeline.ini", "workload = chain\nchips = 4\nsteps = 2 3\n");
+  const std::string h5 = TempPath("no_timeline.h5"), json = TempPath("no_timeline.json");
+  ASSERT_EQ(Cli({"sweep", ini, "--out", h5, "--jobs", "1"}).status, 0);
+  const Result r = Cli({"trace", h5, "--run", "run0001", "--out", json});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("--timelines"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(json));
+  // With --timelines the same trace works.
+  ASSERT_EQ(Cli({"sweep", ini, "--out", h5, "--jobs", "1", "--timelines"}).status, 0);
+  EXPECT_EQ(Cli({"trace", h5, "--run", "run0001", "--out", json}).status, 0);
 }
 
 TEST(CliTest, HelpAndVersion) {
