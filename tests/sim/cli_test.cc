@@ -232,6 +232,7 @@ TEST(CliTest, TraceOfARunStoredWithoutTimelineNamesTimelines) {
   const std::string ini =
       testing_cli::WriteTemp("no_timeline.ini", "workload = chain\nchips = 4\nsteps = 2 3\n");
   const std::string h5 = TempPath("no_timeline.h5"), json = TempPath("no_timeline.json");
+  std::filesystem::remove(json);
   ASSERT_EQ(Cli({"sweep", ini, "--out", h5, "--jobs", "1"}).status, 0);
   const Result r = Cli({"trace", h5, "--run", "run0001", "--out", json});
   EXPECT_EQ(r.status, 2) << r.err;
