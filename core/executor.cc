@@ -52,6 +52,12 @@ absl::Status Executor::Run() {
     if (pending_deps_[i] == 0) MakeReady(i);
   }
   sim_.Run();
+  if (sim_.horizon_exceeded()) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "simulated time passes the limit of %s (%d of %d ops finished by %s); the scenario "
+        "cannot be simulated: lower its sizes, step counts or durations, or raise bandwidths",
+        Time::Horizon().ToString(), finished_count_, graph_.size(), sim_.Now().ToString()));
+  }
   if (finished_count_ != graph_.size()) {
     return absl::InternalError(HangReport());
   }

@@ -8,6 +8,10 @@ namespace meshsim::core {
 
 EventId Simulator::ScheduleAt(Time when, Callback cb) {
   MESHSIM_CHECK(when >= now_) << "event scheduled in the past: " << when << " < now " << now_;
+  if (when > Time::Horizon()) {  // Refused: the run stops and its owner reports it.
+    horizon_exceeded_ = true;
+    return EventId();
+  }
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -75,7 +79,7 @@ bool Simulator::IsPending(EventId id) const {
 
 void Simulator::RunLoop(int64_t limit_ps) {
   stopped_ = false;
-  while (!heap_.empty() && !stopped_) {
+  while (!heap_.empty() && !stopped_ && !horizon_exceeded_) {
     const Entry top = heap_.front();
     if (top.time_ps > limit_ps) break;
     HeapPopFront();

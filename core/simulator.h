@@ -67,6 +67,9 @@ class Simulator {
   void RunUntil(Time limit);
   // Makes Run/RunUntil return after the current callback.
   void Stop() { stopped_ = true; }
+  // True once an event was scheduled past Time::Horizon(): it was refused (ScheduleAt returned
+  // an invalid id) and Run/RunUntil return at once. The owner turns this into an error.
+  bool horizon_exceeded() const { return horizon_exceeded_; }
 
   // Events executed so far (cancelled ones excluded).
   uint64_t events_executed() const { return executed_; }
@@ -100,6 +103,7 @@ class Simulator {
   uint64_t cancelled_ = 0;
   size_t live_ = 0;
   bool stopped_ = false;
+  bool horizon_exceeded_ = false;
   std::vector<Entry> heap_;
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;

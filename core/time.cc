@@ -28,7 +28,9 @@ namespace {
 Time CeilPicoseconds(double amount, double per_s) {
   MESHSIM_CHECK(amount >= 0 && per_s > 0) << "bad rate conversion " << amount << "/" << per_s;
   const double ps = std::ceil(amount / per_s * 1e12);
-  MESHSIM_CHECK(ps < 9.2e18) << "duration overflows int64 picoseconds";
+  const int64_t beyond = Time::Horizon().ps() + 1;
+  // Saturate: the simulator refuses events past the horizon and the run reports it.
+  if (!(ps < static_cast<double>(beyond))) return Time::Picoseconds(beyond);
   return Time::Picoseconds(static_cast<int64_t>(ps));
 }
 }  // namespace

@@ -2,8 +2,10 @@
 //
 // Every timestamp and duration in meshsim is a `Time`. Integer picoseconds make event ordering
 // exact and runs bit-for-bit reproducible; int64 ps covers ±106 days, far beyond any training
-// step. The only float→integer conversions are `TransferTime` and `ComputeTime`, which round up so
-// that a non-empty transfer or computation never takes zero time.
+// step. A simulation stops at `Time::Horizon()` (10⁶ s, about 11.6 days): the simulator refuses
+// events beyond it and the executor reports it, so that no sum of two times can overflow. The
+// only float→integer conversions are `TransferTime` and `ComputeTime`, which round up so that a
+// non-empty transfer or computation never takes zero time, and saturate just past the horizon.
 //
 // Example:
 //   Time t = Time::Microseconds(6) + TransferTime(1 << 20, 50e9);
@@ -31,6 +33,8 @@ class Time {
   static Time Seconds(double s);
   static constexpr Time Zero() { return Time(0); }
   static constexpr Time Max() { return Time(std::numeric_limits<int64_t>::max()); }
+  // The latest simulated time: 10⁶ s. Horizon() + Horizon() + Horizon() still fits in int64.
+  static constexpr Time Horizon() { return Time(1'000'000'000'000'000'000); }
 
   constexpr int64_t ps() const { return ps_; }
   constexpr double seconds() const { return static_cast<double>(ps_) / 1e12; }
@@ -60,11 +64,13 @@ class Time {
 
 std::ostream& operator<<(std::ostream& os, Time t);
 
-// Time to move `bytes` at `bytes_per_s`, rounded up to a whole picosecond.
+// Time to move `bytes` at `bytes_per_s`, rounded up to a whole picosecond; at most
+// Horizon() + 1 ps (a duration that long cannot be simulated anyway).
 // Precondition: bytes >= 0, bytes_per_s > 0.
 Time TransferTime(double bytes, double bytes_per_s);
 
-// Time to execute `flops` at `flops_per_s`, rounded up to a whole picosecond.
+// Time to execute `flops` at `flops_per_s`, rounded up to a whole picosecond; at most
+// Horizon() + 1 ps.
 // Precondition: flops >= 0, flops_per_s > 0.
 Time ComputeTime(double flops, double flops_per_s);
 

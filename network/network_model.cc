@@ -58,7 +58,9 @@ NetworkModel::NetworkModel(core::FairShare& fs, const Topology& topology,
 }
 
 int NetworkModel::Directions(const core::Op& op) const {
-  if (op.directions != 0) return op.directions;
+  // A plugin may ask for bidirectional halves (Wang, tp1d, fsdp); hardware whose rings run one
+  // way (comm.ring_directions = 1) cannot give them, so the system's count caps the request.
+  if (op.directions != 0) return std::min<int>(op.directions, config_.ring_directions);
   return op.collective == CollectiveKind::kSendRecv ? 1 : config_.ring_directions;
 }
 

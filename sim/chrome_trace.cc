@@ -21,6 +21,7 @@
 #include "core/op.h"
 #include "core/time.h"
 #include "core/timeline.h"
+#include "sim/temp_files.h"
 
 namespace meshsim::sim {
 namespace {
@@ -857,6 +858,7 @@ absl::Status WriteChromeTrace(const RunRecord& run, const std::string& path,
                               const ChromeTraceOptions& options) {
   if (path.empty()) return WriteError(path, "empty path");
   const std::string tmp = absl::StrCat(path, ".tmp.", static_cast<int64_t>(::getpid()));
+  const TempFile registration(tmp);  // Removed on SIGINT/SIGTERM.
   FILE* file = std::fopen(tmp.c_str(), "wb");
   if (file == nullptr) return WriteError(path, std::strerror(errno));
 

@@ -10,9 +10,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "algorithms/registry.h"
+#include "boost/program_options.hpp"
 #include "core/op.h"
 #include "core/status_macros.h"
 #include "network/topology.h"
+#include "sim/args.h"
 #include "sim/chrome_trace.h"
 #include "sim/hdf5_io.h"
 #include "sim/machine.h"
@@ -21,6 +23,7 @@
 #include "sim/run.h"
 #include "sim/sweep.h"
 #include "sim/system.h"
+#include "sim/temp_files.h"
 #include "sim/tune.h"
 #include "workloads/transformer.h"
 
@@ -71,48 +74,27 @@ bool IsBadInput(const absl::Status& s) {
     case absl::StatusCode::kNotFound:
     case absl::StatusCode::kOutOfRange:
     case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kDataLoss:  // A damaged input file.
       return true;
     default:
       return false;
   }
 }
 
-// Splits `args` into positional words and --key value pairs for the small subcommands.
-// `flags` lists the accepted keys; every one takes a value.
-absl::Status SplitArgs(const std::string& command, const std::vector<std::string>& args,
-                       const std::vector<std::string>& flags, std::vector<std::string>& positional,
-                       std::vector<std::pair<std::string, std::string>>& values) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a.rfind("--", 0) != 0) {
-      positional.push_back(a);
-      continue;
-    }
-    std::string key = a.substr(2), value;
-    const size_t eq = key.find('=');
-    if (eq != std::string::npos) {
-      value = key.substr(eq + 1);
-      key = key.substr(0, eq);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
-      return absl::InvalidArgumentError(absl::StrFormat("--%s: missing value", key));
-    }
-    if (std::find(flags.begin(), flags.end(), key) == flags.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--%s: unknown option of `meshsim %s` (allowed: --%s)", key, command,
-                          absl::StrJoin(flags, ", --")));
-    }
-    values.emplace_back(key, value);
-  }
-  return absl::OkStatus();
+namespace po = boost::program_options;
+
+// The options of a small subcommand: --help plus `(name, help)` pairs that each take a value.
+po::options_description Options(const std::vector<std::pair<const char*, const char*>>& valued) {
+  po::options_description d("options");
+  d.add_options()("help,h", "print this help");
+  for (const auto& [name, help] : valued) d.add_options()(name, po::value<std::string>(), help);
+  return d;
 }
 
-std::string Lookup(const std::vector<std::pair<std::string, std::string>>& values,
-                   const std::string& key, const std::string& fallback = "") {
-  for (const auto& [k, v] : values)
-    if (k == key) return v;
-  return fallback;
+std::string HelpText(const std::string& usage, const po::options_description& d) {
+  std::ostringstream os;
+  os << usage << "\n\n" << d;
+  return os.str();
 }
 
 absl::Status CheckFormat(const std::string& format, std::vector<std::string> allowed) {
@@ -156,7 +138,7 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
       run_args.push_back(args[i]);
     }
   }
-  MESHSIM_ASSIGN_OR_RETURN(RawOptions raw, ParseRunArgs(run_args));
+  MESHSIM_ASSIGN_OR_RETURN(RawOptions raw, ParseRunArgs(run_args, "compare"));
   if (raw.help) {
     out << "usage: meshsim compare [--algorithms A,B,...] [run options] [--out RUNS.h5] "
            "[--trace FIRST.json]\n(default algorithms: meshslice,wang,collective,summa,cannon,"
@@ -234,13 +216,21 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
 }
 
 absl::Status Trace(const std::vector<std::string>& args, std::ostream& out) {
-  std::vector<std::string> pos;
-  std::vector<std::pair<std::string, std::string>> kv;
-  MESHSIM_RETURN_IF_ERROR(SplitArgs("trace", args, {"run", "out", "detail"}, pos, kv));
+  const std::string usage =
+      "usage: meshsim trace FILE.h5 [--run NAME] --out TRACE.json [--detail auto|full|minimal]";
+  const po::options_description d =
+      Options({{"run", "the run to export (default: the first)"},
+               {"out", "the Chrome trace (JSON) to write"},
+               {"detail", "auto (default: budgets keep a large trace loadable), full, minimal"}});
+  MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("trace", args, d, 1, 1, usage));
+  if (a.help) {
+    out << HelpText(usage, d);
+    return absl::OkStatus();
+  }
   // auto: budgets keep a large run's trace loadable; full: every phase row and counter sample;
   // minimal: op rows only.
   ChromeTraceOptions trace_options;
-  const std::string detail = Lookup(kv, "detail", "auto");
+  const std::string detail = ArgOr(a, "detail", "auto");
   if (detail == "full") {
     trace_options.max_phase_rows = -1;
     trace_options.max_counter_samples = -1;
@@ -251,39 +241,44 @@ absl::Status Trace(const std::vector<std::string>& args, std::ostream& out) {
     return absl::InvalidArgumentError(
         absl::StrFormat("--detail: '%s' is not allowed; allowed: auto, full, minimal", detail));
   }
-  if (pos.size() != 1) {
-    return absl::InvalidArgumentError(
-        "trace: expected one FILE.h5 (usage: meshsim trace FILE.h5 "
-        "[--run NAME] --out TRACE.json)");
+  if (!a.vm.count("out")) {
+    return absl::InvalidArgumentError("--out: required (the trace JSON to write)");
   }
-  const std::string path = Lookup(kv, "out");
-  if (path.empty()) return absl::InvalidArgumentError("--out: required (the trace JSON to write)");
+  const std::string path = ArgOr(a, "out");
   MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", path));
-  MESHSIM_ASSIGN_OR_RETURN(RunRecord record, ReadRun(pos[0], Lookup(kv, "run")));
+  MESHSIM_ASSIGN_OR_RETURN(RunRecord record, ReadRun(a.positional[0], ArgOr(a, "run")));
+  if (record.timeline.empty() && record.Metric("ops") > 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "trace: run '%s' of '%s' was stored without its timeline; store it with `meshsim sweep "
+        "--timelines` (or `meshsim run --out`) to export a trace",
+        record.name, a.positional[0]));
+  }
   MESHSIM_RETURN_IF_ERROR(ForOption("out", WriteChromeTrace(record, path, trace_options)));
   out << "wrote " << path << " (Chrome trace of run '" << record.name << "')\n";
   return absl::OkStatus();
 }
 
 absl::Status Report(const std::vector<std::string>& args, std::ostream& out) {
-  std::vector<std::string> pos;
-  std::vector<std::pair<std::string, std::string>> kv;
-  MESHSIM_RETURN_IF_ERROR(SplitArgs("report", args, {"format", "run"}, pos, kv));
-  if (pos.size() != 1) {
-    return absl::InvalidArgumentError(
-        "report: expected one FILE.h5 (usage: meshsim report FILE.h5 [--format table|json|csv])");
+  const std::string usage = "usage: meshsim report FILE.h5 [--run NAME] [--format table|json|csv]";
+  const po::options_description d =
+      Options({{"format", "table (default), json, csv"}, {"run", "one run (default: every run)"}});
+  MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("report", args, d, 1, 1, usage));
+  if (a.help) {
+    out << HelpText(usage, d);
+    return absl::OkStatus();
   }
-  const std::string format = Lookup(kv, "format", "table");
+  const std::string& file = a.positional[0];
+  const std::string format = ArgOr(a, "format", "table");
   MESHSIM_RETURN_IF_ERROR(CheckFormat(format, {"table", "json", "csv"}));
   std::vector<std::string> names;
-  if (const std::string run = Lookup(kv, "run"); !run.empty()) {
-    names.push_back(run);
+  if (a.vm.count("run")) {
+    names.push_back(ArgOr(a, "run"));
   } else {
-    MESHSIM_ASSIGN_OR_RETURN(names, ListRuns(pos[0]));
+    MESHSIM_ASSIGN_OR_RETURN(names, ListRuns(file));
   }
   std::vector<RunRecord> records;
   for (const std::string& name : names) {
-    MESHSIM_ASSIGN_OR_RETURN(RunRecord r, ReadRun(pos[0], name));
+    MESHSIM_ASSIGN_OR_RETURN(RunRecord r, ReadRun(file, name));
     records.push_back(std::move(r));
   }
   std::vector<const RunRecord*> ptrs;
@@ -295,12 +290,18 @@ absl::Status Report(const std::vector<std::string>& args, std::ostream& out) {
 absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
   const std::vector<std::string> what = {"algorithms", "models",      "systems",
                                          "topologies", "collectives", "workloads"};
-  if (args.size() != 1 || std::find(what.begin(), what.end(), args[0]) == what.end()) {
-    return absl::InvalidArgumentError(absl::StrFormat("list: '%s' is not allowed; allowed: %s",
-                                                      absl::StrJoin(args, " "),
-                                                      absl::StrJoin(what, ", ")));
+  const std::string usage = absl::StrCat("usage: meshsim list ", absl::StrJoin(what, "|"));
+  const po::options_description d = Options({});
+  MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("list", args, d, 1, 1, usage));
+  if (a.help) {
+    out << HelpText(usage, d);
+    return absl::OkStatus();
   }
-  const std::string& w = args[0];
+  const std::string& w = a.positional[0];
+  if (std::find(what.begin(), what.end(), w) == what.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("list: '%s' is not allowed; allowed: %s", w, absl::StrJoin(what, ", ")));
+  }
   if (w == "systems") {
     for (const SystemInfo& s : Systems())
       out << absl::StrFormat("%-13s %s\n", s.name, s.description);
@@ -346,6 +347,11 @@ absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
 absl::Status ShowTopology(const std::vector<std::string>& args, std::ostream& out) {
   constexpr char kShowTopologyUsage[] =
       "usage: meshsim show topology NAME [--chips N] [--system S] [--set KEY=VALUE...] [--dot]";
+  if (std::find(args.begin(), args.end(), "--help") != args.end() ||
+      std::find(args.begin(), args.end(), "-h") != args.end()) {
+    out << kShowTopologyUsage << "\n";
+    return absl::OkStatus();
+  }
   if (args.empty() || args[0].empty() || args[0][0] == '-') {
     return absl::InvalidArgumentError(
         absl::StrFormat("show topology: expected a topology NAME (meshsim list topologies); %s",
@@ -431,13 +437,20 @@ absl::Status Show(const std::vector<std::string>& args, std::ostream& out) {
   if (!args.empty() && args[0] == "topology") {
     return ShowTopology(std::vector<std::string>(args.begin() + 1, args.end()), out);
   }
-  if (args.size() != 2 || args[0] != "system") {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "show: '%s' is not allowed; usage: meshsim show system NAME | meshsim show topology NAME "
-        "[--chips N] [--system S] [--set KEY=VALUE...] [--dot]",
-        absl::StrJoin(args, " ")));
+  const std::string usage =
+      "usage: meshsim show system NAME | meshsim show topology NAME [--chips N] [--system S] "
+      "[--set KEY=VALUE...] [--dot]";
+  const po::options_description d = Options({});
+  MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("show", args, d, 1, 2, usage));
+  if (a.help) {
+    out << HelpText(usage, d);
+    return absl::OkStatus();
   }
-  MESHSIM_ASSIGN_OR_RETURN(SystemConfig sys, SystemPreset(args[1]));
+  if (a.positional.size() != 2 || a.positional[0] != "system") {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("show: '%s' is not allowed; %s", absl::StrJoin(a.positional, " "), usage));
+  }
+  MESHSIM_ASSIGN_OR_RETURN(SystemConfig sys, SystemPreset(a.positional[1]));
   out << "# meshsim system '" << sys.name << "' (" << Version()
       << "). A valid config file: meshsim run --config FILE\n";
   out << "system = " << sys.name << "\n";
@@ -479,6 +492,8 @@ absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, s
 }  // namespace
 
 int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  QuietHdf5();
+  InstallInterruptCleanup();
   absl::Status status;
   try {
     status = Dispatch(args, out, err);
@@ -487,7 +502,7 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     status = absl::InternalError(absl::StrCat("unexpected exception: ", e.what()));
   }
   if (status.ok()) return 0;
-  err << "meshsim: " << status.message() << "\n";
+  err << "meshsim: " << OneLineMessage(std::string(status.message())) << "\n";
   return IsBadInput(status) ? 2 : 1;
 }
 

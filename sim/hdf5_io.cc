@@ -23,6 +23,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/ids.h"
@@ -30,6 +31,7 @@
 #include "core/status_macros.h"
 #include "core/time.h"
 #include "core/timeline.h"
+#include "sim/temp_files.h"
 
 namespace meshsim::sim {
 namespace {
@@ -46,6 +48,9 @@ static_assert(sizeof(core::ResourceId) == sizeof(uint32_t));
 static_assert(sizeof(core::OpKind) == 1 && sizeof(core::CollectiveKind) == 1);
 static_assert(sizeof(core::Pass) == 1 && sizeof(core::Phase) == 1);
 static_assert(sizeof(core::UnitKind) == 1 && sizeof(core::ResourceKind) == 1);
+
+// The most chips a stored run may have: `meshsim run --chips` allows up to 2^20.
+constexpr int64_t kMaxArchiveChips = int64_t{1} << 20;
 
 // Target size of one chunk of a table; rows per chunk = this / row size.
 constexpr size_t kChunkBytes = 512 * 1024;
@@ -625,6 +630,106 @@ absl::Status SyncToDisk(const std::string& file_name, const std::string& where) 
 }
 
 // ---------------------------------------------------------------------------------------------
+// Integrity trailer. HDF5 checksums most of its metadata, but not the global heap that holds
+// variable-length strings, nor raw data: a flipped bit there makes libhdf5 read out of bounds.
+// So every archive ends with 16 bytes past HDF5's end of file (which HDF5 and h5py ignore):
+// the magic "meshsim#" and a 64-bit hash of every byte before it. Readers check it first.
+
+constexpr char kTrailerMagic[8] = {'m', 'e', 's', 'h', 's', 'i', 'm', '#'};
+constexpr size_t kTrailerBytes = 16;
+
+// A 64-bit multiply-xorshift hash over 8-byte little-endian words (the tail zero-padded).
+class Hash64 {
+ public:
+  void Update(const unsigned char* data, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      word_ |= static_cast<uint64_t>(data[i]) << (8 * fill_);
+      if (++fill_ == 8) Mix();
+    }
+  }
+  uint64_t Final() {
+    if (fill_ > 0) Mix();
+    uint64_t h = state_ ^ length_;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
+  }
+
+ private:
+  void Mix() {
+    state_ = (state_ ^ (word_ * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
+    state_ ^= state_ >> 31;
+    length_ += 8;
+    word_ = 0;
+    fill_ = 0;
+  }
+  uint64_t state_ = 0x6a09e667f3bcc908ull, word_ = 0, length_ = 0;
+  int fill_ = 0;
+};
+
+// Hash of the first `n` bytes of the open file `fd`; false on a read error.
+bool HashPrefix(int fd, uint64_t n, uint64_t* hash) {
+  Hash64 h;
+  std::vector<unsigned char> buffer(1 << 20);
+  uint64_t done = 0;
+  while (done < n) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(buffer.size(), n - done));
+    const ssize_t got = ::pread(fd, buffer.data(), want, static_cast<off_t>(done));
+    if (got <= 0) return false;
+    h.Update(buffer.data(), static_cast<size_t>(got));
+    done += static_cast<uint64_t>(got);
+  }
+  *hash = h.Final();
+  return true;
+}
+
+// Appends the trailer to the closed file `file_name`.
+absl::Status AppendTrailer(const std::string& file_name, const std::string& where) {
+  const int fd = ::open(file_name.c_str(), O_RDWR);
+  struct stat info;
+  uint64_t hash = 0;
+  bool ok = fd >= 0 && ::fstat(fd, &info) == 0 &&
+            HashPrefix(fd, static_cast<uint64_t>(info.st_size), &hash);
+  if (ok) {
+    unsigned char trailer[kTrailerBytes];
+    std::memcpy(trailer, kTrailerMagic, 8);
+    for (int i = 0; i < 8; ++i) trailer[8 + i] = static_cast<unsigned char>(hash >> (8 * i));
+    ok = ::pwrite(fd, trailer, kTrailerBytes, info.st_size) == static_cast<ssize_t>(kTrailerBytes);
+  }
+  const int error = errno;
+  if (fd >= 0) ::close(fd);
+  if (!ok) return absl::InvalidArgumentError(absl::StrCat(where, ": ", ErrnoMessage(error)));
+  return absl::OkStatus();
+}
+
+// Checks the trailer of `path` (open as `fd`). Files without one (written before it existed, or
+// by another tool) pass; a trailer whose hash disagrees is damage.
+absl::Status VerifyTrailer(int fd, const std::string& where) {
+  struct stat info;
+  if (::fstat(fd, &info) != 0 || info.st_size < static_cast<off_t>(kTrailerBytes)) {
+    return absl::OkStatus();
+  }
+  const uint64_t body = static_cast<uint64_t>(info.st_size) - kTrailerBytes;
+  unsigned char trailer[kTrailerBytes];
+  if (::pread(fd, trailer, kTrailerBytes, static_cast<off_t>(body)) !=
+          static_cast<ssize_t>(kTrailerBytes) ||
+      std::memcmp(trailer, kTrailerMagic, 8) != 0) {
+    return absl::OkStatus();
+  }
+  uint64_t stored = 0, actual = 0;
+  for (int i = 0; i < 8; ++i) stored |= static_cast<uint64_t>(trailer[8 + i]) << (8 * i);
+  if (!HashPrefix(fd, body, &actual)) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", ErrnoMessage(errno)));
+  }
+  if (actual != stored) {
+    return absl::DataLossError(
+        absl::StrCat(where, ": damaged meshsim archive: its checksum does not match its contents"));
+  }
+  return absl::OkStatus();
+}
+
+// ---------------------------------------------------------------------------------------------
 // Reading.
 
 struct Table {
@@ -868,8 +973,10 @@ absl::StatusOr<Archive> OpenArchive(const std::string& path) {
   }
   struct stat info;
   const bool is_directory = ::fstat(fd, &info) == 0 && S_ISDIR(info.st_mode);
+  const absl::Status intact = is_directory ? absl::OkStatus() : VerifyTrailer(fd, where);
   ::close(fd);
   if (is_directory) return absl::InvalidArgumentError(absl::StrCat(where, ": is a directory"));
+  MESHSIM_RETURN_IF_ERROR(intact);
 
   const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
   if (is_hdf5 == 0) return absl::InvalidArgumentError(absl::StrCat(where, ": not an HDF5 file"));
@@ -962,8 +1069,9 @@ absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where,
                           bool* has_timeline_out = nullptr) {
   MESHSIM_ASSIGN_OR_RETURN(Types types, MakeTypes(where));
   MESHSIM_ASSIGN_OR_RETURN(int64_t chips, ReadIntAttribute(group, "chips", where));
-  if (chips < 0 || chips > std::numeric_limits<int>::max()) {
-    return absl::DataLossError(absl::StrCat(where, ": attribute 'chips' is out of range"));
+  if (chips < 0 || chips > kMaxArchiveChips) {
+    return absl::DataLossError(
+        absl::StrCat(where, ": attribute 'chips' is ", chips, ", outside 0 to ", kMaxArchiveChips));
   }
   run.chips = static_cast<int>(chips);
   MESHSIM_ASSIGN_OR_RETURN(const bool has_timeline, HasTimeline(group, where));
@@ -978,6 +1086,14 @@ absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where,
     const std::string timeline_where = absl::StrCat(where, ": dataset 'timeline'");
     for (size_t i = 0; i < run.timeline.size(); ++i) {
       const core::TimelineRow& row = run.timeline[i];
+      // Ids index other tables (a chip id sizes the trace's process list): check them like
+      // user input. Times round-trip whatever they are; readers tolerate any.
+      if ((row.chip.valid() && row.chip.value() >= static_cast<uint32_t>(kMaxArchiveChips)) ||
+          (row.name.valid() && row.name.value() >= run.names.size())) {
+        return absl::DataLossError(absl::StrCat(timeline_where, ": row ", i,
+                                                ": chip or name out of range (chip < 2^20, "
+                                                "name < the number of names)"));
+      }
       MESHSIM_RETURN_IF_ERROR(CheckEnum(row.unit_kind, i, "unit_kind", timeline_where));
       MESHSIM_RETURN_IF_ERROR(CheckEnum(row.kind, i, "op_kind", timeline_where));
       MESHSIM_RETURN_IF_ERROR(CheckEnum(row.collective, i, "collective", timeline_where));
@@ -1020,6 +1136,13 @@ absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where,
                              MakeTableType(CounterColumns(), sizeof(core::CounterSample), where));
     MESHSIM_RETURN_IF_ERROR(
         ReadTable(group, "counters", H5T_COMPOUND, type.memory.get(), &run.counters, where));
+    for (size_t i = 0; i < run.counters.size(); ++i) {
+      const core::CounterSample& c = run.counters[i];
+      if (c.resource.valid() && c.resource.value() >= run.resources.size()) {
+        return absl::DataLossError(
+            absl::StrCat(where, ": dataset 'counters': row ", i, ": resource out of range"));
+      }
+    }
   }
   return absl::OkStatus();
 }
@@ -1071,6 +1194,19 @@ absl::StatusOr<SummaryTable> ReadSummaryOf(const Archive& archive, const std::st
   return table;
 }
 
+// Reading errors that come from the file's contents (DataLoss, or HDF5 failing inside a read)
+// are bad input: exit 2 with "damaged" in the message.
+absl::Status AsDamaged(const absl::Status& s) {
+  if (s.code() != absl::StatusCode::kDataLoss && s.code() != absl::StatusCode::kInternal) return s;
+  // Only errors of reading an input; a failure to write the output stays what it is.
+  if (!absl::StartsWith(s.message(), "cannot read") &&
+      !absl::StartsWith(s.message(), "cannot open")) {
+    return s;
+  }
+  if (absl::StrContains(s.message(), "damaged")) return absl::DataLossError(s.message());
+  return absl::DataLossError(absl::StrCat("damaged or not a meshsim archive: ", s.message()));
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -1085,8 +1221,9 @@ struct ArchiveWriter::State {
   };
   enum class Phase { kOpen, kCommitted, kAborted };
 
-  std::string temp;   // <path>.tmp.<pid>
-  std::string path;   // The destination.
+  std::string temp;                             // <path>.tmp.<pid>
+  std::unique_ptr<TempFile> temp_registration;  // Removes `temp` on SIGINT/SIGTERM.
+  std::string path;                             // The destination.
   std::string where;  // "cannot write '<path>'", the start of every message.
   Types types;
   Handle file;
@@ -1206,6 +1343,7 @@ struct ArchiveWriter::State {
     if (status.ok() && !file.Close()) {
       status = HdfError(absl::StatusCode::kInternal, where, "closing the file");
     }
+    if (status.ok()) status = AppendTrailer(temp, where);
     if (status.ok()) status = SyncToDisk(temp, where);
     if (status.ok() && std::rename(temp.c_str(), path.c_str()) != 0) {
       status = absl::InvalidArgumentError(absl::StrCat(where, ": ", ErrnoMessage(errno)));
@@ -1239,6 +1377,7 @@ absl::StatusOr<std::unique_ptr<ArchiveWriter>> ArchiveWriter::Create(const std::
   auto state = std::make_unique<State>();
   state->path = path;
   state->temp = absl::StrCat(path, ".tmp.", ::getpid());
+  state->temp_registration = std::make_unique<TempFile>(state->temp);
   state->where = absl::StrCat("cannot write '", path, "'");
   // Create the temporary file ourselves first: it gives plain OS messages ("No such file or
   // directory", "Permission denied") for a bad destination.
@@ -1285,8 +1424,18 @@ absl::Status WriteRuns(const std::string& path, const std::vector<const RunRecor
   return writer->Commit({});
 }
 
+static absl::Status MergeArchivesUnchecked(const std::string& out,
+                                           const std::vector<std::string>& inputs,
+                                           const std::string& version);
+
 absl::Status MergeArchives(const std::string& out, const std::vector<std::string>& inputs,
                            const std::string& version) {
+  return AsDamaged(MergeArchivesUnchecked(out, inputs, version));
+}
+
+static absl::Status MergeArchivesUnchecked(const std::string& out,
+                                           const std::vector<std::string>& inputs,
+                                           const std::string& version) {
   const std::string where = absl::StrCat("cannot merge into '", out, "'");
   if (inputs.empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": no input files"));
   ErrorSilencer silencer;
@@ -1346,11 +1495,22 @@ absl::Status MergeArchives(const std::string& out, const std::vector<std::string
 
 absl::StatusOr<std::vector<std::string>> ListRuns(const std::string& path) {
   ErrorSilencer silencer;
-  MESHSIM_ASSIGN_OR_RETURN(Archive archive, OpenArchive(path));
-  return std::move(archive.run_names);
+  absl::StatusOr<Archive> archive = OpenArchive(path);
+  if (!archive.ok()) return AsDamaged(archive.status());
+  return std::move(archive->run_names);
 }
 
+static absl::StatusOr<RunRecord> ReadRunUnchecked(const std::string& path,
+                                                  const std::string& run_name);
+
 absl::StatusOr<RunRecord> ReadRun(const std::string& path, const std::string& run_name) {
+  absl::StatusOr<RunRecord> run = ReadRunUnchecked(path, run_name);
+  if (!run.ok()) return AsDamaged(run.status());
+  return run;
+}
+
+static absl::StatusOr<RunRecord> ReadRunUnchecked(const std::string& path,
+                                                  const std::string& run_name) {
   ErrorSilencer silencer;
   MESHSIM_ASSIGN_OR_RETURN(Archive archive, OpenArchive(path));
   std::string name = run_name;
@@ -1378,8 +1538,23 @@ absl::StatusOr<RunRecord> ReadRun(const std::string& path, const std::string& ru
 
 absl::StatusOr<SummaryTable> ReadSummary(const std::string& path) {
   ErrorSilencer silencer;
-  MESHSIM_ASSIGN_OR_RETURN(Archive archive, OpenArchive(path));
-  return ReadSummaryOf(archive, path);
+  absl::StatusOr<Archive> archive = OpenArchive(path);
+  if (!archive.ok()) return AsDamaged(archive.status());
+  absl::StatusOr<SummaryTable> table = ReadSummaryOf(*archive, path);
+  if (!table.ok()) return AsDamaged(table.status());
+  return table;
+}
+
+void QuietHdf5() {
+  static const bool done = [] {
+    // Never let the library print its error stack, and never run its exit hook: after a failed
+    // write (a full disk) or a damaged input, closing the library at exit crashes or prints
+    // "infinite loop closing library". Every handle is closed by its owner before exit anyway.
+    H5dont_atexit();
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    return true;
+  }();
+  (void)done;
 }
 
 }  // namespace meshsim::sim

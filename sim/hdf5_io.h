@@ -178,6 +178,11 @@ absl::StatusOr<SummaryTable> ReadSummary(const std::string& path);
 absl::Status MergeArchives(const std::string& out, const std::vector<std::string>& inputs,
                            const std::string& version);
 
+// Sets HDF5 up for a command-line process: its error stack is never printed and its exit hook
+// never runs (after a failed write or a damaged input it can crash or print at exit). Call once,
+// before any other HDF5 use; later calls do nothing.
+void QuietHdf5();
+
 }  // namespace meshsim::sim
 
 #endif  // MESHSIM_SIM_HDF5_IO_H_

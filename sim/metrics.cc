@@ -25,19 +25,20 @@ void Merge(std::vector<Interval>& v) {
   v.resize(out);
 }
 
-// Length of a \ b for merged interval lists.
-int64_t Difference(const std::vector<Interval>& a, const std::vector<Interval>& b) {
-  int64_t total = 0;
+// Length of a \ b for merged interval lists (a double: sums over many chips of durations up to
+// Time::Horizon() overflow int64; below 2^53 ps it is exact).
+double Difference(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  double total = 0;
   size_t j = 0;
   for (const auto& [start, end] : a) {
     int64_t cursor = start;
     while (j < b.size() && b[j].second <= cursor) ++j;
     for (size_t k = j; k < b.size() && b[k].first < end; ++k) {
-      if (b[k].first > cursor) total += b[k].first - cursor;
+      if (b[k].first > cursor) total += static_cast<double>(b[k].first - cursor);
       cursor = std::max(cursor, b[k].second);
       if (cursor >= end) break;
     }
-    if (cursor < end) total += end - cursor;
+    if (cursor < end) total += static_cast<double>(end - cursor);
   }
   return total;
 }
@@ -71,10 +72,10 @@ RunMetrics ComputeMetrics(const std::vector<core::TimelineRow>& timeline, int ch
   m.chips = chips;
   m.makespan_s = makespan.seconds();
   std::vector<std::vector<Interval>> comm(chips), compute(chips);
-  int64_t launch = 0, sync = 0, transfer = 0;
+  double launch = 0, sync = 0, transfer = 0;  // ps; doubles: see Difference.
   double bytes = 0;
   for (const core::TimelineRow& r : timeline) {
-    const int64_t d = (r.end - r.start).ps();
+    const double d = static_cast<double>((r.end - r.start).ps());
     if (r.phase == core::Phase::kOp) m.flops += r.flops;  // Phase rows repeat their op's flops.
     if (!IsComm(r.kind)) {
       if (IsCompute(r.kind) && r.phase == core::Phase::kOp && r.chip.valid() &&
@@ -103,12 +104,12 @@ RunMetrics ComputeMetrics(const std::vector<core::TimelineRow>& timeline, int ch
         break;
     }
   }
-  int64_t exposed = 0, computing = 0;
+  double exposed = 0, computing = 0;
   for (int c = 0; c < chips; ++c) {
     Merge(comm[c]);
     Merge(compute[c]);
     exposed += Difference(comm[c], compute[c]);
-    for (const auto& [start, end] : compute[c]) computing += end - start;
+    for (const auto& [start, end] : compute[c]) computing += static_cast<double>(end - start);
   }
   m.compute_s = computing / 1e12 / std::max(chips, 1);
   const double n = std::max(chips, 1);

@@ -17,6 +17,7 @@
 #include "algorithms/registry.h"
 #include "boost/program_options.hpp"
 #include "core/status_macros.h"
+#include "sim/args.h"
 #include "workloads/transformer.h"
 
 namespace meshsim::sim {
@@ -90,7 +91,6 @@ po::options_description Description() {
                          "else the plugin's default")
       ("set", po::value<std::vector<std::string>>()->composing(),
               "KEY=VALUE: override a system parameter (repeatable; keys: `meshsim show system`)")
-      ("seed", text(), "seed for anything random (default 1)")
       ("steps", text(), "--workload chain: steps per chip (default 8)")
       ("step-time", text(), "--workload chain: duration of one step (default 10us)")
       ("out", text(), "write the run to this HDF5 file")
@@ -143,21 +143,25 @@ std::string RunHelp() {
   return os.str();
 }
 
-absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args) {
+absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
+                                        const std::string& command) {
   const po::options_description desc = Description();
-  po::variables_map cli, file;
-  try {
-    po::store(po::command_line_parser(args).options(desc).run(), cli);
-  } catch (const po::unknown_option& e) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: unknown option (see `meshsim run --help`)", e.get_option_name()));
-  } catch (const po::error& e) {
-    return absl::InvalidArgumentError(OneLine(e.what()));
-  }
+  // No positional words: `meshsim run 64` or `run --chips 16 run.h5` is an error, not ignored.
+  MESHSIM_ASSIGN_OR_RETURN(
+      ParsedArgs parsed,
+      ParseArgs(command, args, desc, 0, 0,
+                absl::StrCat("options are --KEY VALUE (usage: meshsim ", command, " --help)")));
+  po::variables_map& cli = parsed.vm;
+  po::variables_map file;
   RawOptions raw;
-  raw.help = cli.count("help") > 0;
+  raw.help = parsed.help;
   if (cli.count("config")) {
     const std::string path = cli["config"].as<std::string>();
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--config: cannot read '%s': it is a directory", path));
+    }
     std::ifstream in(path);
     if (!in) {
       return absl::InvalidArgumentError(
@@ -374,9 +378,6 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
     MESHSIM_RETURN_IF_ERROR(integer("slices", 1, 4096, &s));
     o.slices = static_cast<int>(s);
   }
-  int64_t seed = 1;
-  MESHSIM_RETURN_IF_ERROR(integer("seed", 0, INT64_MAX, &seed));
-  o.seed = static_cast<uint64_t>(seed);
   int64_t steps = o.steps;
   MESHSIM_RETURN_IF_ERROR(integer("steps", 1, 1 << 24, &steps));
   o.steps = static_cast<int>(steps);
@@ -410,6 +411,15 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
   if (const std::string* v = get("trace")) {
     MESHSIM_RETURN_IF_ERROR(CheckOutputPath("trace", *v));
     o.trace = *v;
+  }
+  if (!o.out.empty() && !o.trace.empty()) {
+    std::error_code ec1, ec2;
+    const std::filesystem::path a = std::filesystem::weakly_canonical(o.out, ec1);
+    const std::filesystem::path b = std::filesystem::weakly_canonical(o.trace, ec2);
+    if (ec1 || ec2 ? o.out == o.trace : a == b) {
+      return Invalid("trace", o.trace,
+                     "it is also --out; the archive and the trace need two files");
+    }
   }
   MESHSIM_RETURN_IF_ERROR(choice("format", {"table", "json", "csv"}, &o.format));
   return o;
@@ -451,7 +461,6 @@ std::vector<std::pair<std::string, std::string>> RunOptions::Resolved() const {
       {"algorithm", algorithm},
       {"dataflow", dataflow},
       {"slices", slices == 0 ? "auto" : absl::StrCat(slices)},
-      {"seed", absl::StrCat(seed)},
       {"steps", absl::StrCat(steps)},
       {"step-time", core::FormatDouble(step_time.seconds())},
   };

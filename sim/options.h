@@ -50,8 +50,7 @@ struct RunOptions {
   int64_t bytes = 0;
   std::string algorithm = "meshslice";
   std::string dataflow = "auto";
-  int slices = 0;  // 0 = auto.
-  uint64_t seed = 1;
+  int slices = 0;                                       // 0 = auto.
   int steps = 8;                                        // `chain` workload: steps per chip.
   core::Time step_time = core::Time::Microseconds(10);  // `chain` workload: step duration.
   std::string out;                                      // HDF5 output path, empty = none.
@@ -75,7 +74,9 @@ std::string RunHelp();
 
 // Reads argv (without the subcommand) and any `--config FILE`; command-line values win over
 // the file's. Unknown options or config keys, repeated options and unreadable files are errors.
-absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args);
+// `command` names the subcommand in messages (compare and tune take run options too).
+absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
+                                        const std::string& command = "run");
 
 // Validates and resolves raw values (defaults, auto values, system overrides, output paths).
 absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw);

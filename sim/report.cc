@@ -50,7 +50,12 @@ std::string JsonNumber(double v) {
 namespace {
 
 // Human quantities: seconds, bytes, flops with a unit prefix.
-std::string Seconds(double s) { return core::Time::Seconds(s).ToString(); }
+// Any double (archives are read back, so NaN, infinities and huge values must print too).
+std::string Seconds(double s) {
+  if (std::isnan(s)) return "n/a";
+  if (!std::isfinite(s) || std::abs(s) >= 1e6) return absl::StrFormat("%.4g s", s);
+  return core::Time::Seconds(s).ToString();
+}
 std::string Bytes(double b) {
   if (b >= 1073741824.0) return absl::StrFormat("%.3f GiB", b / 1073741824.0);
   if (b >= 1048576.0) return absl::StrFormat("%.3f MiB", b / 1048576.0);

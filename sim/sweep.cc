@@ -22,7 +22,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "boost/program_options.hpp"
 #include "core/status_macros.h"
+#include "sim/args.h"
 #include "sim/cli.h"
 #include "sim/hdf5_io.h"
 #include "sim/report.h"
@@ -127,6 +129,11 @@ absl::Status ParallelFor(int n, int jobs, F f) {
 }  // namespace
 
 absl::StatusOr<Experiment> ParseExperiment(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("sweep: cannot read '%s': it is a directory", path));
+  }
   std::ifstream in(path);
   if (!in) {
     return absl::InvalidArgumentError(
@@ -331,51 +338,49 @@ absl::StatusOr<std::pair<int, int>> ParseShard(const std::string& text) {
 }
 
 absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::string experiment_path, out_path, format = "table", shard_text = "1/1";
-  int jobs = std::max(1u, std::thread::hardware_concurrency());
-  bool timelines = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const auto value = [&](const char* key) -> absl::StatusOr<std::string> {
-      if (i + 1 >= args.size()) {
-        return absl::InvalidArgumentError(absl::StrFormat("--%s: missing value", key));
-      }
-      return args[++i];
-    };
-    if (a == "--out") {
-      MESHSIM_ASSIGN_OR_RETURN(out_path, value("out"));
-    } else if (a == "--format") {
-      MESHSIM_ASSIGN_OR_RETURN(format, value("format"));
-    } else if (a == "--shard") {
-      MESHSIM_ASSIGN_OR_RETURN(shard_text, value("shard"));
-    } else if (a == "--jobs") {
-      MESHSIM_ASSIGN_OR_RETURN(std::string j, value("jobs"));
-      if (!absl::SimpleAtoi(j, &jobs) || jobs < 1 || jobs > 1024) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("--jobs: '%s' is not allowed; expected 1 to 1024", j));
-      }
-    } else if (a == "--timelines") {
-      timelines = true;
-    } else if (a.rfind("--", 0) == 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: unknown option of `meshsim sweep` (allowed: --out, --jobs, --shard, --timelines, "
-          "--format)",
-          a));
-    } else if (experiment_path.empty()) {
-      experiment_path = a;
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("sweep: unexpected argument '", a, "'"));
-    }
+  namespace po = boost::program_options;
+  const std::string usage =
+      "usage: meshsim sweep EXPERIMENT.ini [--out SWEEP.h5] [--jobs N] [--shard K/N] "
+      "[--timelines] [--format table|json|csv]";
+  po::options_description d("options");
+  // clang-format off
+  d.add_options()
+      ("help,h", "print this help")
+      ("out", po::value<std::string>(), "the archive (default: EXPERIMENT.h5, or "
+                                        "EXPERIMENT.shardKofN.h5)")
+      ("jobs", po::value<std::string>(), "parallel runs (default: the number of cores)")
+      ("shard", po::value<std::string>(), "K/N: run every N-th run from the K-th (default 1/1)")
+      ("timelines", po::bool_switch(), "store every run's timeline (for `meshsim trace`)")
+      ("format", po::value<std::string>(), "table (default), json, csv");
+  // clang-format on
+  MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("sweep", args, d, 1, 1, usage));
+  if (a.help) {
+    out << usage << "\n\nEvery combination of the experiment's values (docs/experiments.md).\n\n"
+        << d;
+    return absl::OkStatus();
   }
-  if (experiment_path.empty()) {
-    return absl::InvalidArgumentError("sweep: expected EXPERIMENT.ini (meshsim sweep FILE [...])");
+  const std::string experiment_path = a.positional[0];
+  const std::string format = ArgOr(a, "format", "table");
+  const std::string shard_text = ArgOr(a, "shard", "1/1");
+  const bool timelines = a.vm["timelines"].as<bool>();
+  int jobs = std::max(1u, std::thread::hardware_concurrency());
+  if (a.vm.count("jobs")) {
+    const std::string j = ArgOr(a, "jobs");
+    if (!absl::SimpleAtoi(j, &jobs) || jobs < 1 || jobs > 1024) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--jobs: '%s' is not allowed; expected 1 to 1024", j));
+    }
   }
   if (format != "table" && format != "json" && format != "csv") {
     return absl::InvalidArgumentError(
         absl::StrFormat("--format: '%s' is not allowed; allowed: table, json, csv", format));
   }
+  // Like `run --out ''`: an empty path given is an error, not the default name.
+  const bool out_given = a.vm.count("out") > 0;
+  std::string out_path = ArgOr(a, "out");
+  if (out_given) MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", out_path));
   MESHSIM_ASSIGN_OR_RETURN(auto shard, ParseShard(shard_text));
-  if (out_path.empty()) {
+  if (!out_given) {
     out_path = std::filesystem::path(experiment_path).stem().string() + ".h5";
     if (shard.second > 1) {
       out_path = absl::StrFormat("%s.shard%dof%d.h5",
@@ -513,13 +518,27 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
 }
 
 absl::Status RunMerge(const std::vector<std::string>& args, std::ostream& out) {
-  if (args.size() < 2 || args[0].rfind("--", 0) == 0) {
-    return absl::InvalidArgumentError("merge: expected OUT.h5 IN.h5... (meshsim merge OUT IN...)");
+  namespace po = boost::program_options;
+  const std::string usage = "usage: meshsim merge OUT.h5 IN.h5...";
+  po::options_description d("options");
+  d.add_options()("help,h", "print this help");
+  MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("merge", args, d, 2, -1, usage));
+  if (a.help) {
+    out << usage << "\n\nJoins the archives of a sharded sweep into OUT.h5.\n\n" << d;
+    return absl::OkStatus();
   }
-  MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", args[0]));
-  const std::vector<std::string> inputs(args.begin() + 1, args.end());
-  MESHSIM_RETURN_IF_ERROR(MergeArchives(args[0], inputs, Version()));
-  out << "wrote " << args[0] << " (" << inputs.size() << " archives merged)\n";
+  const std::string& target = a.positional[0];
+  MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", target));
+  const std::vector<std::string> inputs(a.positional.begin() + 1, a.positional.end());
+  std::error_code ec;
+  for (const std::string& in : inputs) {
+    if (std::filesystem::equivalent(in, target, ec)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("merge: OUT.h5 '%s' is also an input; merge into a new file", target));
+    }
+  }
+  MESHSIM_RETURN_IF_ERROR(MergeArchives(target, inputs, Version()));
+  out << "wrote " << target << " (" << inputs.size() << " archives merged)\n";
   return absl::OkStatus();
 }
 

@@ -337,7 +337,7 @@ absl::Status Tune(const std::vector<std::string>& args, std::ostream& out, std::
   MESHSIM_ASSIGN_OR_RETURN(const TuneArgs targs, SplitTuneArgs(args));
   MESHSIM_ASSIGN_OR_RETURN(const algorithms::CostModel* cost_model,
                            algorithms::CostModel::Find(targs.cost_model));
-  MESHSIM_ASSIGN_OR_RETURN(const RawOptions raw, ParseRunArgs(targs.run_args));
+  MESHSIM_ASSIGN_OR_RETURN(const RawOptions raw, ParseRunArgs(targs.run_args, "tune"));
   if (raw.help) {
     out << kUsage << RunHelp();
     return absl::OkStatus();

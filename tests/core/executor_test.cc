@@ -130,10 +130,10 @@ uint64_t ChainFingerprint() {
   return exec.fingerprint();
 }
 
+// A stored golden value, not a run compared with itself in one process: a change to the
+// executor's ordering (or to the hash) shows up here.
 TEST(ExecutorTest, DeterminismFingerprint) {
-  const uint64_t first = ChainFingerprint();
-  EXPECT_EQ(first, ChainFingerprint());
-  EXPECT_NE(first, 0xcbf29ce484222325ull);  // Something was hashed.
+  EXPECT_EQ(ChainFingerprint(), 8811945793356910837ull);
 }
 
 }  // namespace

@@ -100,6 +100,20 @@ TEST(SimulatorTest, StopReturnsAfterCurrentCallback) {
   EXPECT_EQ(ran, 2);
 }
 
+TEST(SimulatorTest, EventPastTheHorizonIsRefusedAndStopsTheRun) {
+  Simulator sim;
+  int ran = 0;
+  sim.ScheduleAt(Time::Seconds(1), [&] {
+    ++ran;
+    // 1 s + a duration that reaches past 10^6 s: refused, not an int64 overflow.
+    EXPECT_FALSE(sim.ScheduleAfter(Time::Horizon(), [&] { ++ran; }).valid());
+  });
+  sim.ScheduleAt(Time::Seconds(2), [&] { ++ran; });
+  sim.Run();
+  EXPECT_TRUE(sim.horizon_exceeded());
+  EXPECT_EQ(ran, 1);  // The run stops at once: the event at 2 s does not run.
+}
+
 TEST(SimulatorDeathTest, SchedulingInThePastIsFatal) {
   Simulator sim;
   sim.ScheduleAt(Time::Microseconds(2), [] {});

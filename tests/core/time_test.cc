@@ -34,6 +34,14 @@ TEST(TimeTest, PrintsWithUnits) {
   EXPECT_EQ(os.str(), "2.000 ms");
 }
 
+TEST(TimeTest, ConversionsSaturateJustPastTheHorizon) {
+  // 1 TiB at 1 kB/s is ~35 years: more than int64 picoseconds hold (~106 days).
+  const Time beyond = Time::Horizon() + Time::Picoseconds(1);
+  EXPECT_EQ(TransferTime(1099511627776.0, 1000), beyond);
+  EXPECT_EQ(ComputeTime(1e30, 1), beyond);
+  EXPECT_EQ(TransferTime(1e11, 1e6), Time::Seconds(1e5));  // Below the horizon: exact.
+}
+
 TEST(TimeTest, ConversionsRoundUp) {
   // 1 MiB at 50 GB/s = 20.97152 us → 20'971'520 ps exactly.
   EXPECT_EQ(TransferTime(1 << 20, 50e9).ps(), 20'971'520);

@@ -462,6 +462,52 @@ TEST_F(Hdf5IoTest, ForeignAndNewerHdf5FilesAreRefused) {
   EXPECT_THAT(status.message(), HasSubstr("schema version " + std::to_string(version)));
 }
 
+// A flipped bit anywhere in an archive is DataLoss naming the damage, never a crash: libhdf5
+// checksums neither its global heap (variable-length strings) nor raw data, and reading a
+// damaged heap segfaulted inside H5HG_read. The trailer's hash catches every flip.
+TEST_F(Hdf5IoTest, EveryFlippedByteIsDamagedNotACrash) {
+  const RunRecord run = MakeRecord("r");
+  const std::string path = Path("clean.h5"), flipped = Path("flipped.h5");
+  ASSERT_TRUE(WriteRuns(path, {&run}, "v").ok());
+  const std::string clean = ReadBytes(path);
+  ASSERT_GT(clean.size(), 1000u);
+  for (size_t at = 0; at < clean.size(); at += 3) {
+    std::string bytes = clean;
+    bytes[at] = static_cast<char>(bytes[at] ^ (1 << (at % 8)));
+    std::ofstream(flipped, std::ios::binary | std::ios::trunc) << bytes;
+    const absl::Status status = ReadRun(flipped, "r").status();
+    // A flip in the trailer's magic leaves the HDF5 contents intact, and they read back fine.
+    if (at >= clean.size() - 16 && at < clean.size() - 8 && status.ok()) continue;
+    ASSERT_EQ(status.code(), absl::StatusCode::kDataLoss)
+        << "byte " << at << " of " << clean.size() << ": " << status;
+    ASSERT_THAT(status.message(), HasSubstr("damaged")) << "byte " << at;
+  }
+}
+
+// Written by HDF5 tools (which drop the trailer), an attribute out of its schema range is
+// DataLoss: a `chips` of 2^31 − 1 made `meshsim trace` write process entries without end.
+TEST_F(Hdf5IoTest, DoctoredChipsAttributeIsDataLoss) {
+  const RunRecord run = MakeRecord("r");
+  const std::string path = Path("chips.h5");
+  ASSERT_TRUE(WriteRuns(path, {&run}, "v").ok());
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  // Replaced rather than rewritten: HDF5 1.10 cannot H5Awrite this creation-ordered attribute.
+  ASSERT_GE(H5Adelete_by_name(file, "/runs/r", "chips", H5P_DEFAULT), 0);
+  hid_t space = H5Screate(H5S_SCALAR);
+  hid_t attr = H5Acreate_by_name(file, "/runs/r", "chips", H5T_STD_I32LE, space, H5P_DEFAULT,
+                                 H5P_DEFAULT, H5P_DEFAULT);
+  H5Sclose(space);
+  ASSERT_GE(attr, 0);
+  const int32_t chips = std::numeric_limits<int32_t>::max();
+  EXPECT_GE(H5Awrite(attr, H5T_NATIVE_INT32, &chips), 0);
+  H5Aclose(attr);
+  H5Fclose(file);
+  const absl::Status status = ReadRun(path, "r").status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr("'chips' is 2147483647"));
+}
+
 TEST_F(Hdf5IoTest, DamagedRunIsDataLoss) {
   const RunRecord run = MakeRecord("r");
   const std::string path = Path("damaged.h5");

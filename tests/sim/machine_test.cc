@@ -3,10 +3,12 @@
 #include "sim/machine.h"
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "algorithms/registry.h"
 #include "core/executor.h"
 #include "core/fair_share.h"
 #include "core/simulator.h"
@@ -46,6 +48,34 @@ TEST(MachineTest, CliAllGatherMatchesRingFormulaForBothDirections) {
         const double expected = 100e-6 + (p - 1) * (5e-6 + 1e-6 + s / (d * 30e9));
         EXPECT_NEAR(got, expected, 0.01 * expected) << "d=" << d << " P=" << p << " s=" << s;
       }
+    }
+  }
+}
+
+// comm.ring_directions = 1 halves the bandwidth of every ring collective and of the bidirectional
+// SendRecv steps Wang, tp1d and fsdp decompose them into, so an algorithm that moves data on
+// rings must get slower; SUMMA (pipelined broadcasts) and Cannon (one-way shifts) use no ring
+// and must not change. A registered algorithm missing from both lists fails the test.
+TEST(MachineTest, EveryAlgorithmHonoursRingDirections) {
+  const std::set<std::string> rings = {"meshslice", "collective", "wang",
+                                       "tp1d",      "fsdp",       "example"};
+  const std::set<std::string> no_rings = {"summa", "cannon"};
+  for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
+    ASSERT_TRUE(rings.count(a.name) + no_rings.count(a.name) == 1) << a.name << ": classify it";
+    double t[3] = {0, 0, 0};
+    for (int d : {1, 2}) {
+      std::vector<std::string> args = {"--workload",  "gemm",
+                                       "--gemm",      "4096,4096,4096",
+                                       "--chips",     "16",
+                                       "--algorithm", a.name,
+                                       "--set",       "comm.ring_directions=" + std::to_string(d)};
+      if (!a.one_dimensional) args.insert(args.end(), {"--mesh", "4x4"});
+      t[d] = Makespan(args);
+    }
+    if (rings.count(a.name)) {
+      EXPECT_GT(t[1], 1.1 * t[2]) << a.name << " ignores comm.ring_directions=1";
+    } else {
+      EXPECT_EQ(t[1], t[2]) << a.name;
     }
   }
 }

@@ -1,6 +1,11 @@
 #include "sim/metrics.h"
 
+#include <cmath>
+#include <sstream>
+
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sim/report.h"
 
 namespace meshsim::sim {
 namespace {
@@ -62,6 +67,27 @@ TEST(MetricsTest, OverlappingIntervalsAreMergedBeforeExposure) {
   };
   const RunMetrics m = ComputeMetrics(t, 1, 1e14, Time::Microseconds(20));
   EXPECT_NEAR(m.comm_exposed_s, 10e-6, 1e-15);
+}
+
+}  // namespace
+}  // namespace meshsim::sim
+
+namespace meshsim::sim {
+namespace {
+
+// Archives are read back: the printers must print any metric value, not only times a run of
+// this build could produce (Time::Seconds aborts outside ±10^7 s and on NaN).
+TEST(ReportTest, TablePrintsHugeAndNanTimes) {
+  for (const double makespan : std::vector<double>{2e7, 1e300, std::nan(""), -5.0, HUGE_VAL}) {
+    RunRecord r;
+    r.chips = 1;
+    r.metrics = {{"makespan_s", makespan}, {"comm.exposed_s", makespan}, {"wall_s", 1}};
+    for (const char* format : {"table", "json", "csv"}) {
+      std::ostringstream os;
+      PrintRuns({&r, &r}, format, os);
+      EXPECT_THAT(os.str(), testing::Not(testing::IsEmpty())) << format;
+    }
+  }
 }
 
 }  // namespace

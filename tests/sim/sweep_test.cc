@@ -199,7 +199,7 @@ TEST(SweepTest, InterruptLeavesNoArchive) {
   // finish first (a SIGINT after the sweep restored the default handler would end the test).
   const std::string ini = Write("long.ini",
                                 "hidden = 1024\nbatch = 128\nseq = 512\nchips = 256\nmesh = "
-                                "16x16\nslices = 8\nseed = 1 2 3 4 5 6 7 8\n");
+                                "16x16\nslices = 8\nlayers = 1 2 3 4 5 6 7 8\n");
   const std::string h5 = Temp("interrupted.h5");
   fs::remove(h5);
   std::thread killer([] {

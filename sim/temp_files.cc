@@ -1,0 +1,57 @@
+#include "sim/temp_files.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+
+namespace meshsim::sim {
+
+namespace {
+
+// Fixed storage: the handler may only touch memory that never moves and call
+// async-signal-safe functions (unlink, write, _exit).
+constexpr int kPathBytes = 4096;
+struct Slot {
+  std::atomic<bool> used{false};
+  char path[kPathBytes];
+};
+Slot g_slots[TempFile::kMaxTempFiles];
+
+extern "C" void RemoveTempFilesAndExit(int) {
+  for (Slot& s : g_slots) {
+    if (s.used.load()) ::unlink(s.path);
+  }
+  static const char kMessage[] = "meshsim: interrupted; no output file written\n";
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, kMessage, sizeof(kMessage) - 1);
+  ::_exit(1);
+}
+
+}  // namespace
+
+TempFile::TempFile(std::string path) : path_(std::move(path)) {
+  if (path_.size() >= kPathBytes) return;
+  for (int i = 0; i < kMaxTempFiles; ++i) {
+    Slot& s = g_slots[i];
+    if (s.used.load()) continue;
+    std::memcpy(s.path, path_.c_str(), path_.size() + 1);
+    s.used.store(true);
+    slot_ = i;
+    return;
+  }
+}
+
+TempFile::~TempFile() {
+  if (slot_ >= 0) g_slots[slot_].used.store(false);
+}
+
+void InstallInterruptCleanup() {
+  struct sigaction sa {};
+  sa.sa_handler = RemoveTempFilesAndExit;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+}  // namespace meshsim::sim

@@ -1,0 +1,41 @@
+// Temporary output files and the signals that would strand them.
+//
+// Every output is written to `<path>.tmp.<pid>` and renamed when complete. A SIGINT or SIGTERM
+// in between would leave the temporary file behind; this registry lets a signal handler remove
+// it. `InstallInterruptCleanup` (called once by `meshsim`'s Main) installs handlers that remove
+// every registered file, print one line and exit with status 1. `meshsim sweep` replaces them
+// for its duration with its own, which stop the workers and clean up through the normal path.
+//
+// Example:
+//   TempFile tmp(absl::StrCat(path, ".tmp.", getpid()));  // registered until destroyed
+//   ... write tmp.path() ..., then rename it
+#ifndef MESHSIM_SIM_TEMP_FILES_H_
+#define MESHSIM_SIM_TEMP_FILES_H_
+
+#include <string>
+
+namespace meshsim::sim {
+
+// Registers `path` for removal on SIGINT/SIGTERM for the lifetime of the object. At most
+// kMaxTempFiles at a time (more are not registered). Paths longer than 4095 bytes are not
+// registered. Thread-safe against the handler (not against other threads registering).
+class TempFile {
+ public:
+  static constexpr int kMaxTempFiles = 8;
+  explicit TempFile(std::string path);
+  ~TempFile();
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int slot_ = -1;
+};
+
+// Installs the SIGINT/SIGTERM handlers described above. Idempotent.
+void InstallInterruptCleanup();
+
+}  // namespace meshsim::sim
+
+#endif  // MESHSIM_SIM_TEMP_FILES_H_

@@ -1,0 +1,88 @@
+// Golden fingerprints: small deterministic runs whose op-completion fingerprint and makespan are
+// stored here. A change that alters any simulated result (a refactor of the plugins, the network
+// or the executor that should be behaviour-preserving) fails this test; a change that alters
+// results on purpose updates the table and says why in its commit message.
+//
+// To print the current values: MESHSIM_PRINT_GOLDEN=1 build/tests/sim_tests
+//   --gtest_filter='GoldenFingerprint*'
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "sim/options.h"
+#include "sim/run.h"
+
+namespace meshsim::sim {
+namespace {
+
+struct Golden {
+  std::string name;
+  std::string args;  // "key=value key=value ..." (run options; "set=K=V" for --set).
+  uint64_t fingerprint;
+  int64_t makespan_ps;
+};
+
+// clang-format off
+const std::vector<Golden>& Goldens() {
+  static const auto* g = new std::vector<Golden>{
+      {"MeshsliceGemm", "chips=16 mesh=4x4 workload=gemm gemm=4096,4096,4096 algorithm=meshslice slices=4", 11717609994970336981ull, 590982525},
+      {"CollectiveGemm", "chips=16 mesh=4x4 workload=gemm gemm=4096,4096,4096 algorithm=collective", 4083154171803795505ull, 262754813},
+      {"WangGemm", "chips=16 mesh=4x4 workload=gemm gemm=4096,4096,4096 algorithm=wang", 5403909583014723853ull, 436108705},
+      {"SummaGemm", "chips=16 mesh=4x4 workload=gemm gemm=4096,4096,4096 algorithm=summa slices=4", 10452121130068683701ull, 1002776463},
+      {"CannonGemm", "chips=16 mesh=4x4 workload=gemm gemm=4096,4096,4096 algorithm=cannon", 8237706717301029032ull, 787776438},
+      {"Tp1dGemm", "chips=16 workload=gemm gemm=4096,4096,4096 algorithm=tp1d", 13959353653494391208ull, 2120010202},
+      {"MeshsliceLlmAuto", "chips=16 model=gpt3 batch=8 seq=512", 722696436917656909ull, 22489420385},
+      {"WangLlmLsDataflow", "chips=16 mesh=4x4 model=gpt3 batch=8 seq=512 algorithm=wang dataflow=ls", 18405589704338293725ull, 49684618436},
+      {"Tp1dLlm", "chips=16 model=gpt3 batch=8 seq=512 algorithm=tp1d", 10076668453214041959ull, 35556775606},
+      {"FsdpLlmRs", "chips=16 model=gpt3 batch=8 seq=512 algorithm=fsdp dataflow=rs", 14476128819776128146ull, 199022232858},
+      {"AllGatherRow", "chips=16 mesh=4x4 workload=collective collective=allgather bytes=1MiB", 8806281805898102609ull, 170428801},
+      {"ReduceScatterCol", "chips=16 mesh=4x4 workload=collective collective=reducescatter group=col bytes=1MiB", 1106062701832615761ull, 178293121},
+      {"AllReduceFattree", "chips=16 mesh=4x4 topology=fattree workload=collective collective=allreduce group=all bytes=1MiB", 8862541923017244438ull, 348851203},
+      {"Chain", "chips=16 workload=chain steps=32", 17735155694470149925ull, 320000000},
+  };
+  return *g;
+}
+// clang-format on
+
+void PrintTo(const Golden& g, std::ostream* os) { *os << g.name; }
+
+class GoldenFingerprint : public testing::TestWithParam<Golden> {};
+
+TEST_P(GoldenFingerprint, MatchesStoredValue) {
+  const Golden& g = GetParam();
+  RawOptions raw;
+  for (const std::string& kv :
+       std::vector<std::string>(absl::StrSplit(g.args, ' ', absl::SkipEmpty()))) {
+    const size_t eq = kv.find('=');
+    ASSERT_NE(eq, std::string::npos) << kv;
+    if (kv.substr(0, eq) == "set") {
+      raw.sets.push_back(kv.substr(eq + 1));
+    } else {
+      raw.values.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+  }
+  absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
+  ASSERT_TRUE(o.ok()) << o.status();
+  absl::StatusOr<RunRecord> r = Simulate(*o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const uint64_t fingerprint = Fingerprint(*r);
+  const int64_t makespan_ps = std::llround(r->Metric("makespan_s", -1) * 1e12);
+  if (std::getenv("MESHSIM_PRINT_GOLDEN") != nullptr) {
+    std::cout << "      {\"" << g.name << "\", \"" << g.args << "\", " << fingerprint << "ull, "
+              << makespan_ps << "},\n";
+  }
+  EXPECT_EQ(fingerprint, g.fingerprint) << g.name;
+  EXPECT_EQ(makespan_ps, g.makespan_ps) << g.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Runs, GoldenFingerprint, testing::ValuesIn(Goldens()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace meshsim::sim
