@@ -22,25 +22,24 @@ ChipModel::ChipModel(core::FairShare& fs, const ChipConfig& config, int num_chip
   MESHSIM_CHECK(config.cores >= 1 && config.mxus >= 1 && config.mxu_dim >= 1 &&
                 config.clock_hz > 0 && config.element_bytes >= 1)
       << "invalid ChipConfig";
+  // One resource per chip and memory level: "chipN.hbm" (shared with the NIC), "chipN.l2".
+  const auto add = [&](int c, const char* level, core::ResourceKind kind, double bytes_per_s) {
+    core::ResourceInfo info;
+    info.name = absl::StrCat("chip", c, ".", level);
+    info.kind = kind;
+    info.chip = ChipId(c);
+    info.capacity_bytes_per_s = bytes_per_s;
+    return fs_.AddResource(std::move(info));
+  };
   hbm_.reserve(num_chips);
   for (int c = 0; c < num_chips; ++c) {
-    core::ResourceInfo info;
-    info.name = absl::StrCat("chip", c, ".hbm");
-    info.kind = core::ResourceKind::kHbm;
-    info.chip = ChipId(c);
-    info.capacity_bytes_per_s = config.hbm_bandwidth_bytes_per_s;
-    hbm_.push_back(fs_.AddResource(std::move(info)));
+    hbm_.push_back(add(c, "hbm", core::ResourceKind::kHbm, config.hbm_bandwidth_bytes_per_s));
   }
   if (config.HasL2()) {
     MESHSIM_CHECK(config.l2_bytes >= config.scratchpad_bytes) << "invalid ChipConfig: L2";
     l2_.reserve(num_chips);
     for (int c = 0; c < num_chips; ++c) {
-      core::ResourceInfo info;
-      info.name = absl::StrCat("chip", c, ".l2");
-      info.kind = core::ResourceKind::kOther;
-      info.chip = ChipId(c);
-      info.capacity_bytes_per_s = config.l2_bandwidth_bytes_per_s;
-      l2_.push_back(fs_.AddResource(std::move(info)));
+      l2_.push_back(add(c, "l2", core::ResourceKind::kOther, config.l2_bandwidth_bytes_per_s));
     }
   }
 }
