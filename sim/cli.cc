@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <iostream>
+#include <new>
 #include <sstream>
 
 #include "absl/status/status.h"
@@ -401,6 +402,10 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   absl::Status status;
   try {
     status = Dispatch(args, out, err);
+  } catch (const std::bad_alloc&) {
+    status = absl::ResourceExhaustedError(
+        "out of memory: the scenario is too large for this machine; use fewer chips, steps or "
+        "sweep runs");
   } catch (const std::exception& e) {
     // Project code throws nothing; this is Boost or the standard library at the boundary.
     status = absl::InternalError(absl::StrCat("unexpected exception: ", e.what()));

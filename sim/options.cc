@@ -263,7 +263,7 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
   };
 
   int64_t chips = o.chips;
-  MESHSIM_RETURN_IF_ERROR(integer("chips", 1, 1 << 20, &chips));
+  MESHSIM_RETURN_IF_ERROR(integer("chips", 1, kMaxChips, &chips));
   o.chips = static_cast<int>(chips);
 
   if (const std::string* v = get("mesh"); v != nullptr && *v != "auto") {
@@ -348,6 +348,11 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
   int64_t steps = o.steps;
   MESHSIM_RETURN_IF_ERROR(integer("steps", 1, 1 << 24, &steps));
   o.steps = static_cast<int>(steps);
+  if (o.workload == "chain" && steps * o.chips > kMaxChainOps) {
+    return Invalid("steps", absl::StrCat(steps),
+                   absl::StrFormat("--chips x --steps must be at most %d ops (here %d x %d)",
+                                   kMaxChainOps, o.chips, steps));
+  }
   if (const std::string* v = get("step-time")) {
     MESHSIM_ASSIGN_OR_RETURN(double s,
                              core::ParseQuantity("--step-time", *v, core::Unit::kSeconds));

@@ -30,6 +30,11 @@ struct RawOptions {
   bool help = false;
 };
 
+// Bounds on what one run may ask for, so that a run that cannot be simulated sensibly is bad
+// input (exit 2 naming the limit) rather than an out-of-memory crash.
+inline constexpr int64_t kMaxChips = 16384;                // --chips (DESIGN.md asks for 4096).
+inline constexpr int64_t kMaxChainOps = int64_t{1} << 24;  // --workload chain: chips x steps.
+
 struct RunOptions {
   std::string system_name = "tpuv4";
   SystemConfig system;  // The preset with every override applied.

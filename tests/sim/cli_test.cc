@@ -146,6 +146,12 @@ INSTANTIATE_TEST_SUITE_P(
                  "/tmp/../tmp/meshsim_same.h5"},
                 {"--trace", "also --out"}},
         BadCase{{"run", "--model", "a\nb"}, {"--model", "'a\\nb'"}},  // Still one line.
+        // Inputs that cannot be simulated sensibly: bounded, with the limit in the message.
+        BadCase{{"run", "--workload", "chain", "--steps", "1048577"},
+                {"--steps", "'1048577'", "16777216"}},
+        BadCase{{"run", "--set", "core.scratchpad_bytes=4096"},
+                {"core.scratchpad_bytes", "'4096'", "196608"}},
+        BadCase{{"run", "--chips", "16385"}, {"--chips", "'16385'", "16384"}},
         BadCase{{"frobnicate"}, {"'frobnicate'", "not a command"}},
         BadCase{{"list", "spaceships"}, {"'spaceships'", "algorithms"}},
         BadCase{{"show", "system", "cray1"}, {"'cray1'", "tpuv4"}},
@@ -242,6 +248,20 @@ TEST(CliTest, TraceOfARunStoredWithoutTimelineNamesTimelines) {
   // With --timelines the same trace works.
   ASSERT_EQ(Cli({"sweep", ini, "--out", h5, "--jobs", "1", "--timelines"}).status, 0);
   EXPECT_EQ(Cli({"trace", h5, "--run", "run0001", "--out", json}).status, 0);
+}
+
+TEST(CliTest, HugeSweepIsRefusedBeforeExpanding) {
+  // 10^8 runs: expanding them all died with bad_alloc.
+  std::string text = "workload = chain\n";
+  for (const char* key : {"steps", "chips", "seq", "batch", "hidden", "layers", "heads", "ffn"}) {
+    text += std::string(key) + " = 1 2 3 4 5 6 7 8 9 10\n";
+  }
+  const std::string ini = testing_cli::WriteTemp("huge.ini", text);
+  const std::string h5 = TempPath("huge.h5");
+  const Result r = Cli({"sweep", ini, "--out", h5});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("more than 100000 runs"));
+  EXPECT_FALSE(std::filesystem::exists(h5));
 }
 
 TEST(CliTest, HelpAndVersion) {
