@@ -142,8 +142,10 @@ std::string RunHelp() {
 }
 
 absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
-                                        const std::string& command) {
-  const po::options_description desc = Description();
+                                        const std::string& command,
+                                        const po::options_description* own) {
+  po::options_description desc = Description();
+  if (own != nullptr) desc.add(*own);
   // No positional words: `meshsim run 64` or `run --chips 16 run.h5` is an error, not ignored.
   MESHSIM_ASSIGN_OR_RETURN(
       ParsedArgs parsed,
@@ -184,6 +186,16 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
   for (const po::variables_map* vm : {&cli, &file}) {
     for (const auto& [key, value] : *vm) {
       if (key == "help" || key == "config") continue;
+      if (own != nullptr && own->find_nothrow(key, false) != nullptr) {
+        if (vm != &cli) continue;  // Only from the command line.
+        const boost::any& v = value.value();
+        if (const bool* b = boost::any_cast<bool>(&v)) {
+          if (*b) raw.own.emplace_back(key, "1");
+        } else {
+          raw.own.emplace_back(key, value.as<std::string>());
+        }
+        continue;
+      }
       if (key == "set") {
         for (const std::string& s : value.as<std::vector<std::string>>()) raw.sets.push_back(s);
         continue;

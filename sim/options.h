@@ -21,12 +21,18 @@
 #include "core/time.h"
 #include "sim/system.h"
 
+namespace boost::program_options {
+class options_description;
+}  // namespace boost::program_options
+
 namespace meshsim::sim {
 
 // Raw option values in the order given; `set` entries are "KEY=VALUE".
 struct RawOptions {
   std::vector<std::pair<std::string, std::string>> values;
   std::vector<std::string> sets;
+  // The subcommand's own options (ParseRunArgs' `own`), as text; a switch given is "1".
+  std::vector<std::pair<std::string, std::string>> own;
   bool help = false;
 };
 
@@ -70,9 +76,12 @@ std::string RunHelp();
 
 // Reads argv (without the subcommand) and any `--config FILE`; command-line values win over
 // the file's. Unknown options or config keys, repeated options and unreadable files are errors.
-// `command` names the subcommand in messages (compare and tune take run options too).
-absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
-                                        const std::string& command = "run");
+// `command` names the subcommand in messages; `own` (optional) adds the options of a subcommand
+// that takes run options besides its own (compare, tune), parsed by the same parser into
+// RawOptions::own.
+absl::StatusOr<RawOptions> ParseRunArgs(
+    const std::vector<std::string>& args, const std::string& command = "run",
+    const boost::program_options::options_description* own = nullptr);
 
 // Validates and resolves raw values (defaults, auto values, system overrides, output paths).
 absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw);
