@@ -66,6 +66,13 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::string& command,
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: unknown option of `meshsim %s` (see `meshsim %s --help`)",
                         e.get_option_name(), command, command));
+  } catch (const po::invalid_command_line_syntax& e) {
+    if (e.kind() == po::invalid_syntax::missing_parameter) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: missing value; %s", e.get_option_name(), usage));
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat(command, ": ", e.what(), " (see `meshsim ", command, " --help`)"));
   } catch (const po::error& e) {
     return absl::InvalidArgumentError(
         absl::StrCat(command, ": ", e.what(), " (see `meshsim ", command, " --help`)"));

@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <iostream>
+#include <new>
 #include <sstream>
 
 #include "absl/status/status.h"
@@ -127,18 +128,15 @@ absl::Status Run(const std::vector<std::string>& args, std::ostream& out, std::o
 
 // `compare`: the same scenario under several algorithms, one table, one HDF5 file.
 absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::vector<std::string> run_args;
+  po::options_description own("Options of `meshsim compare`");
+  own.add_options()("algorithms", po::value<std::string>(),
+                    "A,B,...: the algorithms (default meshslice,wang,collective,summa,cannon,"
+                    "tp1d,fsdp)");
+  MESHSIM_ASSIGN_OR_RETURN(RawOptions raw, ParseRunArgs(args, "compare", &own));
   std::string list = "meshslice,wang,collective,summa,cannon,tp1d,fsdp";
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--algorithms" && i + 1 < args.size()) {
-      list = args[++i];
-    } else if (args[i].rfind("--algorithms=", 0) == 0) {
-      list = args[i].substr(13);
-    } else {
-      run_args.push_back(args[i]);
-    }
+  for (const auto& [key, value] : raw.own) {
+    if (key == "algorithms") list = value;
   }
-  MESHSIM_ASSIGN_OR_RETURN(RawOptions raw, ParseRunArgs(run_args, "compare"));
   if (raw.help) {
     out << "usage: meshsim compare [--algorithms A,B,...] [run options] [--out RUNS.h5] "
            "[--trace FIRST.json]\n(default algorithms: meshslice,wang,collective,summa,cannon,"
@@ -497,6 +495,10 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   absl::Status status;
   try {
     status = Dispatch(args, out, err);
+  } catch (const std::bad_alloc&) {
+    status = absl::ResourceExhaustedError(
+        "out of memory: the scenario is too large for this machine; use fewer chips, steps or "
+        "sweep runs");
   } catch (const std::exception& e) {
     // Project code throws nothing; this is Boost or the standard library at the boundary.
     status = absl::InternalError(absl::StrCat("unexpected exception: ", e.what()));

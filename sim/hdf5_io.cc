@@ -24,10 +24,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/ids.h"
 #include "core/op.h"
+#include "core/params.h"
 #include "core/status_macros.h"
 #include "core/time.h"
 #include "core/timeline.h"
@@ -518,8 +520,27 @@ absl::Status WriteRun(hid_t runs_group, const RunRecord& run, bool with_timeline
     const std::string config_where = absl::StrCat(where, ": config");
     MESHSIM_ASSIGN_OR_RETURN(Handle config,
                              CreateOrderedGroup(group.get(), "config", true, config_where));
+    // Typed: integers as int64, reals as float64, the rest as strings (schema version 3).
     for (const auto& [key, value] : run.config) {
-      MESHSIM_RETURN_IF_ERROR(WriteStringAttribute(config.get(), key, value, types, config_where));
+      switch (TypeOfConfigValue(value)) {
+        case ConfigValueType::kInteger: {
+          int64_t i = 0;
+          (void)absl::SimpleAtoi(value, &i);
+          MESHSIM_RETURN_IF_ERROR(
+              WriteAttribute(config.get(), key, H5T_STD_I64LE, H5T_NATIVE_INT64, &i, config_where));
+          break;
+        }
+        case ConfigValueType::kReal: {
+          double d = 0;
+          (void)absl::SimpleAtod(value, &d);
+          MESHSIM_RETURN_IF_ERROR(WriteDoubleAttribute(config.get(), key, d, config_where));
+          break;
+        }
+        case ConfigValueType::kText:
+          MESHSIM_RETURN_IF_ERROR(
+              WriteStringAttribute(config.get(), key, value, types, config_where));
+          break;
+      }
     }
   }
   {
@@ -905,6 +926,25 @@ absl::StatusOr<double> ReadDoubleAttribute(hid_t loc, const std::string& name,
   return value;
 }
 
+// A config value: a string, or (schema version 3) an int64 or float64 attribute, as the text it
+// was written from.
+absl::StatusOr<std::string> ReadConfigAttribute(hid_t loc, const std::string& name,
+                                                const Types& types, const std::string& where) {
+  Handle type;
+  MESHSIM_ASSIGN_OR_RETURN(
+      Handle attr,
+      OpenScalarAttribute(loc, name, {H5T_STRING, H5T_INTEGER, H5T_FLOAT}, &type, where));
+  const H5T_class_t type_class = H5Tget_class(type.get());
+  attr = Handle();
+  if (type_class == H5T_STRING) return ReadStringAttribute(loc, name, types, where);
+  if (type_class == H5T_INTEGER) {
+    MESHSIM_ASSIGN_OR_RETURN(int64_t value, ReadIntAttribute(loc, name, where));
+    return absl::StrCat(value);
+  }
+  MESHSIM_ASSIGN_OR_RETURN(double value, ReadDoubleAttribute(loc, name, where));
+  return core::FormatDouble(value);
+}
+
 herr_t CollectAttributeName(hid_t /*loc*/, const char* name, const H5A_info_t* /*info*/,
                             void* data) {
   static_cast<std::vector<std::string>*>(data)->push_back(name);
@@ -1030,7 +1070,7 @@ absl::Status ReadConfigAndMetrics(hid_t group, const Types& types, RunRecord& ru
                              AttributeNames(config.get(), config_where));
     for (std::string& key : keys) {
       MESHSIM_ASSIGN_OR_RETURN(std::string value,
-                               ReadStringAttribute(config.get(), key, types, config_where));
+                               ReadConfigAttribute(config.get(), key, types, config_where));
       run.config.emplace_back(std::move(key), std::move(value));
     }
   }

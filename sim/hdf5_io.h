@@ -48,8 +48,8 @@ namespace meshsim::sim {
 // Version of the layout written here (file attribute `schema_version`). Readers accept files
 // whose version is from 1 to this one; see docs/hdf5.md for what changes bump it. Version 2 added
 // runs stored without their timeline (whose missing datasets a version-1 reader would take for
-// damage) and `/summary`.
-inline constexpr int kHdf5SchemaVersion = 2;
+// damage) and `/summary`; version 3 stores numeric config values as int64/float64 attributes.
+inline constexpr int kHdf5SchemaVersion = 3;
 
 // Streams runs into a new archive at `path`. The file is written to `<path>.tmp.<pid>` and renamed
 // to `path` by Commit; if the writer is destroyed or Abort()ed before Commit (an error, Ctrl-C),

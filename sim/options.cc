@@ -144,8 +144,10 @@ std::string RunHelp() {
 }
 
 absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
-                                        const std::string& command) {
-  const po::options_description desc = Description();
+                                        const std::string& command,
+                                        const po::options_description* own) {
+  po::options_description desc = Description();
+  if (own != nullptr) desc.add(*own);
   // No positional words: `meshsim run 64` or `run --chips 16 run.h5` is an error, not ignored.
   MESHSIM_ASSIGN_OR_RETURN(
       ParsedArgs parsed,
@@ -186,6 +188,16 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
   for (const po::variables_map* vm : {&cli, &file}) {
     for (const auto& [key, value] : *vm) {
       if (key == "help" || key == "config") continue;
+      if (own != nullptr && own->find_nothrow(key, false) != nullptr) {
+        if (vm != &cli) continue;  // Only from the command line.
+        const boost::any& v = value.value();
+        if (const bool* b = boost::any_cast<bool>(&v)) {
+          if (*b) raw.own.emplace_back(key, "1");
+        } else {
+          raw.own.emplace_back(key, value.as<std::string>());
+        }
+        continue;
+      }
       if (key == "set") {
         for (const std::string& s : value.as<std::vector<std::string>>()) raw.sets.push_back(s);
         continue;
@@ -265,7 +277,7 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
   };
 
   int64_t chips = o.chips;
-  MESHSIM_RETURN_IF_ERROR(integer("chips", 1, 1 << 20, &chips));
+  MESHSIM_RETURN_IF_ERROR(integer("chips", 1, kMaxChips, &chips));
   o.chips = static_cast<int>(chips);
 
   if (const std::string* v = get("placement")) {
@@ -381,6 +393,11 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
   int64_t steps = o.steps;
   MESHSIM_RETURN_IF_ERROR(integer("steps", 1, 1 << 24, &steps));
   o.steps = static_cast<int>(steps);
+  if (o.workload == "chain" && steps * o.chips > kMaxChainOps) {
+    return Invalid("steps", absl::StrCat(steps),
+                   absl::StrFormat("--chips x --steps must be at most %d ops (here %d x %d)",
+                                   kMaxChainOps, o.chips, steps));
+  }
   if (const std::string* v = get("step-time")) {
     MESHSIM_ASSIGN_OR_RETURN(double s,
                              core::ParseQuantity("--step-time", *v, core::Unit::kSeconds));

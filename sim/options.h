@@ -21,14 +21,25 @@
 #include "core/time.h"
 #include "sim/system.h"
 
+namespace boost::program_options {
+class options_description;
+}  // namespace boost::program_options
+
 namespace meshsim::sim {
 
 // Raw option values in the order given; `set` entries are "KEY=VALUE".
 struct RawOptions {
   std::vector<std::pair<std::string, std::string>> values;
   std::vector<std::string> sets;
+  // The subcommand's own options (ParseRunArgs' `own`), as text; a switch given is "1".
+  std::vector<std::pair<std::string, std::string>> own;
   bool help = false;
 };
+
+// Bounds on what one run may ask for, so that a run that cannot be simulated sensibly is bad
+// input (exit 2 naming the limit) rather than an out-of-memory crash.
+inline constexpr int64_t kMaxChips = 16384;                // --chips (DESIGN.md asks for 4096).
+inline constexpr int64_t kMaxChainOps = int64_t{1} << 24;  // --workload chain: chips x steps.
 
 struct RunOptions {
   std::string system_name = "tpuv4";
@@ -74,9 +85,12 @@ std::string RunHelp();
 
 // Reads argv (without the subcommand) and any `--config FILE`; command-line values win over
 // the file's. Unknown options or config keys, repeated options and unreadable files are errors.
-// `command` names the subcommand in messages (compare and tune take run options too).
-absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
-                                        const std::string& command = "run");
+// `command` names the subcommand in messages; `own` (optional) adds the options of a subcommand
+// that takes run options besides its own (compare, tune), parsed by the same parser into
+// RawOptions::own.
+absl::StatusOr<RawOptions> ParseRunArgs(
+    const std::vector<std::string>& args, const std::string& command = "run",
+    const boost::program_options::options_description* own = nullptr);
 
 // Validates and resolves raw values (defaults, auto values, system overrides, output paths).
 absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw);

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -40,6 +42,40 @@ std::string JsonString(const std::string& s) {
     }
   }
   return out + "\"";
+}
+
+ConfigValueType TypeOfConfigValue(const std::string& text) {
+  int64_t i = 0;
+  if (absl::SimpleAtoi(text, &i) && absl::StrCat(i) == text) return ConfigValueType::kInteger;
+  // JSON's number grammar, then the exact round trip through meshsim's formatting.
+  size_t p = 0;
+  const auto digits = [&] {
+    const size_t start = p;
+    while (p < text.size() && absl::ascii_isdigit(static_cast<unsigned char>(text[p]))) ++p;
+    return p > start;
+  };
+  if (p < text.size() && text[p] == '-') ++p;
+  if (!digits()) return ConfigValueType::kText;
+  if (p < text.size() && text[p] == '.') {
+    ++p;
+    if (!digits()) return ConfigValueType::kText;
+  }
+  if (p < text.size() && (text[p] == 'e' || text[p] == 'E')) {
+    ++p;
+    if (p < text.size() && (text[p] == '+' || text[p] == '-')) ++p;
+    if (!digits()) return ConfigValueType::kText;
+  }
+  double d = 0;
+  if (p != text.size() || !absl::SimpleAtod(text, &d) || !std::isfinite(d) ||
+      core::FormatDouble(d) != text) {
+    return ConfigValueType::kText;
+  }
+  return ConfigValueType::kReal;
+}
+
+// A config value in JSON: a number when it is one, else a string.
+std::string JsonConfigValue(const std::string& v) {
+  return TypeOfConfigValue(v) == ConfigValueType::kText ? JsonString(v) : v;
 }
 
 std::string JsonNumber(double v) {
@@ -121,7 +157,7 @@ void PrintTable(const RunRecord& r, std::ostream& os) {
 void PrintJson(const RunRecord& r, std::ostream& os, const std::vector<std::string>& top_keys) {
   os << "{\"run\": " << JsonString(r.name);
   for (const std::string& k : top_keys)
-    os << ", " << JsonString(k) << ": " << JsonString(ConfigValue(r, k));
+    os << ", " << JsonString(k) << ": " << JsonConfigValue(ConfigValue(r, k));
   for (const char* key : {"makespan_s", "flops", "flop_utilization"}) {
     os << ", " << JsonString(key) << ": " << JsonNumber(r.Metric(key));
   }
@@ -150,7 +186,8 @@ void PrintJson(const RunRecord& r, std::ostream& os, const std::vector<std::stri
   os << ", \"config\": {";
   sep = "";
   for (const auto& [k, v] : r.config) {
-    os << sep << JsonString(k) << ": " << JsonString(v);
+    // Numbers as numbers (CLI.md: the resolved values, typed).
+    os << sep << JsonString(k) << ": " << JsonConfigValue(v);
     sep = ", ";
   }
   os << "}}";

@@ -1,5 +1,6 @@
 #include "sim/run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -153,6 +154,57 @@ absl::StatusOr<Plan> ResolvePlan(const RunOptions& o, const std::vector<int>* la
   return plan;
 }
 
+// The run's configuration with every `auto` replaced by what was used (CLI.md: the archive and
+// `--format json` hold the resolved values): the mesh, per-layer dataflows and slice counts in
+// model order (qkv, attn_out, ffn_up, ffn_down), the model's dimensions. Keys that do not apply
+// to the workload (dataflow of a collective) are empty.
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ResolvedConfig(
+    const RunOptions& o, const Plan& plan, const std::vector<core::TimelineRow>& timeline) {
+  const bool gemm_like = o.workload == "llm" || (o.workload == "gemm" && o.chips > 1);
+  std::string dataflow, slices, hidden, heads, ffn, layers;
+  if (o.workload == "gemm") dataflow = o.dataflow == "auto" ? "os" : o.dataflow;
+  if (gemm_like) {
+    // Slices actually lowered: the largest slice tag + 1 (per FC layer for llm).
+    std::vector<int> per_layer(o.workload == "llm" ? 4 : 1, 0);
+    for (const core::TimelineRow& r : timeline) {
+      const size_t l = o.workload == "llm" ? static_cast<size_t>(r.layer) : 0;
+      if (r.slice >= 0 && l < per_layer.size()) per_layer[l] = std::max(per_layer[l], r.slice + 1);
+    }
+    if (!plan.layer_slices.empty()) per_layer = plan.layer_slices;
+    if (std::any_of(per_layer.begin(), per_layer.end(), [](int s) { return s > 0; })) {
+      slices = absl::StrJoin(per_layer, ",");
+    }
+  }
+  if (o.workload == "llm") {
+    MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, Model(o));
+    hidden = absl::StrCat(model.hidden);
+    heads = absl::StrCat(model.heads);
+    ffn = absl::StrCat(model.ffn_dim());
+    layers = absl::StrCat(model.layers);
+    std::vector<std::string> flows;
+    for (const workloads::FcLayerShape& s : workloads::BlockFcLayers(model, o.batch, o.seq)) {
+      const algorithms::FcLayer l{s.name, s.index, s.tokens, s.in, s.out, s.column_parallel};
+      flows.push_back(o.dataflow == "auto" ? algorithms::ToString(algorithms::AutoStationary(l))
+                                           : o.dataflow);
+    }
+    dataflow = absl::StrJoin(flows, ",");
+  }
+  std::vector<std::pair<std::string, std::string>> config = o.Resolved();
+  for (auto& [key, value] : config) {
+    if (key == "mesh") value = plan.mesh.ToString();  // The mesh actually used.
+    if (key == "dataflow") value = dataflow;
+    if (key == "slices" && o.slices == 0) value = slices;        // A given S stays as given.
+    if (key == "steps" && o.workload != "chain") value.clear();  // Keys of other workloads.
+    if (key == "step-time" && o.workload != "chain") value.clear();
+    if (key == "bytes" && o.workload != "collective") value.clear();
+    if (key == "hidden") value = hidden;
+    if (key == "heads") value = heads;
+    if (key == "ffn") value = ffn;
+    if (key == "layers") value = layers;
+  }
+  return config;
+}
+
 absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
                                        const std::vector<int>* layer_slices) {
   const auto wall_start = std::chrono::steady_clock::now();
@@ -173,16 +225,9 @@ absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
 
   RunRecord rec;
   rec.chips = o.chips;
-  rec.config = o.Resolved();
-  for (auto& [key, value] : rec.config) {
-    if (key == "mesh") value = mesh.ToString();  // The mesh actually used.
-    // Per-layer S actually used, in model order (qkv, attn_out, ffn_up, ffn_down).
-    if (key == "slices" && !plan.layer_slices.empty()) {
-      value = absl::StrJoin(plan.layer_slices, ",");
-    }
-  }
   rec.names = graph.names().all();
   rec.timeline = exec.TakeTimeline();
+  MESHSIM_ASSIGN_OR_RETURN(rec.config, ResolvedConfig(o, plan, rec.timeline));
   rec.edges.reserve(graph.num_deps());
   for (uint32_t i = 0; i < graph.size(); ++i) {
     for (core::OpId d : graph.deps(core::OpId(i))) rec.edges.push_back({d, core::OpId(i)});

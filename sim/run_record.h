@@ -21,6 +21,12 @@ struct DepEdge {
   core::OpId to;
 };
 
+// How a resolved config value is stored in HDF5 and printed in JSON: an integer or a real number
+// when its text is exactly how meshsim prints that number (so reading it back gives the same
+// text), otherwise text ("4x4", "gpt3", "os,ls,os,rs").
+enum class ConfigValueType { kInteger, kReal, kText };
+ConfigValueType TypeOfConfigValue(const std::string& text);
+
 struct RunRecord {
   std::string name = "run";
   int chips = 0;

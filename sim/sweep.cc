@@ -288,6 +288,21 @@ absl::StatusOr<std::vector<SweepRun>> ExpandExperiment(const Experiment& e) {
     }
     return true;
   };
+  // Bound the product before expanding it: every run is resolved and validated up front.
+  uint64_t product = 1;
+  for (const Axis& axis : axes) {
+    if (product > kMaxSweepRuns / std::max<size_t>(axis.count, 1)) {
+      product = kMaxSweepRuns + 1;
+      break;
+    }
+    product *= axis.count;
+  }
+  if (product > kMaxSweepRuns) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "sweep: '%s' gives more than %d runs (the product of its value lists); split it into "
+        "several experiments or use [zip]",
+        e.path, kMaxSweepRuns));
+  }
   std::vector<SweepRun> runs;
   std::vector<size_t> pos(axes.size(), 0);
   while (true) {

@@ -27,6 +27,7 @@
 #ifndef MESHSIM_SIM_SWEEP_H_
 #define MESHSIM_SIM_SWEEP_H_
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -36,6 +37,9 @@
 #include "sim/options.h"
 
 namespace meshsim::sim {
+
+// The most runs one experiment may expand to (before [filter]s).
+inline constexpr uint64_t kMaxSweepRuns = 100000;
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
 

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "accel/tiling.h"
 #include "core/status_macros.h"
 
 namespace meshsim::sim {
@@ -14,6 +15,17 @@ std::vector<core::Param> SystemConfig::Params() {
 
 absl::Status SystemConfig::Validate() {
   MESHSIM_RETURN_IF_ERROR(core::CheckRanges(Params()));
+  // A scratchpad that cannot hold one mxu_dim × mxu_dim tile of A and B double-buffered plus C
+  // forces sub-array tiles: the GeMM splits into (mxu_dim / side)² times more tile steps and a
+  // run takes hundreds of times longer, modelling nothing real.
+  const int64_t dim = chip.mxu_dim;
+  const int64_t min_bytes = (4 * chip.element_bytes + accel::kAccumulatorBytes) * dim * dim;
+  if (chip.scratchpad_bytes < min_bytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "core.scratchpad_bytes: '%d' is not allowed; must be at least %d = (4*chip.element_bytes "
+        "+ 4)*core.mxu_dim^2, one MXU-sized tile of A and B double-buffered plus C",
+        chip.scratchpad_bytes, min_bytes));
+  }
   return chip.Validate();  // Cross-parameter rules of the chip (e.g. L2 vs scratchpad).
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "algorithms/llm.h"
+#include "boost/program_options.hpp"
 #include "core/status_macros.h"
 #include "sim/report.h"
 #include "sim/run.h"
@@ -30,41 +31,33 @@ constexpr char kUsage[] =
     "tunes S on that mesh only); not allowed: --workload other than llm, --algorithm other than\n"
     "meshslice, --slices, --out, --trace.\n\n";
 
-// The options `tune` takes itself; the rest go to ParseRunArgs.
+// The options `tune` takes itself, parsed with the run options by one parser.
 struct TuneArgs {
   std::string cost_model = "simulation-fitted";
   std::string format = "table";
   bool validate = false;
-  std::vector<std::string> run_args;
+  RawOptions raw;  // The run options.
 };
 
-absl::StatusOr<TuneArgs> SplitTuneArgs(const std::vector<std::string>& args) {
+absl::StatusOr<TuneArgs> ParseTuneArgs(const std::vector<std::string>& args) {
+  namespace po = boost::program_options;
+  po::options_description own("Options of `meshsim tune`");
+  // clang-format off
+  own.add_options()
+      ("cost-model", po::value<std::string>(), "simulation-fitted (default), tpuv4-measured")
+      ("validate", po::bool_switch(), "also simulate every candidate and print both");
+  // clang-format on
   TuneArgs t;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    bool matched = false;
-    const std::pair<const char*, std::string*> own[] = {{"cost-model", &t.cost_model},
-                                                        {"format", &t.format}};
-    for (const auto& [key, value] : own) {
-      const std::string flag = absl::StrCat("--", key);
-      if (a == flag) {
-        if (i + 1 >= args.size()) {
-          return absl::InvalidArgumentError(absl::StrCat(flag, ": missing value"));
-        }
-        *value = args[++i];
-        matched = true;
-      } else if (a.rfind(flag + "=", 0) == 0) {
-        *value = a.substr(flag.size() + 1);
-        matched = true;
-      }
-    }
-    if (matched) continue;
-    if (a == "--validate") {
-      t.validate = true;
-      continue;
-    }
-    t.run_args.push_back(a);
+  MESHSIM_ASSIGN_OR_RETURN(t.raw, ParseRunArgs(args, "tune", &own));
+  for (const auto& [key, value] : t.raw.own) {
+    if (key == "cost-model") t.cost_model = value;
+    if (key == "validate") t.validate = true;
   }
+  // --format is a run option (table, json, csv); tune prints no CSV.
+  for (const auto& [key, value] : t.raw.values) {
+    if (key == "format") t.format = value;
+  }
+  std::erase_if(t.raw.values, [](const auto& kv) { return kv.first == "format"; });
   if (t.format != "table" && t.format != "json") {
     return absl::InvalidArgumentError(
         absl::StrFormat("--format: '%s' is not allowed; allowed: table, json", t.format));
@@ -334,10 +327,10 @@ absl::StatusOr<algorithms::TuneProblem> MakeTuneProblem(const RunOptions& o) {
 }
 
 absl::Status Tune(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  MESHSIM_ASSIGN_OR_RETURN(const TuneArgs targs, SplitTuneArgs(args));
+  MESHSIM_ASSIGN_OR_RETURN(const TuneArgs targs, ParseTuneArgs(args));
   MESHSIM_ASSIGN_OR_RETURN(const algorithms::CostModel* cost_model,
                            algorithms::CostModel::Find(targs.cost_model));
-  MESHSIM_ASSIGN_OR_RETURN(const RawOptions raw, ParseRunArgs(targs.run_args, "tune"));
+  const RawOptions& raw = targs.raw;
   if (raw.help) {
     out << kUsage << RunHelp();
     return absl::OkStatus();

@@ -1,6 +1,8 @@
 // End-to-end tests of the `meshsim` command line, driven in-process through sim::Main.
 #include "sim/cli.h"
 
+#include <hdf5.h>
+
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -146,6 +148,12 @@ INSTANTIATE_TEST_SUITE_P(
                  "/tmp/../tmp/meshsim_same.h5"},
                 {"--trace", "also --out"}},
         BadCase{{"run", "--model", "a\nb"}, {"--model", "'a\\nb'"}},  // Still one line.
+        // Inputs that cannot be simulated sensibly: bounded, with the limit in the message.
+        BadCase{{"run", "--workload", "chain", "--steps", "1048577"},
+                {"--steps", "'1048577'", "16777216"}},
+        BadCase{{"run", "--set", "core.scratchpad_bytes=4096"},
+                {"core.scratchpad_bytes", "'4096'", "196608"}},
+        BadCase{{"run", "--chips", "16385"}, {"--chips", "'16385'", "16384"}},
         BadCase{{"frobnicate"}, {"'frobnicate'", "not a command"}},
         BadCase{{"list", "spaceships"}, {"'spaceships'", "algorithms"}},
         BadCase{{"show", "system", "cray1"}, {"'cray1'", "tpuv4"}},
@@ -234,6 +242,57 @@ TEST(CliTest, TraceOfARunStoredWithoutTimelineNamesTimelines) {
   EXPECT_EQ(Cli({"trace", h5, "--run", "run0001", "--out", json}).status, 0);
 }
 
+TEST(CliTest, HugeSweepIsRefusedBeforeExpanding) {
+  // 10^8 runs: expanding them all died with bad_alloc.
+  std::string text = "workload = chain\n";
+  for (const char* key : {"steps", "chips", "seq", "batch", "hidden", "layers", "heads", "ffn"}) {
+    text += std::string(key) + " = 1 2 3 4 5 6 7 8 9 10\n";
+  }
+  const std::string ini = testing_cli::WriteTemp("huge.ini", text);
+  const std::string h5 = TempPath("huge.h5");
+  const Result r = Cli({"sweep", ini, "--out", h5});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("more than 100000 runs"));
+  EXPECT_FALSE(std::filesystem::exists(h5));
+}
+
+// CLI.md: the archive and --format json hold the resolved values, typed. Before, config was
+// every value as a string, with "auto" for dataflow/slices and 0 for a built-in model's sizes.
+TEST(CliTest, ArchiveAndJsonHoldResolvedTypedConfig) {
+  const std::string h5 = TempPath("resolved.h5");
+  const Result r = Cli({"run", "--chips", "16", "--model", "gpt3", "--batch", "8", "--seq", "512",
+                        "--algorithm", "wang", "--out", h5, "--format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"chips\": 16,"));
+  EXPECT_THAT(r.out, HasSubstr("\"hidden\": 12288,"));
+  EXPECT_THAT(r.out, HasSubstr("\"link.bandwidth\": 3e+10,"));
+  EXPECT_THAT(r.out, HasSubstr("\"mesh\": \"4x4\""));
+  EXPECT_THAT(r.out, Not(HasSubstr("\"auto\"")));
+  hid_t file = H5Fopen(h5.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  const auto type_class = [&](const char* key) {
+    hid_t attr = H5Aopen_by_name(file, "/runs/run/config", key, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t type = H5Aget_type(attr);
+    const H5T_class_t c = H5Tget_class(type);
+    H5Tclose(type);
+    H5Aclose(attr);
+    return c;
+  };
+  EXPECT_EQ(type_class("chips"), H5T_INTEGER);
+  EXPECT_EQ(type_class("heads"), H5T_INTEGER);
+  EXPECT_EQ(type_class("link.bandwidth"), H5T_FLOAT);
+  EXPECT_EQ(type_class("mesh"), H5T_STRING);
+  H5Fclose(file);
+  absl::StatusOr<RunRecord> back = ReadRun(h5, "");
+  ASSERT_TRUE(back.ok()) << back.status();
+  for (const auto& [key, value] : back->config) {
+    EXPECT_NE(value, "auto") << key;
+    if (key == "chips") EXPECT_EQ(value, "16");
+    if (key == "hidden") EXPECT_EQ(value, "12288");
+    if (key == "slices") EXPECT_EQ(value, "4,4,4,4");  // Wang's default S = P = 4.
+  }
+}
+
 TEST(CliTest, HelpAndVersion) {
   Result r = Cli({"--help"});
   EXPECT_EQ(r.status, 0);
@@ -278,8 +337,8 @@ TEST(CliTest, CommandLineOverridesConfigAndSetOverridesPreset) {
                         "--format", "json"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("\"chips\": 2,"));
-  EXPECT_THAT(r.out, HasSubstr("\"link.latency\": \"3e-06\""));
-  EXPECT_THAT(r.out, HasSubstr("\"hbm.bandwidth\": \"6e+11\""));
+  EXPECT_THAT(r.out, HasSubstr("\"link.latency\": 3e-06"));
+  EXPECT_THAT(r.out, HasSubstr("\"hbm.bandwidth\": 6e+11"));
 }
 
 TEST(CliTest, JsonIsOneObjectWithTheContractKeys) {

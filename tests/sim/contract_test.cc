@@ -5,7 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -25,7 +31,10 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
 
-const std::string kBinary = MESHSIM_BINARY;
+// The binary under test: $MESHSIM_BINARY (e.g. an older build, to see what the test catches), else
+// the one built with this test.
+const std::string kBinary =
+    std::getenv("MESHSIM_BINARY") != nullptr ? std::getenv("MESHSIM_BINARY") : MESHSIM_BINARY;
 
 // A fresh directory for one test.
 std::string Dir(const std::string& name) {
@@ -103,6 +112,300 @@ TEST(ContractTest, FullDiskIsAnErrorNotACrash) {
     EXPECT_EQ(Lines(o.err), 1) << o.err;
     EXPECT_THAT(FilesIn(dir), ElementsAre()) << args.back();
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fuzzing: seeded generated command lines, experiment files and damaged archives. Every input must
+// end with exit 0, 1 or 2 (no signal, no timeout), one stderr line on 2, bounded output, and no
+// file left behind on failure (nor a temporary file on success).
+// MESHSIM_FUZZ_INPUTS (default 300) and MESHSIM_FUZZ_SEED (default 1) override the size and seed.
+
+class Generator {
+ public:
+  explicit Generator(uint32_t seed) : rng_(seed) {}
+
+  template <typename T>
+  const T& Pick(const std::vector<T>& v) {
+    return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng_)];
+  }
+  bool Chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+  int Int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+
+  // Values of each run option: mostly valid and small (so that runs stay fast), some malformed.
+  std::vector<std::string> Values(const std::string& key) {
+    static const std::map<std::string, std::vector<std::string>> values = {
+        {"chips",
+         {"1", "2", "4", "16", "0", "-3", "abc", "16385", "2.5", "", "1e3", "99999999999"}},
+        {"mesh", {"auto", "2x2", "4x4", "1x16", "4x5", "x", "0x4", "2x2x2", "-2x-2", ""}},
+        {"workload", {"llm", "gemm", "collective", "chain", "video", ""}},
+        {"model", {"gpt3", "megatron-nlg", "atp-m1", "atp-m4", "gpt5", "a\nb"}},
+        {"algorithm",
+         {"meshslice", "collective", "wang", "summa", "cannon", "tp1d", "fsdp", "example", "x"}},
+        {"dataflow", {"auto", "os", "ls", "rs", "xs"}},
+        {"slices", {"auto", "1", "2", "4", "8", "3", "0", "-1", "5000", "many"}},
+        {"gemm", {"4096,4096,4096", "1024,2048,512", "8,8", "0,1,1", "a,b,c", "1,1,1"}},
+        {"collective",
+         {"allgather", "reducescatter", "allreduce", "broadcast", "reduce", "sendrecv", "alltoall",
+          "gossip"}},
+        {"group", {"row", "col", "all", "diagonal"}},
+        {"bytes", {"1MiB", "64KiB", "1", "0", "-5", "12XB", "1TiB", "1e30", "nan"}},
+        {"batch", {"1", "8", "16", "0", "-1", "1e9"}},
+        {"seq", {"128", "512", "0", "abc"}},
+        {"pass", {"fwd", "bwd", "train", "sideways"}},
+        {"hidden", {"1024", "0", "7", "1000"}},
+        {"heads", {"8", "3", "0"}},
+        {"steps", {"1", "8", "100", "10000", "0", "1048577", "-1"}},
+        {"step-time", {"10us", "1ms", "1000", "0", "-1s", "nan", "inf", "1e300", "10 parsecs"}},
+        {"topology",
+         {"torus2d", "ring", "mesh2d", "fattree", "switch", "torus3d", "hypercube",
+          "graphviz:/nonexistent.dot"}},
+        {"system", {"tpuv4", "a100", "v100", "tpuv9"}},
+        {"format", {"table", "json", "csv", "xml"}},
+        {"set",
+         {"link.bandwidth=1000", "link.bandwidth=45GB/s", "link.bandwidth=-5", "hbm.bandwidth=0",
+          "comm.ring_directions=1", "comm.ring_directions=3", "core.scratchpad_bytes=4096",
+          "core.scratchpad_bytes=1MiB", "chip.cores=1.5", "warp.speed=9", "link.bandwidth", "=5",
+          "comm.t_launch=1", "core.mxu_dim=4096", "nic.ports=2"}},
+    };
+    return values.at(key);
+  }
+
+  std::vector<std::string> RunArgs(const std::string& command) {
+    std::vector<std::string> args = {command, "--chips",
+                                     Pick(std::vector<std::string>{"1", "4", "16"})};
+    if (Chance(0.1)) args[2] = Pick(Values("chips"));
+    static const std::vector<std::string> keys = {
+        "mesh",       "workload", "model",     "algorithm", "dataflow", "slices", "gemm",
+        "collective", "group",    "bytes",     "batch",     "seq",      "pass",   "hidden",
+        "heads",      "steps",    "step-time", "topology",  "system",   "format", "set"};
+    std::string workload = Pick(std::vector<std::string>{"llm", "gemm", "collective", "chain"});
+    args.insert(args.end(), {"--workload", workload});
+    if (workload == "llm") args.insert(args.end(), {"--batch", "8", "--seq", "256"});
+    if (workload == "gemm") args.insert(args.end(), {"--gemm", "2048,2048,2048"});
+    if (workload == "collective") {
+      args.insert(args.end(), {"--collective", "allgather", "--bytes", "1MiB"});
+    }
+    for (int i = Int(0, 4); i > 0; --i) {
+      const std::string& key = Pick(keys);
+      if (key == "chips") continue;
+      args.push_back("--" + key);
+      args.push_back(Pick(Values(key)));
+    }
+    if (Chance(0.2)) args.insert(args.end(), {"--out", Pick(Outputs(".h5"))});
+    if (Chance(0.15)) args.insert(args.end(), {"--trace", Pick(Outputs(".json"))});
+    return Mangle(args);
+  }
+
+  std::vector<std::string> Outputs(const std::string& ext) {
+    return {"o" + ext, "o" + ext, "dir", "nodir/x" + ext, "", "o.h5", "../fixtures/good.h5"};
+  }
+
+  // Damage a command line: stray words, a lost value, "--", duplicates, abbreviations.
+  std::vector<std::string> Mangle(std::vector<std::string> args) {
+    if (Chance(0.08)) args.insert(args.begin() + Int(1, args.size()), "stray");
+    if (Chance(0.05)) args.insert(args.begin() + Int(1, args.size()), "--");
+    if (Chance(0.05) && args.size() > 2) args.pop_back();
+    if (Chance(0.05))
+      args.push_back(Pick(std::vector<std::string>{"--chip", "--help", "-h", "--out", "--", "-x"}));
+    if (Chance(0.04) && args.size() > 3) args.push_back(args[args.size() - 2]);
+    return args;
+  }
+
+  std::string Experiment() {
+    std::string text;
+    text += "chips = " + Pick(std::vector<std::string>{"4", "4 16", "1 2", "0", "x y"}) + "\n";
+    text += "workload = " + Pick(std::vector<std::string>{"chain", "llm", "gemm"}) + "\n";
+    text += "batch = 8\nseq = 256\ngemm = 1024,1024,1024\n";
+    for (int i = Int(0, 3); i > 0; --i) {
+      switch (Int(0, 7)) {
+        case 0:
+          text += "algorithm = meshslice collective\n";
+          break;
+        case 1:
+          text += "[zip]\nkeys = chips algorithm\n";
+          break;
+        case 2:
+          text += "[filter]\nskip = chips=4\n";
+          break;
+        case 3:
+          text += "bogus = 1\n";
+          break;
+        case 4:
+          text += "out = x.h5\n";
+          break;
+        case 5:
+          text += "steps = " + std::string(200, '9') + "\n";
+          break;
+        case 6:
+          text += "slices = \"1 2\n";
+          break;
+        default:
+          text += "[nonsense\n";
+          break;
+      }
+    }
+    return text;
+  }
+
+  std::mt19937 rng_;
+};
+
+// One generated input: the arguments and the files it reads (written into `dir`).
+struct Input {
+  std::vector<std::string> args;
+};
+
+Input Generate(Generator& g, const std::string& dir, int index) {
+  switch (index % 9) {
+    case 0:
+    case 1:
+    case 2:
+      return {g.RunArgs("run")};
+    case 3: {
+      std::ofstream(dir + "/e.ini") << g.Experiment();
+      std::vector<std::string> args = {"sweep", g.Chance(0.9) ? "e.ini" : "dir", "--jobs", "1"};
+      if (g.Chance(0.5)) args.insert(args.end(), {"--out", g.Pick(g.Outputs(".h5"))});
+      if (g.Chance(0.2))
+        args.insert(args.end(),
+                    {"--shard", g.Pick(std::vector<std::string>{"1/2", "2/2", "3/2", "0/1", "x"})});
+      if (g.Chance(0.2)) args.push_back("--timelines");
+      if (g.Chance(0.2)) args.insert(args.end(), {"--format", g.Pick(g.Values("format"))});
+      return {g.Mangle(args)};
+    }
+    case 4:
+    case 8: {  // Readers, on good, damaged and foreign files.
+      const std::vector<std::string> files = {"../fixtures/good.h5",
+                                              "../fixtures/good.h5",
+                                              "damaged.h5",
+                                              "../fixtures/notes.txt",
+                                              "dir",
+                                              "missing.h5",
+                                              ""};
+      std::string file = g.Pick(files);
+      if (file == "damaged.h5") {
+        std::ifstream in(dir + "/../fixtures/good.h5", std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        for (int i = g.Int(1, 3); i > 0; --i) {
+          const size_t at = static_cast<size_t>(g.Int(0, static_cast<int>(bytes.size()) - 1));
+          bytes[at] = static_cast<char>(bytes[at] ^ (1 << g.Int(0, 7)));
+        }
+        std::ofstream(dir + "/damaged.h5", std::ios::binary) << bytes;
+      }
+      std::vector<std::string> args;
+      switch (g.Int(0, 2)) {
+        case 0:
+          args = {"report", file};
+          if (g.Chance(0.3)) args.insert(args.end(), {"--format", g.Pick(g.Values("format"))});
+          if (g.Chance(0.2))
+            args.insert(args.end(),
+                        {"--run", g.Pick(std::vector<std::string>{"run", "run0001", "x"})});
+          break;
+        case 1:
+          args = {"trace", file, "--out", g.Pick(g.Outputs(".json"))};
+          if (g.Chance(0.3)) {
+            args.insert(
+                args.end(),
+                {"--detail", g.Pick(std::vector<std::string>{"auto", "full", "minimal", "huge"})});
+          }
+          break;
+        default:
+          args = {"merge", g.Pick(g.Outputs(".h5")), file};
+          if (g.Chance(0.3)) args.push_back("../fixtures/good.h5");
+          break;
+      }
+      return {g.Mangle(args)};
+    }
+    case 5:
+      return {g.Mangle(
+          {"list", g.Pick(std::vector<std::string>{"algorithms", "models", "systems", "topologies",
+                                                   "collectives", "workloads", "spaceships"})})};
+    case 6:
+      return {g.Mangle({"show", g.Pick(std::vector<std::string>{"system", "chip"}),
+                        g.Pick(g.Values("system"))})};
+    default: {
+      std::vector<std::string> args = g.RunArgs(g.Chance(0.5) ? "tune" : "compare");
+      // tune/compare take llm-ish run options; keep them small and fast.
+      args.insert(args.begin() + 1, {"--hidden", "1024"});
+      if (args[0] == "compare" && g.Chance(0.5)) {
+        args.insert(args.end(), {"--algorithms", g.Pick(std::vector<std::string>{
+                                                     "meshslice,collective", "wang", "", "x,y"})});
+      }
+      if (args[0] == "tune" && g.Chance(0.3)) {
+        args.insert(args.end(), {"--cost-model", g.Pick(std::vector<std::string>{
+                                                     "simulation-fitted", "tpuv4-measured", "x"})});
+      }
+      return {args};
+    }
+  }
+}
+
+std::string Describe(const std::vector<std::string>& args) {
+  std::string s = "meshsim";
+  for (const std::string& a : args) s += " '" + a + "'";
+  return s;
+}
+
+int EnvInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::atoi(v) : fallback;
+}
+
+TEST(ContractTest, FuzzedInputsKeepTheContract) {
+  const int inputs = EnvInt("MESHSIM_FUZZ_INPUTS", 300);
+  const uint32_t seed = static_cast<uint32_t>(EnvInt("MESHSIM_FUZZ_SEED", 1));
+  const std::string root = Dir("fuzz");
+  const std::string fixtures = root + "/fixtures", work = root + "/work";
+  fs::create_directories(fixtures);
+  {
+    const Outcome o =
+        Spawn(kBinary, {"run", "--workload", "chain", "--chips", "4", "--out", "good.h5"}, fixtures,
+              milliseconds(30000));
+    ASSERT_TRUE(o.exited && o.status == 0) << o.err;
+    std::ofstream(fixtures + "/notes.txt") << "not an archive\n";
+  }
+  Generator g(seed);
+  int violations = 0;
+  std::map<int, int> by_status;
+  for (int i = 0; i < inputs; ++i) {
+    fs::remove_all(work);
+    fs::create_directories(work + "/dir");
+    const Input in = Generate(g, work, i);
+    const std::vector<std::string> before = FilesIn(work);
+    const Outcome o = Spawn(kBinary, in.args, work, milliseconds(20000));
+    std::vector<std::string> problems;
+    if (o.timed_out) problems.push_back("timed out (hang)");
+    if (!o.timed_out && !o.exited)
+      problems.push_back("killed by signal " + std::to_string(o.status));
+    if (o.exited && (o.status < 0 || o.status > 2)) {
+      problems.push_back("exit status " + std::to_string(o.status));
+    }
+    if (o.exited && o.status == 2 && Lines(o.err) != 1) {
+      problems.push_back("exit 2 with " + std::to_string(Lines(o.err)) + " stderr lines");
+    }
+    if (o.out_bytes > (64u << 20)) problems.push_back("more than 64 MiB on stdout");
+    // Words the parser must refuse: a stray positional word, an abbreviated option.
+    const bool refused_word = std::any_of(in.args.begin(), in.args.end(), [](const auto& a) {
+      return a == "stray" || a == "--chip" || a == "-x";
+    });
+    if (refused_word && o.exited && o.status == 0) problems.push_back("ignored a bad word");
+    for (const std::string& f : FilesIn(work)) {
+      if (std::find(before.begin(), before.end(), f) != before.end()) continue;
+      if (f.find(".tmp.") != std::string::npos) problems.push_back("left " + f);
+      if (!(o.exited && o.status == 0)) problems.push_back("failed but wrote " + f);
+    }
+    if (o.exited) ++by_status[o.status];
+    if (!problems.empty()) {
+      ++violations;
+      ADD_FAILURE() << "input " << i << ": " << Describe(in.args) << "\n  " << problems[0]
+                    << "\n  stderr: " << o.err.substr(0, 400);
+    }
+  }
+  RecordProperty("inputs", inputs);
+  RecordProperty("violations", violations);
+  std::cout << "fuzz: " << inputs << " inputs (seed " << seed << "), " << violations
+            << " violations; exit 0: " << by_status[0] << ", 1: " << by_status[1]
+            << ", 2: " << by_status[2] << "\n";
+  fs::remove_all(root);
 }
 
 }  // namespace

@@ -710,7 +710,7 @@ TEST_F(Hdf5IoTest, ArchiveWriterStreamsRunsWithAndWithoutTimeline) {
   EXPECT_FALSE(LinkExists(path, "/runs/b/edges"));
   EXPECT_FALSE(LinkExists(path, "/runs/b/counters"));
   EXPECT_TRUE(LinkExists(path, "/runs/b/resources"));
-  EXPECT_EQ(ReadRawIntAttribute(path, "/", "schema_version"), 2);
+  EXPECT_EQ(ReadRawIntAttribute(path, "/", "schema_version"), 3);
 
   absl::StatusOr<SummaryTable> summary = ReadSummary(path);
   ASSERT_TRUE(summary.ok()) << summary.status();

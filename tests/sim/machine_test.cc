@@ -8,10 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "algorithms/registry.h"
 #include "core/executor.h"
 #include "core/fair_share.h"
 #include "core/simulator.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/cli.h"
 #include "sim/options.h"
@@ -205,6 +207,59 @@ TEST(MachineTest, WithoutCollectiveOverlapGemmsAndCollectivesTakeTurns) {
     sendrecv_overlap += OverlapPs(Intervals(wang, c, IsGemm), Intervals(wang, c, IsSendRecv));
   }
   EXPECT_GT(sendrecv_overlap, 0);
+}
+
+}  // namespace
+}  // namespace meshsim::sim
+
+namespace meshsim::sim {
+namespace {
+
+// Holds every op it is given: a chip whose stream is stuck (e.g. on an event that never comes).
+class NeverFinishes : public core::OpRunner {
+ public:
+  void Start(core::OpId, const core::Op&, core::Executor&) override {}
+  std::string DescribeWait(core::OpId) const override { return "an event that never comes"; }
+};
+
+// A deadlock driven through the real executor and machine: an AllGather over four chips whose
+// fourth member never arrives (its stream is stuck), while the other three reach it. The queue
+// drains with ops unfinished: the run fails (Internal, i.e. exit 1 from the CLI) with a hang
+// report naming the collective, what it waits for, and the stuck op.
+TEST(MachineTest, HangReportNamesACollectiveWhoseMemberNeverArrives) {
+  RawOptions raw;
+  raw.values = {{"chips", "4"}, {"mesh", "2x2"}, {"workload", "chain"}};
+  const RunOptions o = *ResolveRunOptions(raw);
+  core::Simulator sim;
+  core::FairShare fs(sim);
+  absl::StatusOr<std::unique_ptr<Machine>> machine = BuildMachine(o, algorithms::Mesh{2, 2}, fs);
+  ASSERT_TRUE(machine.ok()) << machine.status();
+  core::OpGraph graph;
+  std::vector<core::OpId> arrivals;
+  for (uint32_t c = 0; c < 3; ++c) {
+    arrivals.push_back(graph.Add(core::Op::Gemm(core::ChipId(c), 1024, 1024, 1024)));
+  }
+  const core::OpId stuck = graph.Add(core::Op::Delay(core::ChipId(3), core::Time::Nanoseconds(1)));
+  arrivals.push_back(stuck);
+  const core::GroupId all =
+      graph.AddGroup({core::ChipId(0), core::ChipId(1), core::ChipId(2), core::ChipId(3)});
+  const core::OpId gather =
+      graph.Add(core::Op::Collective(core::CollectiveKind::kAllGather, all, 1 << 20), arrivals);
+  core::Executor exec(sim, graph);
+  (*machine)->Attach(exec);
+  NeverFinishes never;
+  exec.SetRunner(core::OpKind::kDelay, &never);
+  const absl::Status s = exec.Run();
+  ASSERT_EQ(s.code(), absl::StatusCode::kInternal) << s;
+  EXPECT_THAT(s.message(), testing::HasSubstr("2 of 5 ops unfinished (1 running, 1 waiting)"));
+  EXPECT_THAT(s.message(),
+              testing::HasSubstr(absl::StrCat("op ", stuck.value(), " 'delay' on chip 3")));
+  EXPECT_THAT(s.message(), testing::HasSubstr("an event that never comes"));
+  EXPECT_THAT(s.message(), testing::HasSubstr(absl::StrCat("op ", gather.value(),
+                                                           " 'allgather' on chips "
+                                                           "0,1,2,3: waits for op ",
+                                                           stuck.value())));
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(exec.finished(arrivals[i])) << i;
 }
 
 }  // namespace

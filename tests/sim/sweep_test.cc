@@ -159,8 +159,7 @@ TEST(SweepTest, JsonSummaryCarriesTheSweptKeys) {
   const std::string ini = Write("json.ini", kSmallSweep);
   std::string out;
   ASSERT_EQ(Cli({"sweep", ini, "--out", Temp("json.h5"), "--format", "json"}, &out), 0);
-  EXPECT_THAT(out,
-              HasSubstr("{\"run\": \"run0000\", \"chips\": \"4\", \"algorithm\": \"meshslice\""));
+  EXPECT_THAT(out, HasSubstr("{\"run\": \"run0000\", \"chips\": 4, \"algorithm\": \"meshslice\""));
   EXPECT_EQ(out.front(), '[');
 }
 

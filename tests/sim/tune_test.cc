@@ -129,12 +129,14 @@ TEST(TuneCliTest, HelpListsTheTuneOptions) {
 }
 
 // The resolved config's value of `key` in a `run --format json` output.
+// A config value of `--format json` output: a string's text, or a number as printed.
 std::string ConfigValue(const std::string& json, const std::string& key) {
-  const std::string needle = "\"" + key + "\": \"";
+  const std::string needle = "\"" + key + "\": ";
   const size_t at = json.find(needle, json.find("\"config\""));
   if (at == std::string::npos) return "<missing>";
-  const size_t begin = at + needle.size();
-  return json.substr(begin, json.find('"', begin) - begin);
+  size_t begin = at + needle.size();
+  if (json[begin] == '"') return json.substr(begin + 1, json.find('"', begin + 1) - begin - 1);
+  return json.substr(begin, json.find_first_of(",}", begin) - begin);
 }
 
 TEST(RunAutoTest, MeshAndSlicesAutoUseTheTuner) {
@@ -162,11 +164,14 @@ TEST(RunAutoTest, MeshAndSlicesAutoUseTheTuner) {
   EXPECT_EQ(ConfigValue(s.out, "mesh"), tuned.mesh.ToString());
   EXPECT_EQ(ConfigValue(s.out, "slices"), "2");
 
-  // Other algorithms keep the squarest mesh and the plugin's default S.
+  // Other algorithms keep the squarest mesh and the plugin's default S (Wang: P = 8 per layer),
+  // which the config shows resolved, not as "auto".
   const Result c = Cli(With({"run", "--algorithm", "wang", "--format", "json"}, opts));
   ASSERT_EQ(c.status, 0) << c.err;
   EXPECT_EQ(ConfigValue(c.out, "mesh"), "8x8");
-  EXPECT_EQ(ConfigValue(c.out, "slices"), "auto");
+  EXPECT_EQ(ConfigValue(c.out, "slices"), "8,8,8,8");
+  EXPECT_EQ(ConfigValue(c.out, "dataflow").find("auto"), std::string::npos);
+  EXPECT_NE(ConfigValue(c.out, "hidden"), "0");
 }
 
 TEST(RunAutoTest, FallsBackToTheSquarestMeshWithoutTunerCandidates) {
