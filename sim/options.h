@@ -51,6 +51,7 @@ struct RunOptions {
   std::string algorithm = "meshslice";
   std::string dataflow = "auto";
   int slices = 0;  // 0 = auto.
+  int chunks = 1;  // --workload layer: ATP chunk-based overlap (batch split into chunks).
   uint64_t seed = 1;
   int steps = 8;                                        // `chain` workload: steps per chip.
   core::Time step_time = core::Time::Microseconds(10);  // `chain` workload: step duration.
