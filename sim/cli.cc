@@ -306,6 +306,9 @@ absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
       out << absl::StrFormat("%-13s %s\n", s.name, s.description);
   } else if (w == "workloads") {
     out << "llm         one transformer block's FC layers (--model, --batch, --seq, --pass)\n"
+           "layer       one whole transformer layer, forward + backward (FC GeMMs, attention core, "
+           "element-wise ops) by a layer plugin: atp, megatron, tp2d (--model, --batch, --seq, "
+           "--chunks)\n"
            "gemm        a GeMM (--gemm M,N,K): local on --chips 1, else distributed by "
            "--algorithm\n"
            "collective  one collective per mesh group, all at once (--collective, --group, "
