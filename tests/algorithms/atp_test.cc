@@ -18,6 +18,7 @@
 #include "sim/options.h"
 #include "sim/run.h"
 #include "tests/algorithms/lowering_testing.h"
+#include "tests/sim/cli_testing.h"
 #include "workloads/layer.h"
 
 namespace meshsim::algorithms {
@@ -379,6 +380,29 @@ TEST(AtpSimTest, WorkloadAndAlgorithmMustMatch) {
                      {"batch", "2"},
                      {"chunks", "4"}}),
               HasSubstr("--chunks: '4' is not allowed; the chunk count must divide --batch 2"));
+}
+
+TEST(AtpSimTest, CommandLineRunPrintsTflopsPerGpuAndRejectsMismatches) {
+  using sim::testing_cli::Cli;
+  const sim::testing_cli::Result ok =
+      Cli({"run", "--workload", "layer", "--system", "a100-ib", "--chips", "16", "--model",
+           "atp-m1", "--algorithm", "atp", "--mesh", "4x4", "--chunks", "2", "--format", "json"});
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr("\"tflops_per_gpu\": "));
+  EXPECT_THAT(ok.out, HasSubstr("\"chunks\": \"2\""));
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"run", "--workload", "layer", "--algorithm", "summa", "--chips",
+                                 "8"},
+        std::vector<std::string>{"run", "--workload", "llm", "--algorithm", "megatron", "--chips",
+                                 "8"},
+        std::vector<std::string>{"run", "--workload", "layer", "--algorithm", "atp", "--chips", "8",
+                                 "--chunks", "8"},
+        std::vector<std::string>{"run", "--workload", "layer", "--algorithm", "atp", "--chips", "6",
+                                 "--mesh", "6x1", "--model", "atp-m1"}}) {
+    const sim::testing_cli::Result r = Cli(bad);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
 }
 
 }  // namespace
