@@ -146,7 +146,7 @@ absl::Status Run(const std::vector<std::string>& args, std::ostream& out, std::o
 // `compare`: the same scenario under several algorithms, one table, one HDF5 file.
 absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::vector<std::string> run_args;
-  std::string list = "meshslice,wang,collective,summa,cannon,tp1d,fsdp";
+  std::string list;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--algorithms" && i + 1 < args.size()) {
       list = args[++i];
@@ -160,7 +160,7 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
   if (raw.help) {
     out << "usage: meshsim compare [--algorithms A,B,...] [run options] [--out RUNS.h5] "
            "[--trace FIRST.json]\n(default algorithms: meshslice,wang,collective,summa,cannon,"
-           "tp1d,fsdp)\n";
+           "tp1d,fsdp; with --workload layer: atp,megatron,tp2d)\n";
     return absl::OkStatus();
   }
   for (const auto& [key, value] : raw.values) {
@@ -168,6 +168,14 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
       return absl::InvalidArgumentError(
           "--algorithm: not allowed with compare; use --algorithms A,B,...");
     }
+  }
+  // --workload layer compares the layer plugins, each on its own `--mesh auto`
+  // (ResolveLayerMesh); the other workloads the GeMM plugins.
+  const bool layer = std::any_of(raw.values.begin(), raw.values.end(), [](const auto& kv) {
+    return kv.first == "workload" && kv.second == "layer";
+  });
+  if (list.empty()) {
+    list = layer ? "atp,megatron,tp2d" : "meshslice,wang,collective,summa,cannon,tp1d,fsdp";
   }
   std::vector<std::string> names = absl::StrSplit(list, ',', absl::SkipEmpty());
   if (names.empty()) return absl::InvalidArgumentError("--algorithms: empty list");
@@ -177,7 +185,7 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
   const bool mesh_given = std::any_of(raw.values.begin(), raw.values.end(), [](const auto& kv) {
     return kv.first == "mesh" && kv.second != "auto";
   });
-  if (!mesh_given) {
+  if (!mesh_given && !layer) {
     RawOptions r = raw;
     r.values.emplace_back("algorithm", "meshslice");
     MESHSIM_ASSIGN_OR_RETURN(RunOptions o, ResolveRunOptions(r));
