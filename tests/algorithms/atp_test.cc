@@ -164,6 +164,21 @@ TEST(AtpTest, GroupsAreMeshColumnsForDimensionOneAndRowsForDimensionTwo) {
   EXPECT_EQ(g.op(f2[0]).bytes, 256 * 256 / 4 * 2);
 }
 
+TEST(AtpTest, AttentionSplitsBySequencesWhenDimensionTwoDoesNotDivideTheHeads) {
+  // a = 8 on DeviceMesh(8, 2): one head per device row, so dimension 2 splits the 4 sequences.
+  const workloads::LayerShape s{4, 64, 256, 8, 0, 2};
+  const Mesh mesh{8, 2};
+  const core::OpGraph g = LowerWith(*MakeAtp(), {s, 1}, mesh);
+  // b·a/(d1·d2) = 2 per-head GeMMs of s×s×d per device, as one kGemm of (2·s)×s×d.
+  const core::Op& score = g.op(Find(g, "attn_score.fwd.gemm", 0, 5));
+  EXPECT_EQ(score.m, 2 * 64);
+  EXPECT_EQ(score.n, 64);
+  EXPECT_EQ(score.k, 32);
+  for (double f : FlopsPerChip(g, 16)) EXPECT_DOUBLE_EQ(f, workloads::LayerFlops(4, 64, 256) / 16);
+  // With 4 chunks a chunk has one sequence: neither heads/d1 = 1 nor 1 is divisible by d2 = 2.
+  EXPECT_FALSE(MakeAtp()->Check({s, 4}, mesh).ok());
+}
+
 TEST(AtpTest, WeightGradientFollowsItsDataGradientNotItsAllReduce) {
   const Mesh mesh{2, 2};
   const core::OpGraph g = LowerWith(*MakeAtp(), {SmallShape(), 1}, mesh);
