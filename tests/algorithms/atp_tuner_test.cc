@@ -9,6 +9,7 @@
 // HDR figure (25 GB/s, and B'1 = 12.5 GB/s in §3.5) is one direction, equal to ours.
 #include "algorithms/autotune/atp_tuner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -212,6 +213,12 @@ TEST(AtpSearch, Ic4A100InfiniBand) {
   EXPECT_NEAR(Units(p, r.Find(Mesh{4, 4})->t_comm_s, kGB), 0.12875, 1e-12);
   // ATP-2 still beats ATP-1, as the paper reports.
   EXPECT_LT(r.Find(Mesh{8, 2})->t_comm_s, r.Find(Mesh{16, 1})->t_comm_s);
+  // Without the Rabenseifner factor (B = B', §5.3's IC2 reading): 16x1 = 2/25 = 0.08,
+  // 4x4 = 7/1200 + 2/25 = 0.0858…, 8x2 = 7/800 + 2/25 = 0.08875 → ATP-1, which the paper does
+  // not state for IC4 either: no single reading reproduces all four of §5.3's choices.
+  AtpProblem no_factor = p;
+  no_factor.rabenseifner = false;
+  EXPECT_EQ(Search(Matrix("a100-ib", 16), no_factor).mesh.ToString(), "16x1");
 }
 
 // §5.3 IC3 (dgx-a100, 8 GPUs on NVSwitch): one layer of 300 GB/s, so the closed form applies:
@@ -335,6 +342,66 @@ TEST(AtpSearch, TiesPreferLargerD1AndErrors) {
   bad = Problem();
   bad.meshes = {Mesh{3, 5}};
   EXPECT_THAT(AtpSearch(m, bad).status().message(), HasSubstr("D1·D2 = 16"));
+}
+
+struct TuneOutput {
+  absl::Status status;
+  std::string out;
+};
+
+TuneOutput RunTune(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  TuneOutput r;
+  r.status = sim::Tune(args, out, err);
+  r.out = out.str();
+  return r;
+}
+
+TEST(AtpTuneCli, TableMarksTheChosenMesh) {
+  const TuneOutput r =
+      RunTune({"--algorithm", "atp", "--system", "a100-ib", "--chips", "16", "--model", "atp-m4"});
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_THAT(r.out, HasSubstr("layer 1: hosts: 4 ranks of 4 chips"));
+  EXPECT_THAT(r.out, HasSubstr("layer 2: devices in a host: 4 ranks of 1 chip"));
+  EXPECT_THAT(r.out, HasSubstr("  300.00\n"));  // A GPU's group bandwidth.
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("\n4x4 [^\n]*<- chosen"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("simulated_ms")));
+}
+
+// --validate simulates one layer (--workload layer --algorithm atp) per mesh; on Figure 7(b)'s
+// torus the simulated optimum is the chosen 4x4.
+TEST(AtpTuneCli, JsonWithValidation) {
+  const TuneOutput r = RunTune({"--algorithm", "atp", "--system", "gpu-torus", "--chips", "16",
+                                "--model", "atp-m4", "--validate", "--format", "json"});
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(r.out.rfind("{\"mesh\": \"4x4\"", 0), 0u) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("\"simulated_s\": "));
+  EXPECT_THAT(r.out, HasSubstr("\"matrix\": {\"chips\": 16"));
+  EXPECT_THAT(r.out, HasSubstr("\"name\": \"rings\""));
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1);
+}
+
+TEST(AtpTuneCli, CalibratedAndBadInput) {
+  const TuneOutput cal =
+      RunTune({"--algorithm", "atp", "--system", "a100-pcie", "--chips", "8", "--atp-bandwidth",
+               "2x4:1.20,4.95", "--atp-bandwidth", "8x1:0.97", "--format", "json"});
+  ASSERT_TRUE(cal.status.ok()) << cal.status;
+  EXPECT_EQ(cal.out.rfind("{\"mesh\": \"2x4\"", 0), 0u) << cal.out;
+
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--algorithm", "atp", "--workload", "llm"}, "--workload"},
+      {{"--algorithm", "atp", "--placement", "0-3", "--chips", "8"}, "--placement"},
+      {{"--algorithm", "atp", "--cost-model", "tpuv4-measured"}, "--cost-model"},
+      {{"--algorithm", "atp", "--atp-bandwidth", "2x4"}, "--atp-bandwidth"},
+      {{"--algorithm", "atp", "--chips", "8", "--mesh", "4x4"}, "--mesh"},
+      {{"--atp-bandwidth", "2x4:1,2"}, "without --algorithm atp"},
+  };
+  for (const auto& [args, key] : bad) {
+    const TuneOutput r = RunTune(args);
+    EXPECT_EQ(r.status.code(), absl::StatusCode::kInvalidArgument) << key;
+    EXPECT_THAT(r.status.message(), HasSubstr(key));
+    EXPECT_EQ(std::string(r.status.message()).find('\n'), std::string::npos);
+  }
 }
 
 }  // namespace
