@@ -25,7 +25,7 @@ namespace po = boost::program_options;
 
 const std::vector<std::string>& Workloads() {
   static const auto* v =
-      new std::vector<std::string>{"llm", "layer", "gemm", "collective", "chain"};
+      new std::vector<std::string>{"llm", "gemm", "collective", "chain", "layer"};
   return *v;
 }
 const std::vector<std::string>& Topologies() {
@@ -70,7 +70,7 @@ po::options_description Description() {
                             "8-15 or 0,4,1,5 (default: chips 0..R*C-1 = every chip)")
       ("topology", text(), "torus2d, torus3d, ring, mesh2d, fattree, switch, hierarchical, "
                            "graphviz:FILE (default: the system's; `meshsim list topologies`)")
-      ("workload", text(), "llm, layer, gemm, collective, chain (default llm); layer = one whole "
+      ("workload", text(), "llm, gemm, collective, chain, layer (default llm); layer = one whole "
                            "transformer layer, forward + backward, by a layer plugin (atp, "
                            "megatron, tp2d)")
       ("model", text(), "gpt3, megatron-nlg, atp-m1..atp-m4 (default gpt3)")
