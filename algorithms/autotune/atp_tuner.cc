@@ -48,12 +48,26 @@ class Router {
   std::vector<double> bandwidth_;
 };
 
-// Σ max-min rates of the flows (src[i] → dst[i], hash i).
+// Hashes tried per flow when routing offers equal-cost paths: enough to see every combination
+// of the few ECMP choices between two GPUs of multi-NIC hosts over a fat-tree.
+constexpr int kPathChoices = 32;
+
+// Σ max-min rates of the flows src[i] → dst[i]. Where routing offers equal-cost paths (ECMP on
+// multi-NIC hosts, fat-trees), a flow is split into one subflow per distinct route of
+// kPathChoices hashes, each a max-min flow of its own: the aggregate is what the paths can carry
+// together, not what one unlucky hash collision leaves. Grids and rings route by dimension
+// order, which ignores the hash.
 double Aggregate(const Router& r, const std::vector<std::pair<int, int>>& pairs) {
+  const std::string& family = r.topology().name();
+  const bool one_path =
+      family == "torus2d" || family == "torus3d" || family == "mesh2d" || family == "ring";
   std::vector<std::vector<int>> flows;
-  flows.reserve(pairs.size());
   for (size_t i = 0; i < pairs.size(); ++i) {
-    flows.push_back(r.Route(pairs[i].first, pairs[i].second, i));
+    std::set<std::vector<int>> routes;
+    for (int h = 0; h < (one_path ? 1 : kPathChoices); ++h) {
+      routes.insert(r.Route(pairs[i].first, pairs[i].second, i * kPathChoices + h));
+    }
+    flows.insert(flows.end(), routes.begin(), routes.end());
   }
   const std::vector<double> rates = MaxMinRates(flows, r.bandwidth());
   return std::accumulate(rates.begin(), rates.end(), 0.0);

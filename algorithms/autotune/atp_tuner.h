@@ -19,9 +19,11 @@
 // direction — meshsim's link bandwidths are per direction; the paper's NVLink figures are
 // both directions added, twice ours):
 //   P2P(a, b)  aggregate bandwidth from rank a to rank b: chip i of a sends to chip i of b, all
-//              at once, each flow along Route(·, ·, hash i); the max-min fair rates of those
-//              flows over the directed links' bandwidths, summed. For single chips this is the
-//              bottleneck link bandwidth of Route(a, b).
+//              at once, each flow along a Route(·, ·, hash); the max-min fair rates of those
+//              flows over the directed links' bandwidths, summed. Where routing has equal-cost
+//              paths (ECMP), a flow is one subflow per distinct route of 32 hashes, so the sum is
+//              what the paths carry together, not what a hash collision leaves. For single chips
+//              on one path this is the bottleneck link bandwidth of Route(a, b).
 //   Group(a)   aggregate bandwidth from rank a to the rest of its parent: chip i of a sends to
 //              chip i of every other rank of the parent, all at once; the max-min rates summed
 //              (a host: its NIC; a GPU on an NVLink mesh: the sum of its NVLinks).

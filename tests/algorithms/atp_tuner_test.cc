@@ -162,6 +162,24 @@ TEST(CommMatrix, OtherInterconnects) {
   ExpectLayer(ic5.layers[0], "devices", 16, 1, 450 * kGB, 450 * kGB);
 }
 
+// Multi-NIC hosts over a fat-tree (dgx-a100, 2 hosts of 8 GPUs, 8 × 25 GB/s NICs each): the
+// host-to-host aggregate is bounded by the 8 NICs' 200 GB/s. Splitting each flow over its ECMP
+// routes comes within a few % of it (max-min over overlapping paths is not max-flow); one
+// route per flow (hash collisions on shared NICs) would give about half.
+TEST(CommMatrix, MultiNicHostsSpreadOverEcmpPaths) {
+  const CommMatrix m = Matrix("dgx-a100", 16);
+  ASSERT_EQ(m.layers.size(), 2u);
+  EXPECT_EQ(m.layers[0].name, "hosts");
+  const CommBlock& hosts = m.layers[0].parents[0];
+  for (int a = 0; a < 2; ++a) {
+    EXPECT_LE(hosts.p2p[a][1 - a], 200 * kGB * (1 + 1e-9));
+    EXPECT_GE(hosts.p2p[a][1 - a], 190 * kGB);
+    EXPECT_LE(hosts.group[a], 200 * kGB * (1 + 1e-9));
+    EXPECT_GE(hosts.group[a], 190 * kGB);
+  }
+  ExpectLayer(m.layers[1], "devices in a host", 8, 1, 300 * kGB, 300 * kGB);
+}
+
 TEST(CommMatrix, RejectsBadChips) {
   const network::Topology t = Build("a100-ib", 8);
   EXPECT_THAT(BuildCommMatrix(t, 0).status().message(), HasSubstr("--chips"));
