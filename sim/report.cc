@@ -108,8 +108,11 @@ void PrintTable(const RunRecord& r, std::ostream& os) {
                                            tf, r.Metric("layer_flops")));
   }
   if (const double layers = r.Metric("model_layers", 1); layers > 1) {
-    line("model FC time", absl::StrFormat("%s (one block × %.0f layers)",
-                                          Seconds(r.Metric("model_fc_time_s")), layers));
+    // --workload layer simulates a whole layer, llm only a block's FC layers.
+    const bool whole = r.Metric("tflops_per_gpu", -1) >= 0;
+    line(whole ? "model time" : "model FC time",
+         absl::StrFormat("%s (one %s × %.0f layers)", Seconds(r.Metric("model_fc_time_s")),
+                         whole ? "layer" : "block", layers));
   }
   line("ops", absl::StrFormat("%.0f", r.Metric("ops")));
   line("events", absl::StrFormat("%.0f (%s in %.3f s wall)", events,
