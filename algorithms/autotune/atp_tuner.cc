@@ -414,9 +414,9 @@ absl::StatusOr<AtpResult> AtpSearch(const CommMatrix& matrix, const AtpProblem& 
   AtpResult result;
   for (const Mesh& mesh : candidates) {
     if (mesh.chips() != n) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--mesh: %s is not allowed for %d chips; allowed: D1xD2 with D1·D2 = %d",
-                          mesh.ToString(), n, n));
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: %s is not allowed for %d chips; allowed: D1xD2 with D1·D2 = %d",
+          problem.calibrated.empty() ? "--mesh" : "--atp-bandwidth", mesh.ToString(), n, n));
     }
     AtpMeshEstimate e;
     e.mesh = Mesh{mesh.rows, mesh.cols};
@@ -480,6 +480,9 @@ absl::Status ParseAtpCalibration(const std::string& text,
     if (values.empty() || values.size() > 2) return bad("expected B1 or B1,B2");
     double b[2] = {0, 0};
     for (size_t i = 0; i < values.size(); ++i) {
+      // A dimension of size 1 has no all-reduce: its bandwidth may be given as '-'.
+      const int d = i == 0 ? mesh->rows : mesh->cols;
+      if (d == 1 && values[i] == "-") continue;
       if (!absl::SimpleAtod(values[i], &b[i]) || !(b[i] > 0) || !std::isfinite(b[i])) {
         return bad(absl::StrCat("bandwidth '", values[i], "' must be > 0 and finite"));
       }

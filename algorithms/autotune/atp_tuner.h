@@ -167,8 +167,9 @@ void CommTime(const AtpProblem& problem, AtpMeshEstimate& estimate);
 // Cost: O(meshes · layers · N²).
 absl::StatusOr<AtpResult> AtpSearch(const CommMatrix& matrix, const AtpProblem& problem);
 
-// "2x4:1.20,4.95" (GB/s; B2 may be omitted when d2 = 1: "8x1:0.97") → ("2x4", {1.2e9, 4.95e9}).
-// Several entries may be joined by ';'. InvalidArgument naming --atp-bandwidth otherwise.
+// "2x4:1.20,4.95" (GB/s; B2 may be omitted when d2 = 1: "8x1:0.97"; a size-1 dimension's value
+// may be '-': "1x8:-,4.95") → ("2x4", {1.2e9, 4.95e9}). Several entries may be joined by ';'.
+// InvalidArgument naming --atp-bandwidth otherwise.
 absl::Status ParseAtpCalibration(const std::string& text,
                                  std::map<std::string, AtpCalibration>& out);
 

@@ -354,6 +354,12 @@ TEST(AtpSearch, TiesPreferLargerD1AndErrors) {
   EXPECT_THAT(ParseAtpCalibration("2x4:1.2", cal).message(), HasSubstr("needs B2"));
   EXPECT_THAT(ParseAtpCalibration("2y4:1,2", cal).message(), HasSubstr("D1xD2"));
   EXPECT_THAT(ParseAtpCalibration("2x4:0,2", cal).message(), HasSubstr("> 0"));
+  EXPECT_THAT(ParseAtpCalibration("2x4:-,2", cal).message(), HasSubstr("> 0"));
+  ASSERT_TRUE(ParseAtpCalibration("1x16:-,4.5", cal).ok());
+  EXPECT_DOUBLE_EQ(cal["1x16"].b2_bytes_per_s, 4.5e9);
+  AtpProblem wrong = Problem();
+  ASSERT_TRUE(ParseAtpCalibration("2x4:1,2", wrong.calibrated).ok());
+  EXPECT_THAT(AtpSearch(m, wrong).status().message(), HasSubstr("--atp-bandwidth: 2x4"));
   AtpProblem bad = Problem();
   bad.hidden = 0;
   EXPECT_THAT(AtpSearch(m, bad).status().message(), HasSubstr("hidden"));
