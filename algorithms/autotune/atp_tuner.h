@@ -48,7 +48,9 @@
 // The search evaluates every DeviceMesh(d1, N/d1), d1 descending, and keeps the least T_comm
 // (ties → the larger d1, closer to Megatron's DeviceMesh(N, 1)). Calibrated B1/B2 (§5.3: IC1)
 // replace the matrix's values for their meshes; the candidates are then only those meshes,
-// since measured and derived bandwidths are not comparable.
+// since measured and derived bandwidths are not comparable. On §5.3's interconnects these
+// equations pick 4x2 on IC2 and IC3 and 4x4 on IC4 where the paper states 8x1, 8x1 and 8x2
+// (docs/atp.md and tests/algorithms/atp_tuner_test.cc work through why).
 //
 // Example:
 //   MESHSIM_ASSIGN_OR_RETURN(CommMatrix m, BuildCommMatrix(topology, 16));
