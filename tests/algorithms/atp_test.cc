@@ -321,6 +321,19 @@ TEST(Tp2dTest, SummaPerFcGemmLocalAttentionAndDepthAllReduces) {
           .empty());
 }
 
+TEST(Tp2dTest, FrontierCoversTheLayerAndSequencesTheNext) {
+  const Mesh mesh{2, 4};
+  core::OpGraph g;
+  LoweringContext ctx{g, mesh, 2, 0, std::vector<core::OpId>(mesh.MachineChips())};
+  ASSERT_TRUE(MakeTp2d()->Lower({SmallShape(), 1}, ctx).ok());
+  testing_util::ExpectFrontierCovers(g, ctx.frontier, 0);
+  const std::vector<core::OpId> before = ctx.frontier;
+  const uint32_t first = static_cast<uint32_t>(g.size());
+  ASSERT_TRUE(MakeTp2d()->Lower({SmallShape(), 1}, ctx).ok());
+  testing_util::ExpectFollowsFrontier(g, before, first);
+  testing_util::ExpectFrontierCovers(g, ctx.frontier, first);
+}
+
 // --- Simulated: `--workload layer` end to end ---
 
 absl::StatusOr<sim::RunRecord> RunLayer(std::vector<std::pair<std::string, std::string>> values) {
@@ -373,6 +386,22 @@ TEST(AtpSimTest, TwoChunksExposeLessCommunicationOnInfiniBand) {
   const auto [exposed2, makespan2] = run("2");
   EXPECT_LT(exposed2, exposed1);
   EXPECT_LT(makespan2, makespan1);
+}
+
+TEST(AtpSimTest, DeterministicFingerprint) {
+  const auto fingerprint = [] {
+    absl::StatusOr<sim::RunRecord> r = RunLayer({{"system", "dgx-a100"},
+                                                 {"chips", "8"},
+                                                 {"algorithm", "atp"},
+                                                 {"mesh", "4x2"},
+                                                 {"model", "atp-m1"},
+                                                 {"chunks", "2"}});
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? sim::Fingerprint(*r) : 0;
+  };
+  const uint64_t a = fingerprint();
+  EXPECT_NE(a, 0u);
+  EXPECT_EQ(a, fingerprint());
 }
 
 TEST(AtpSimTest, WorkloadAndAlgorithmMustMatch) {
