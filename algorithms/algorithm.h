@@ -106,6 +106,8 @@ class Algorithm {
   virtual absl::Status Lower(const GemmProblem& p, LoweringContext& ctx) const = 0;
 };
 
+class LayerAlgorithm;  // layer_algorithm.h: lowers one whole transformer layer.
+
 struct ParamDoc {
   std::string name;
   std::string description;
@@ -116,7 +118,12 @@ struct AlgorithmInfo {
   std::string description;
   std::vector<ParamDoc> params;
   bool one_dimensional = false;  // Runs on a ring of every chip (topology ring, mesh 1×chips).
+  // Exactly one factory is set: `make` for a GeMM plugin (--workload llm, gemm), `make_layer`
+  // for a layer plugin (--workload layer).
   std::function<std::unique_ptr<Algorithm>()> make;
+  std::function<std::unique_ptr<LayerAlgorithm>()> make_layer;
+
+  bool is_layer() const { return static_cast<bool>(make_layer); }
 };
 
 }  // namespace meshsim::algorithms

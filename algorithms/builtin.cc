@@ -1,4 +1,6 @@
 // The one list of built-in algorithm plugins. Adding a plugin = one entry here (docs/plugins.md).
+#include "algorithms/atp/atp.h"
+#include "algorithms/atp/tp2d.h"
 #include "algorithms/examples/example.h"
 #include "algorithms/gemm2d/cannon.h"
 #include "algorithms/gemm2d/collective.h"
@@ -68,6 +70,33 @@ const std::vector<AlgorithmInfo>& Algorithms() {
        {},
        false,
        MakeExample},
+      // Layer plugins (--workload layer): one whole transformer layer, forward and backward.
+      {"atp",
+       "ATP (adaptive 2D TP, Fig. 6) on DeviceMesh(d1, d2) = --mesh d1xd2 [layer]: QKV/FFN-up "
+       "column-first (AllReduce over mesh rows), attn-out/FFN-down row-first (over mesh "
+       "columns), attention sharded over both; dX AllReduce overlaps dW",
+       {{"mesh", "d1xd2: d1 | hidden, FFN and heads; d2 | hidden and d2 | heads/d1 or batch/chunks"},
+        {"chunks", "1, 2, 4: the batch split into chunks whose GeMMs overlap the previous "
+                   "chunk's AllReduce (§4.1); must divide --batch"}},
+       false,
+       nullptr,
+       MakeAtp},
+      {"megatron",
+       "Megatron-LM 1D TP [layer]: exactly atp on DeviceMesh(N, 1) (two AllReduces of T*h "
+       "forward, two backward, over all chips)",
+       {{"mesh", "Nx1 or auto"}, {"chunks", "as atp"}},
+       false,
+       nullptr,
+       MakeMegatron},
+      {"tp2d",
+       "2D/2.5D TP (Optimus/Tesseract) [layer]: every FC GeMM as SUMMA on q x q, attention "
+       "local; depth d slices side by side (batch split, dW AllReduce across depth)",
+       {{"mesh", "q x (d*q): 4x4 = 2D on 16 chips, 2x4 = 2.5D depth 2 on 8 (auto picks the "
+                 "largest q with q*q | chips)"},
+        {"chunks", "1 only"}},
+       false,
+       nullptr,
+       MakeTp2d},
   };
   return *list;
 }

@@ -131,16 +131,16 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
   po::options_description own("Options of `meshsim compare`");
   own.add_options()("algorithms", po::value<std::string>(),
                     "A,B,...: the algorithms (default meshslice,wang,collective,summa,cannon,"
-                    "tp1d,fsdp)");
+                    "tp1d,fsdp; with --workload layer: atp,megatron,tp2d)");
   MESHSIM_ASSIGN_OR_RETURN(RawOptions raw, ParseRunArgs(args, "compare", &own));
-  std::string list = "meshslice,wang,collective,summa,cannon,tp1d,fsdp";
+  std::string list;
   for (const auto& [key, value] : raw.own) {
     if (key == "algorithms") list = value;
   }
   if (raw.help) {
     out << "usage: meshsim compare [--algorithms A,B,...] [run options] [--out RUNS.h5] "
            "[--trace FIRST.json]\n(default algorithms: meshslice,wang,collective,summa,cannon,"
-           "tp1d,fsdp)\n";
+           "tp1d,fsdp; with --workload layer: atp,megatron,tp2d)\n";
     return absl::OkStatus();
   }
   for (const auto& [key, value] : raw.values) {
@@ -148,6 +148,14 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
       return absl::InvalidArgumentError(
           "--algorithm: not allowed with compare; use --algorithms A,B,...");
     }
+  }
+  // --workload layer compares the layer plugins, each on its own `--mesh auto`
+  // (ResolveLayerMesh); the other workloads the GeMM plugins.
+  const bool layer = std::any_of(raw.values.begin(), raw.values.end(), [](const auto& kv) {
+    return kv.first == "workload" && kv.second == "layer";
+  });
+  if (list.empty()) {
+    list = layer ? "atp,megatron,tp2d" : "meshslice,wang,collective,summa,cannon,tp1d,fsdp";
   }
   std::vector<std::string> names = absl::StrSplit(list, ',', absl::SkipEmpty());
   if (names.empty()) return absl::InvalidArgumentError("--algorithms: empty list");
@@ -157,7 +165,7 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
   const bool mesh_given = std::any_of(raw.values.begin(), raw.values.end(), [](const auto& kv) {
     return kv.first == "mesh" && kv.second != "auto";
   });
-  if (!mesh_given) {
+  if (!mesh_given && !layer) {
     RawOptions r = raw;
     r.values.emplace_back("algorithm", "meshslice");
     MESHSIM_ASSIGN_OR_RETURN(RunOptions o, ResolveRunOptions(r));
@@ -305,6 +313,9 @@ absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
       out << absl::StrFormat("%-13s %s\n", s.name, s.description);
   } else if (w == "workloads") {
     out << "llm         one transformer block's FC layers (--model, --batch, --seq, --pass)\n"
+           "layer       one whole transformer layer, forward + backward (FC GeMMs, attention core, "
+           "element-wise ops) by a layer plugin: atp, megatron, tp2d (--model, --batch, --seq, "
+           "--chunks)\n"
            "gemm        a GeMM (--gemm M,N,K): local on --chips 1, else distributed by "
            "--algorithm\n"
            "collective  one collective per mesh group, all at once (--collective, --group, "

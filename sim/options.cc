@@ -25,7 +25,8 @@ namespace meshsim::sim {
 namespace po = boost::program_options;
 
 const std::vector<std::string>& Workloads() {
-  static const auto* v = new std::vector<std::string>{"llm", "gemm", "collective", "chain"};
+  static const auto* v =
+      new std::vector<std::string>{"llm", "gemm", "collective", "chain", "layer"};
   return *v;
 }
 const std::vector<std::string>& Topologies() {
@@ -70,13 +71,16 @@ po::options_description Description() {
                             "8-15 or 0,4,1,5 (default: chips 0..R*C-1 = every chip)")
       ("topology", text(), "torus2d, torus3d, ring, mesh2d, fattree, switch, hierarchical, "
                            "graphviz:FILE (default: the system's; `meshsim list topologies`)")
-      ("workload", text(), "llm, gemm, collective, chain (default llm)")
+      ("workload", text(), "llm, gemm, collective, chain, layer (default llm); layer = one whole "
+                           "transformer layer, forward + backward, by a layer plugin (atp, "
+                           "megatron, tp2d)")
       ("model", text(), "gpt3, megatron-nlg, atp-m1..atp-m4 (default gpt3)")
       ("hidden", text(), "custom model: hidden size H (replaces --model)")
       ("heads", text(), "custom model: attention heads (default H/128)")
       ("ffn", text(), "custom model: FFN size (default 4H)")
       ("layers", text(), "custom model: transformer blocks (default 1)")
-      ("batch", text(), "global batch in sequences (default: the mesh's chips / 2)")
+      ("batch", text(), "global batch in sequences (default: the mesh's chips / 2; 4 for "
+                        "--workload layer, as in ATP §5)")
       ("seq", text(), "sequence length (default 2048)")
       ("pass", text(), "fwd, bwd, train (default train)")
       ("gemm", text(), "M,N,K of --workload gemm")
@@ -89,6 +93,8 @@ po::options_description Description() {
       ("slices", text(), "slice count / unrolled iterations, or auto (default): for meshslice on "
                          "llm the autotuner's per-layer S (the run's config shows e.g. 6,3,8,8), "
                          "else the plugin's default")
+      ("chunks", text(), "--workload layer: 1, 2 or 4 chunks of the batch for ATP's chunk-based "
+                         "overlap (§4.1); must divide --batch (default 1)")
       ("set", po::value<std::vector<std::string>>()->composing(),
               "KEY=VALUE: override a system parameter (repeatable; keys: `meshsim show system`)")
       ("steps", text(), "--workload chain: steps per chip (default 8)")
@@ -193,6 +199,8 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
         const boost::any& v = value.value();
         if (const bool* b = boost::any_cast<bool>(&v)) {
           if (*b) raw.own.emplace_back(key, "1");
+        } else if (const auto* list = boost::any_cast<std::vector<std::string>>(&v)) {
+          for (const std::string& item : *list) raw.own.emplace_back(key, item);
         } else {
           raw.own.emplace_back(key, value.as<std::string>());
         }
@@ -363,7 +371,7 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
                      absl::StrFormat("must be divisible by --heads %d", o.heads));
     }
   }
-  o.batch = std::max(1, o.mesh_chips() / 2);
+  o.batch = o.workload == "layer" ? 4 : std::max(1, o.mesh_chips() / 2);
   MESHSIM_RETURN_IF_ERROR(integer("batch", 1, int64_t{1} << 30, &o.batch));
   MESHSIM_RETURN_IF_ERROR(integer("seq", 1, int64_t{1} << 30, &o.seq));
   MESHSIM_RETURN_IF_ERROR(choice("pass", {"fwd", "bwd", "train"}, &o.pass));
@@ -389,6 +397,17 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
     int64_t s = 0;
     MESHSIM_RETURN_IF_ERROR(integer("slices", 1, 4096, &s));
     o.slices = static_cast<int>(s);
+  }
+  if (const std::string* v = get("chunks")) {
+    MESHSIM_RETURN_IF_ERROR(CheckOneOf("chunks", *v, {"1", "2", "4"}));
+    o.chunks = std::stoi(*v);
+    if (o.workload != "layer" && o.chunks != 1) {
+      return Invalid("chunks", *v, "chunks apply to --workload layer only; use 1");
+    }
+    if (o.batch % o.chunks != 0) {
+      return Invalid("chunks", *v,
+                     absl::StrFormat("the chunk count must divide --batch %d", o.batch));
+    }
   }
   int64_t steps = o.steps;
   MESHSIM_RETURN_IF_ERROR(integer("steps", 1, 1 << 24, &steps));
@@ -478,6 +497,7 @@ std::vector<std::pair<std::string, std::string>> RunOptions::Resolved() const {
       {"algorithm", algorithm},
       {"dataflow", dataflow},
       {"slices", slices == 0 ? "auto" : absl::StrCat(slices)},
+      {"chunks", absl::StrCat(chunks)},
       {"steps", absl::StrCat(steps)},
       {"step-time", core::FormatDouble(step_time.seconds())},
   };

@@ -31,7 +31,8 @@ namespace meshsim::sim {
 struct RawOptions {
   std::vector<std::pair<std::string, std::string>> values;
   std::vector<std::string> sets;
-  // The subcommand's own options (ParseRunArgs' `own`), as text; a switch given is "1".
+  // The subcommand's own options (ParseRunArgs' `own`), as text; a switch given is "1", a
+  // repeatable option one entry per value.
   std::vector<std::pair<std::string, std::string>> own;
   bool help = false;
 };
@@ -62,6 +63,7 @@ struct RunOptions {
   std::string algorithm = "meshslice";
   std::string dataflow = "auto";
   int slices = 0;                                       // 0 = auto.
+  int chunks = 1;  // --workload layer: ATP chunk-based overlap (batch split into chunks).
   int steps = 8;                                        // `chain` workload: steps per chip.
   core::Time step_time = core::Time::Microseconds(10);  // `chain` workload: step duration.
   std::string out;                                      // HDF5 output path, empty = none.

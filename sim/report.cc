@@ -144,9 +144,16 @@ void PrintTable(const RunRecord& r, std::ostream& os) {
   line("comm transfer (per chip)", Seconds(r.Metric("comm.transfer_s")));
   line("comm exposed (per chip)", Seconds(r.Metric("comm.exposed_s")));
   line("bytes sent per chip", Bytes(r.Metric("bytes_sent_per_chip")));
+  if (const double tf = r.Metric("tflops_per_gpu", -1); tf >= 0) {
+    line("TFLOPS per GPU", absl::StrFormat("%.2f (Megatron layer flops %.4g, 1 TFLOPS = 1e12/s)",
+                                           tf, r.Metric("layer_flops")));
+  }
   if (const double layers = r.Metric("model_layers", 1); layers > 1) {
-    line("model FC time", absl::StrFormat("%s (one block × %.0f layers)",
-                                          Seconds(r.Metric("model_fc_time_s")), layers));
+    // --workload layer simulates a whole layer, llm only a block's FC layers.
+    const bool whole = r.Metric("tflops_per_gpu", -1) >= 0;
+    line(whole ? "model time" : "model FC time",
+         absl::StrFormat("%s (one %s × %.0f layers)", Seconds(r.Metric("model_fc_time_s")),
+                         whole ? "layer" : "block", layers));
   }
   line("ops", absl::StrFormat("%.0f", r.Metric("ops")));
   line("events", absl::StrFormat("%.0f (%s in %.3f s wall)", events,
@@ -172,6 +179,11 @@ void PrintJson(const RunRecord& r, std::ostream& os, const std::vector<std::stri
   for (const char* key :
        {"bytes_sent_per_chip", "ops", "events", "wall_s", "model_layers", "model_fc_time_s"}) {
     os << ", " << JsonString(key) << ": " << JsonNumber(r.Metric(key));
+  }
+  for (const char* key : {"layer_flops", "tflops_per_gpu"}) {
+    if (const double v = r.Metric(key, -1); v >= 0) {
+      os << ", " << JsonString(key) << ": " << JsonNumber(v);
+    }
   }
   os << ", \"gemms\": [";
   sep = "";

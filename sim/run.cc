@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "algorithms/autotune/autotuner.h"
 #include "algorithms/dataflow.h"
+#include "algorithms/layer_algorithm.h"
 #include "algorithms/llm.h"
 #include "algorithms/microbench.h"
 #include "algorithms/registry.h"
@@ -20,6 +21,7 @@
 #include "sim/machine.h"
 #include "sim/metrics.h"
 #include "sim/tune.h"
+#include "workloads/layer.h"
 #include "workloads/transformer.h"
 
 namespace meshsim::sim {
@@ -57,6 +59,8 @@ absl::StatusOr<algorithms::TuneResult> AutotuneRun(const RunOptions& o,
   return algorithms::Autotune(problem, RunCostModel());
 }
 
+absl::Status CheckAlgorithmFitsWorkload(const RunOptions& o, const algorithms::AlgorithmInfo& info);
+
 absl::Status BuildWorkload(const RunOptions& o, const Plan& run_plan, core::OpGraph& graph) {
   const algorithms::Mesh& mesh = run_plan.mesh;
   if (o.workload == "chain") {
@@ -71,6 +75,15 @@ absl::Status BuildWorkload(const RunOptions& o, const Plan& run_plan, core::OpGr
   }
   MESHSIM_ASSIGN_OR_RETURN(const algorithms::AlgorithmInfo* info,
                            algorithms::FindAlgorithm(o.algorithm));
+  MESHSIM_RETURN_IF_ERROR(CheckAlgorithmFitsWorkload(o, *info));
+  if (o.workload == "layer") {
+    MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, Model(o));
+    const std::unique_ptr<algorithms::LayerAlgorithm> layer = info->make_layer();
+    MESHSIM_CHECK(layer != nullptr) << "algorithm '" << o.algorithm << "' has no layer factory";
+    const algorithms::LayerProblem problem{
+        workloads::ShapeOf(model, o.batch, o.seq, o.system.chip.element_bytes), o.chunks};
+    return algorithms::LowerLayer(problem, *layer, mesh, graph);
+  }
   const std::unique_ptr<algorithms::Algorithm> algorithm = info->make();
   // Every registry entry has a factory (tests/algorithms/registry_test.cc); null is a bug.
   MESHSIM_CHECK(algorithm != nullptr) << "algorithm '" << o.algorithm << "' has no factory";
@@ -103,12 +116,57 @@ absl::Status BuildWorkload(const RunOptions& o, const Plan& run_plan, core::OpGr
                                    o.system.chip.element_bytes, graph);
 }
 
+// --workload layer takes a layer plugin, the other distributed workloads a GeMM plugin.
+absl::Status CheckAlgorithmFitsWorkload(const RunOptions& o, const algorithms::AlgorithmInfo& info) {
+  if (o.workload == "layer" && !info.is_layer()) {
+    std::vector<std::string> layer_plugins;
+    for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
+      if (a.is_layer()) layer_plugins.push_back(a.name);
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--algorithm: '", o.algorithm, "' is not allowed with --workload layer; allowed: ",
+        absl::StrJoin(layer_plugins, ", ")));
+  }
+  if (o.workload != "layer" && info.is_layer()) {
+    return absl::InvalidArgumentError(absl::StrCat("--algorithm: '", o.algorithm,
+                                                   "' is a layer plugin; it needs --workload "
+                                                   "layer, not --workload ",
+                                                   o.workload));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<algorithms::Mesh> ResolveLayerMesh(const RunOptions& o) {
+  if (o.mesh_rows > 0) return algorithms::Mesh{o.mesh_rows, o.mesh_cols};
+  const int chips = o.mesh_chips();
+  if (o.algorithm == "tp2d") {
+    // q × (d·q): the largest q with q² | chips (2D on 16 chips, 2.5D depth 2 on 8).
+    int q = 1;
+    for (int x = 1; x * x <= chips; ++x) {
+      if (chips % (x * x) == 0) q = x;
+    }
+    return algorithms::Mesh{q, chips / q};
+  }
+  // atp and megatron: DeviceMesh(N, 1), Megatron-LM's mesh.
+  return algorithms::Mesh{chips, 1};
+}
+
+namespace {
+
 // The logical mesh: 1D algorithms use one ring of every chip of the mesh; 2D ones the given
 // mesh, else for MeshSlice on llm the autotuner's mesh, else (or when the tuner has no
 // candidate, e.g. chips not 4·C with C ≥ 4) the squarest mesh. Not yet placed.
 absl::StatusOr<algorithms::Mesh> ResolveLogicalMesh(const RunOptions& o, bool* one_dimensional) {
   const int chips = o.mesh_chips();
   *one_dimensional = false;
+  if (o.workload == "layer") {
+    MESHSIM_ASSIGN_OR_RETURN(const algorithms::AlgorithmInfo* info,
+                             algorithms::FindAlgorithm(o.algorithm));
+    MESHSIM_RETURN_IF_ERROR(CheckAlgorithmFitsWorkload(o, *info));
+    return ResolveLayerMesh(o);
+  }
   if (o.workload == "llm" || (o.workload == "gemm" && o.chips > 1)) {
     MESHSIM_ASSIGN_OR_RETURN(const algorithms::AlgorithmInfo* info,
                              algorithms::FindAlgorithm(o.algorithm));
@@ -242,9 +300,18 @@ absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
   rec.metrics = m.Pairs();
   // One block is simulated; the model's FC time is that block's times its layer count.
   int64_t layers = 1;
-  if (o.workload == "llm") {
+  if (o.workload == "llm" || o.workload == "layer") {
     MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, Model(o));
     layers = model.layers;
+  }
+  if (o.workload == "layer") {
+    // ATP §5's metric: Megatron's layer flops (workloads/layer.h) per GPU per second, one layer
+    // simulated. Tera = 1e12 (the paper's Table 2 divides by 2^40).
+    const double flops = workloads::LayerFlops(o.batch, o.seq, Model(o)->hidden);
+    const double seconds = exec.makespan().seconds();
+    rec.metrics.emplace_back("layer_flops", flops);
+    rec.metrics.emplace_back("tflops_per_gpu",
+                             seconds > 0 ? flops / (o.mesh_chips() * seconds) / 1e12 : 0.0);
   }
   rec.metrics.emplace_back("model_layers", static_cast<double>(layers));
   rec.metrics.emplace_back("model_fc_time_s", exec.makespan().seconds() * layers);

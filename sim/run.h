@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "algorithms/mesh.h"
 #include "sim/options.h"
 #include "sim/run_record.h"
 
@@ -36,6 +37,12 @@ absl::StatusOr<RunRecord> SimulateWithLayerSlices(const RunOptions& options,
 // The logical mesh a run would use ("32x8"): the given one, the autotuner's for MeshSlice on
 // llm with --mesh auto, a ring of every chip for 1D algorithms, else the squarest.
 absl::StatusOr<std::string> ResolvedMesh(const RunOptions& options);
+
+// The DeviceMesh of --workload layer (not yet placed): the given --mesh, else for `auto` atp and
+// megatron on DeviceMesh(N, 1) (N = the mesh's chips) and tp2d on q×(d·q) with the largest q
+// such that q² divides N. The one place where `--mesh auto` for layer plugins is decided (the
+// ATP tuner replaces the atp rule with its choice).
+absl::StatusOr<algorithms::Mesh> ResolveLayerMesh(const RunOptions& options);
 
 // The determinism fingerprint of the last run's op completion order, kept in the record as the
 // metric "fingerprint" split into two exact 32-bit halves.

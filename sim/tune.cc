@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,9 +10,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "algorithms/autotune/atp_tuner.h"
 #include "algorithms/llm.h"
 #include "boost/program_options.hpp"
 #include "core/status_macros.h"
+#include "sim/machine.h"
 #include "sim/report.h"
 #include "sim/run.h"
 #include "workloads/transformer.h"
@@ -29,14 +32,27 @@ constexpr char kUsage[] =
     "every layer, and prints estimate beside simulation. Run options describe the workload\n"
     "(--model/--hidden, --chips, --batch, --seq, --pass, --dataflow, --system, --set; --mesh RxC\n"
     "tunes S on that mesh only); not allowed: --workload other than llm, --algorithm other than\n"
-    "meshslice, --slices, --out, --trace.\n\n";
+    "meshslice, --slices, --out, --trace.\n\n"
+    "meshsim tune --algorithm atp [run options] [--atp-bandwidth D1xD2:B1,B2[;...]] [--validate]\n"
+    "[--format table|json]\n\n"
+    "ATP's mesh search (ATP §3.4-3.5, docs/atp.md): derives the hierarchical communication\n"
+    "matrix of the system's topology over --chips chips, then for every DeviceMesh(d1, d2) the\n"
+    "all-reduce bandwidths B'1, B'2 (Eq. 3), B1, B2 (Eq. 4) and T_comm (Eq. 2) of the model's\n"
+    "L layers (--model, --batch, default 4, --seq), and picks the least T_comm. --mesh D1xD2\n"
+    "evaluates that mesh only; --atp-bandwidth gives calibrated B1, B2 in GB/s per mesh (then\n"
+    "only those meshes are candidates; B2 may be omitted when D2 = 1). --validate simulates one\n"
+    "layer of each mesh (--workload layer --algorithm atp --mesh D1xD2). Not allowed with atp:\n"
+    "--workload other than layer, --slices, --out, --trace, --placement, --cost-model.\n\n";
 
 // The options `tune` takes itself, parsed with the run options by one parser.
 struct TuneArgs {
   std::string cost_model = "simulation-fitted";
+  bool cost_model_given = false;
   std::string format = "table";
   bool validate = false;
-  RawOptions raw;  // The run options.
+  RawOptions raw;                          // The run options.
+  bool atp = false;                        // --algorithm atp: ATP's mesh search.
+  std::vector<std::string> atp_bandwidth;  // --atp-bandwidth values, in order.
 };
 
 absl::StatusOr<TuneArgs> ParseTuneArgs(const std::vector<std::string>& args) {
@@ -45,13 +61,23 @@ absl::StatusOr<TuneArgs> ParseTuneArgs(const std::vector<std::string>& args) {
   // clang-format off
   own.add_options()
       ("cost-model", po::value<std::string>(), "simulation-fitted (default), tpuv4-measured")
-      ("validate", po::bool_switch(), "also simulate every candidate and print both");
+      ("validate", po::bool_switch(), "also simulate every candidate and print both")
+      ("atp-bandwidth", po::value<std::vector<std::string>>()->composing(),
+       "--algorithm atp: calibrated all-reduce bandwidths D1xD2:B1,B2 in GB/s (repeatable)");
   // clang-format on
   TuneArgs t;
   MESHSIM_ASSIGN_OR_RETURN(t.raw, ParseRunArgs(args, "tune", &own));
   for (const auto& [key, value] : t.raw.own) {
-    if (key == "cost-model") t.cost_model = value;
+    if (key == "cost-model") {
+      t.cost_model = value;
+      t.cost_model_given = true;
+    }
     if (key == "validate") t.validate = true;
+    if (key == "atp-bandwidth") t.atp_bandwidth.push_back(value);
+  }
+  // --algorithm atp selects ATP's search; any other value stays a run option.
+  for (const auto& [key, value] : t.raw.values) {
+    if (key == "algorithm" && value == "atp") t.atp = true;
   }
   // --format is a run option (table, json, csv); tune prints no CSV.
   for (const auto& [key, value] : t.raw.values) {
@@ -61,6 +87,16 @@ absl::StatusOr<TuneArgs> ParseTuneArgs(const std::vector<std::string>& args) {
   if (t.format != "table" && t.format != "json") {
     return absl::InvalidArgumentError(
         absl::StrFormat("--format: '%s' is not allowed; allowed: table, json", t.format));
+  }
+  if (!t.atp && !t.atp_bandwidth.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--atp-bandwidth: '%s' is not allowed without --algorithm atp", t.atp_bandwidth[0]));
+  }
+  if (t.atp && t.cost_model_given) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--cost-model: '%s' is not allowed with --algorithm atp (MeshSlice's cost models; ATP "
+        "uses Eq. 2-4)",
+        t.cost_model));
   }
   return t;
 }
@@ -74,7 +110,8 @@ absl::Status CheckTuneRunOptions(const RawOptions& raw) {
     }
     if (key == "algorithm" && value != "meshslice") {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "--algorithm: '%s' is not allowed with tune; the autotuner tunes meshslice", value));
+          "--algorithm: '%s' is not allowed with tune; the autotuner tunes meshslice (or atp)",
+          value));
     }
     if (key == "slices" || key == "out" || key == "trace") {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -309,6 +346,226 @@ void PrintTable(const algorithms::TuneResult& r, const std::vector<Point>* point
   }
 }
 
+// ---- ATP's mesh search (--algorithm atp) ----
+
+// Run options that make no sense for ATP's search.
+absl::Status CheckAtpRunOptions(const RawOptions& raw) {
+  for (const auto& [key, value] : raw.values) {
+    if (key == "workload" && value != "layer") {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--workload: '%s' is not allowed with tune --algorithm atp; ATP tunes --workload layer",
+          value));
+    }
+    if (key == "algorithm" && value != "atp") {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--algorithm: '%s' is not allowed twice; tune takes one of meshslice, atp", value));
+    }
+    if (key == "slices" || key == "out" || key == "trace" || key == "placement") {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--%s: '%s' is not allowed with tune --algorithm atp (the search covers chips "
+          "0..N-1 and writes no files)",
+          key, value));
+    }
+  }
+  return absl::OkStatus();
+}
+
+struct AtpRow {
+  algorithms::AtpMeshEstimate estimate;
+  double simulated_s = -1;  // One layer, --validate only.
+  bool chosen = false, simulated_best = false;
+};
+
+std::string Gbps(double bytes_per_s) {
+  return bytes_per_s > 0 ? absl::StrFormat("%.2f", bytes_per_s / 1e9) : "-";
+}
+
+std::string LayerList(const std::vector<int>& layers) {
+  if (layers.empty()) return "-";
+  std::vector<int> one_based;
+  for (int l : layers) one_based.push_back(l + 1);
+  return absl::StrJoin(one_based, ",");
+}
+
+void PrintAtpMatrixTable(const algorithms::CommMatrix& m, std::ostream& out) {
+  out << "hierarchical communication matrix (GB/s, one direction; ATP's NVLink figures add both "
+         "directions):\n";
+  const bool uniform = m.Uniform();
+  for (size_t j = 0; j < m.layers.size(); ++j) {
+    const algorithms::CommLayer& l = m.layers[j];
+    out << absl::StrFormat("layer %d: %s: %d ranks of %d chip%s (rule %s), %d parent%s%s\n", j + 1,
+                           l.name, l.ranks, l.rank_chips, l.rank_chips == 1 ? "" : "s", l.rule,
+                           l.parents.size(), l.parents.size() == 1 ? "" : "s",
+                           l.parents.size() > 1 ? (uniform ? ", all alike; the first shown"
+                                                           : ", not alike; the first shown")
+                                                : "");
+    const algorithms::CommBlock& b = l.parents.front();
+    if (l.ranks > 16) {
+      double lo = 1e300, hi = 0;
+      for (int a = 0; a < l.ranks; ++a) {
+        for (int c = 0; c < l.ranks; ++c) {
+          if (a == c) continue;
+          lo = std::min(lo, b.p2p[a][c]);
+          hi = std::max(hi, b.p2p[a][c]);
+        }
+      }
+      const auto [glo, ghi] = std::minmax_element(b.group.begin(), b.group.end());
+      out << absl::StrFormat("  P2P %s .. %s, group %s .. %s (%d ranks: matrix not printed)\n",
+                             Gbps(lo), Gbps(hi), Gbps(*glo), Gbps(*ghi), l.ranks);
+      continue;
+    }
+    out << "  P2P   ";
+    for (int c = 0; c < l.ranks; ++c) out << absl::StrFormat("%8s", absl::StrCat("r", c));
+    out << absl::StrFormat("%9s\n", "group");
+    for (int a = 0; a < l.ranks; ++a) {
+      out << absl::StrFormat("  %-6s", absl::StrCat("r", a));
+      for (int c = 0; c < l.ranks; ++c) {
+        out << absl::StrFormat("%8s", a == c ? "-" : Gbps(b.p2p[a][c]));
+      }
+      out << absl::StrFormat("%9s\n", Gbps(b.group[a]));
+    }
+  }
+}
+
+void PrintAtpTable(const RunOptions& o, const workloads::ModelShape& model,
+                   const algorithms::AtpProblem& p, const algorithms::CommMatrix& m,
+                   const std::vector<AtpRow>& rows, bool validate, std::ostream& out) {
+  out << absl::StrFormat(
+      "ATP mesh search (ATP §3.5): system %s, topology %s, %d chips, model %s (L %d, h %d), "
+      "batch %d, seq %d, %d B/element%s\n\n",
+      o.system_name, o.topology, m.chips, o.model, p.layers, p.hidden, p.batch, p.seq,
+      p.element_bytes, p.rabenseifner ? "" : ", B = B'");
+  PrintAtpMatrixTable(m, out);
+  out << "\nper DeviceMesh(d1, d2): layers spanned, Eq. 3 B' and Eq. 4 B (GB/s), Eq. 2 T_comm "
+         "(L layers; per layer)";
+  if (validate) out << ", simulated one layer (fwd + bwd, with compute)";
+  out << "\n";
+  out << absl::StrFormat("%-7s %-7s %-7s %8s %8s %8s %8s %12s %12s", "mesh", "dim1", "dim2", "B'1",
+                         "B'2", "B1", "B2", "t_comm_ms", "layer_ms");
+  if (validate) out << absl::StrFormat(" %12s", "simulated_ms");
+  out << "\n";
+  for (const AtpRow& r : rows) {
+    const algorithms::AtpMeshEstimate& e = r.estimate;
+    std::vector<std::string> marks;
+    if (r.chosen) marks.push_back("<- chosen");
+    if (e.calibrated) marks.push_back("calibrated");
+    if (r.simulated_best) marks.push_back("sim best");
+    out << absl::StrFormat("%-7s %-7s %-7s %8s %8s %8s %8s %12.4f %12.4f", e.mesh.ToString(),
+                           LayerList(e.layers1), LayerList(e.layers2), Gbps(e.b1_prime),
+                           Gbps(e.b2_prime), Gbps(e.b1), Gbps(e.b2), e.t_comm_s * 1e3,
+                           e.t_comm_s * 1e3 / p.layers);
+    if (validate) out << absl::StrFormat(" %12.4f", r.simulated_s * 1e3);
+    out << (marks.empty() ? "" : "  ") << absl::StrJoin(marks, ", ") << "\n";
+  }
+}
+
+void PrintAtpJson(const algorithms::CommMatrix& m, const std::vector<AtpRow>& rows,
+                  const algorithms::AtpResult& result, bool validate, std::ostream& out) {
+  const auto list = [](const std::vector<int>& v) {
+    std::vector<int> one_based;
+    for (int l : v) one_based.push_back(l + 1);
+    return absl::StrCat("[", absl::StrJoin(one_based, ", "), "]");
+  };
+  out << "{\"mesh\": " << JsonString(result.mesh.ToString())
+      << ", \"t_comm_s\": " << JsonNumber(result.t_comm_s) << ", \"meshes\": [";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const algorithms::AtpMeshEstimate& e = rows[i].estimate;
+    out << (i ? ", " : "") << "{\"mesh\": " << JsonString(e.mesh.ToString())
+        << ", \"layers1\": " << list(e.layers1) << ", \"layers2\": " << list(e.layers2)
+        << ", \"b1_prime\": " << JsonNumber(e.b1_prime)
+        << ", \"b2_prime\": " << JsonNumber(e.b2_prime) << ", \"b1\": " << JsonNumber(e.b1)
+        << ", \"b2\": " << JsonNumber(e.b2)
+        << ", \"calibrated\": " << (e.calibrated ? "true" : "false")
+        << ", \"t_comm_s\": " << JsonNumber(e.t_comm_s)
+        << ", \"chosen\": " << (rows[i].chosen ? "true" : "false");
+    if (validate) out << ", \"simulated_s\": " << JsonNumber(rows[i].simulated_s);
+    out << "}";
+  }
+  out << "], \"matrix\": {\"chips\": " << m.chips << ", \"layers\": [";
+  for (size_t j = 0; j < m.layers.size(); ++j) {
+    const algorithms::CommLayer& l = m.layers[j];
+    out << (j ? ", " : "") << "{\"name\": " << JsonString(l.name)
+        << ", \"rule\": " << JsonString(l.rule) << ", \"ranks\": " << l.ranks
+        << ", \"rank_chips\": " << l.rank_chips << ", \"parents\": [";
+    for (size_t q = 0; q < l.parents.size(); ++q) {
+      const algorithms::CommBlock& b = l.parents[q];
+      out << (q ? ", " : "") << "{\"first_chip\": " << b.first_chip << ", \"p2p\": [";
+      for (int a = 0; a < l.ranks; ++a) {
+        std::vector<std::string> row;
+        for (double v : b.p2p[a]) row.push_back(JsonNumber(v));
+        out << (a ? ", " : "") << "[" << absl::StrJoin(row, ", ") << "]";
+      }
+      std::vector<std::string> group;
+      for (double v : b.group) group.push_back(JsonNumber(v));
+      out << "], \"group\": [" << absl::StrJoin(group, ", ") << "]}";
+    }
+    out << "]}";
+  }
+  out << "]}}\n";
+}
+
+absl::Status AtpTune(const TuneArgs& targs, std::ostream& out, std::ostream& err) {
+  RawOptions raw = targs.raw;
+  std::erase_if(raw.values, [](const auto& kv) { return kv.first == "algorithm"; });
+  MESHSIM_RETURN_IF_ERROR(CheckAtpRunOptions(raw));
+  // Resolved as the layer runs that --validate simulates (batch 4 unless given, as in ATP §5).
+  std::erase_if(raw.values, [](const auto& kv) { return kv.first == "workload"; });
+  raw.values.emplace_back("workload", "layer");
+  raw.values.emplace_back("algorithm", "atp");
+  MESHSIM_ASSIGN_OR_RETURN(const RunOptions o, ResolveRunOptions(raw));
+  MESHSIM_ASSIGN_OR_RETURN(const workloads::ModelShape model, ModelOf(o));
+
+  algorithms::AtpProblem p;
+  p.layers = model.layers;
+  p.batch = o.batch;
+  p.seq = o.seq;
+  p.hidden = model.hidden;
+  p.element_bytes = o.system.chip.element_bytes;
+  if (o.mesh_rows > 0) p.meshes = {algorithms::Mesh{o.mesh_rows, o.mesh_cols}};
+  for (const std::string& text : targs.atp_bandwidth) {
+    MESHSIM_RETURN_IF_ERROR(algorithms::ParseAtpCalibration(text, p.calibrated));
+  }
+  // The physical machine is built once, as a run with --mesh auto builds it (torus2d: the
+  // most-square extents), and every candidate mesh is laid over it.
+  MESHSIM_ASSIGN_OR_RETURN(const network::Topology topology, BuildTopology(o));
+  MESHSIM_ASSIGN_OR_RETURN(const algorithms::CommMatrix matrix,
+                           algorithms::BuildCommMatrix(topology, o.mesh_chips()));
+  MESHSIM_ASSIGN_OR_RETURN(const algorithms::AtpResult result, algorithms::AtpSearch(matrix, p));
+
+  std::vector<AtpRow> rows;
+  for (const algorithms::AtpMeshEstimate& e : result.meshes) {
+    AtpRow r;
+    r.estimate = e;
+    r.chosen = e.mesh.rows == result.mesh.rows && e.mesh.cols == result.mesh.cols;
+    rows.push_back(std::move(r));
+  }
+  if (targs.validate) {
+    AtpRow* best = nullptr;
+    for (AtpRow& row : rows) {
+      RunOptions r = o;
+      r.mesh_rows = row.estimate.mesh.rows;
+      r.mesh_cols = row.estimate.mesh.cols;
+      if (o.topology == "torus2d" || o.topology == "mesh2d") {
+        // An unplaced mesh over every chip would reshape the grid to the mesh's extents; the
+        // identity placement keeps the machine the matrix describes.
+        r.placement.resize(o.chips);
+        std::iota(r.placement.begin(), r.placement.end(), 0);
+      }
+      err << "simulating one layer on mesh " << row.estimate.mesh.ToString() << " ...\n";
+      MESHSIM_ASSIGN_OR_RETURN(const RunRecord rec, Simulate(r));
+      row.simulated_s = rec.Metric("makespan_s");
+      if (best == nullptr || row.simulated_s < best->simulated_s) best = &row;
+    }
+    if (best != nullptr) best->simulated_best = true;
+  }
+  if (targs.format == "json") {
+    PrintAtpJson(matrix, rows, result, targs.validate, out);
+  } else {
+    PrintAtpTable(o, model, p, matrix, rows, targs.validate, out);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 const algorithms::CostModel& RunCostModel() { return algorithms::CostModel::SimulationFitted(); }
@@ -328,13 +585,14 @@ absl::StatusOr<algorithms::TuneProblem> MakeTuneProblem(const RunOptions& o) {
 
 absl::Status Tune(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   MESHSIM_ASSIGN_OR_RETURN(const TuneArgs targs, ParseTuneArgs(args));
-  MESHSIM_ASSIGN_OR_RETURN(const algorithms::CostModel* cost_model,
-                           algorithms::CostModel::Find(targs.cost_model));
   const RawOptions& raw = targs.raw;
   if (raw.help) {
     out << kUsage << RunHelp();
     return absl::OkStatus();
   }
+  if (targs.atp) return AtpTune(targs, out, err);
+  MESHSIM_ASSIGN_OR_RETURN(const algorithms::CostModel* cost_model,
+                           algorithms::CostModel::Find(targs.cost_model));
   MESHSIM_RETURN_IF_ERROR(CheckTuneRunOptions(raw));
   MESHSIM_ASSIGN_OR_RETURN(const RunOptions o, ResolveRunOptions(raw));
   MESHSIM_ASSIGN_OR_RETURN(const algorithms::TuneProblem problem, MakeTuneProblem(o));

@@ -1,5 +1,7 @@
 #include "algorithms/registry.h"
 
+#include "algorithms/layer_algorithm.h"
+
 #include <set>
 
 #include "gmock/gmock.h"
@@ -13,10 +15,16 @@ TEST(RegistryTest, EveryAlgorithmOfTheContractIsRegisteredAndDocumented) {
   for (const AlgorithmInfo& info : Algorithms()) {
     EXPECT_TRUE(names.insert(info.name).second) << "duplicate " << info.name;
     EXPECT_FALSE(info.description.empty()) << info.name;
-    ASSERT_TRUE(info.make) << info.name;
-    EXPECT_NE(info.make(), nullptr) << info.name;
+    // Exactly one factory: a GeMM plugin or a layer plugin.
+    ASSERT_NE(static_cast<bool>(info.make), info.is_layer()) << info.name;
+    if (info.is_layer()) {
+      EXPECT_NE(info.make_layer(), nullptr) << info.name;
+    } else {
+      EXPECT_NE(info.make(), nullptr) << info.name;
+    }
   }
-  for (const char* name : {"collective", "summa", "cannon", "wang", "meshslice", "tp1d", "fsdp"}) {
+  for (const char* name : {"collective", "summa", "cannon", "wang", "meshslice", "tp1d", "fsdp",
+                           "atp", "megatron", "tp2d"}) {
     EXPECT_TRUE(names.count(name)) << name;
   }
 }

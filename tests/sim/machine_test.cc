@@ -59,9 +59,9 @@ TEST(MachineTest, CliAllGatherMatchesRingFormulaForBothDirections) {
 // rings must get slower; SUMMA (pipelined broadcasts) and Cannon (one-way shifts) use no ring
 // and must not change. A registered algorithm missing from both lists fails the test.
 TEST(MachineTest, EveryAlgorithmHonoursRingDirections) {
-  const std::set<std::string> rings = {"meshslice", "collective", "wang",
-                                       "tp1d",      "fsdp",       "example"};
-  const std::set<std::string> no_rings = {"summa", "cannon"};
+  const std::set<std::string> rings = {"meshslice", "collective", "wang", "tp1d",
+                                       "fsdp",      "example",    "atp",  "megatron"};
+  const std::set<std::string> no_rings = {"summa", "cannon", "tp2d"};
   for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
     ASSERT_TRUE(rings.count(a.name) + no_rings.count(a.name) == 1) << a.name << ": classify it";
     double t[3] = {0, 0, 0};
@@ -71,7 +71,13 @@ TEST(MachineTest, EveryAlgorithmHonoursRingDirections) {
                                        "--chips",     "16",
                                        "--algorithm", a.name,
                                        "--set",       "comm.ring_directions=" + std::to_string(d)};
-      if (!a.one_dimensional) args.insert(args.end(), {"--mesh", "4x4"});
+      if (a.is_layer()) {  // A whole layer of ATP's M1 instead of the GeMM.
+        args = {"--workload",  "layer",  "--model", "atp-m1", "--chips", "16",
+                "--algorithm", a.name,   "--mesh",  a.name == "megatron" ? "16x1" : "4x4",
+                "--set",       "comm.ring_directions=" + std::to_string(d)};
+      } else if (!a.one_dimensional) {
+        args.insert(args.end(), {"--mesh", "4x4"});
+      }
       t[d] = Makespan(args);
     }
     if (rings.count(a.name)) {

@@ -1,0 +1,189 @@
+// ATP and Megatron-LM layer lowering; the sharding, the collectives and their volumes are
+// tabulated in atp.h.
+#include "algorithms/atp/atp.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "algorithms/atp/layer_lowering.h"
+#include "algorithms/lowering_util.h"
+#include "core/status_macros.h"
+
+namespace meshsim::algorithms {
+namespace {
+
+using workloads::LayerOp;
+using workloads::LayerOpKind;
+using workloads::LayerTensor;
+
+bool ColumnFirst(int fc_index) { return fc_index == 0 || fc_index == 2; }  // qkv, ffn_up
+
+absl::Status CheckAtp(const char* name, const LayerProblem& p, const Mesh& mesh) {
+  const workloads::LayerShape& s = p.shape;
+  const int64_t d1 = mesh.rows, d2 = mesh.cols, c = p.chunks;
+  const std::string m = mesh.ToString();
+  const auto fail = [&](const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %s", name, what));
+  };
+  if (c < 1 || s.batch % c != 0) {
+    return fail(absl::StrFormat(
+        "--chunks: %d is not allowed; the chunk count must divide --batch %d (e.g. 1, 2, 4)", c,
+        s.batch));
+  }
+  if (s.hidden % d1 != 0 || s.ffn_dim() % d1 != 0) {
+    return fail(
+        absl::StrFormat("--mesh: '%s' is not allowed; d1 = %d must divide hidden %d and "
+                        "FFN %d",
+                        m, d1, s.hidden, s.ffn_dim()));
+  }
+  if (s.hidden % d2 != 0) {
+    return fail(absl::StrFormat("--mesh: '%s' is not allowed; d2 = %d must divide hidden %d", m, d2,
+                                s.hidden));
+  }
+  if (s.heads % d1 != 0) {
+    return fail(absl::StrFormat("--mesh: '%s' is not allowed; d1 = %d must divide heads %d", m, d1,
+                                s.heads));
+  }
+  if ((s.heads / d1) % d2 != 0 && (s.batch / c) % d2 != 0) {
+    return fail(absl::StrFormat(
+        "--mesh: '%s' is not allowed; d2 = %d must divide heads/d1 = %d or the chunk's batch %d "
+        "(the attention core is sharded over dimension 2 by heads or sequences)",
+        m, d2, s.heads / d1, s.batch / c));
+  }
+  return absl::OkStatus();
+}
+
+class AtpLowering {
+ public:
+  AtpLowering(const LayerProblem& p, LoweringContext& ctx)
+      : p_(p),
+        ctx_(ctx),
+        d1_(ctx.mesh.rows),
+        d2_(ctx.mesh.cols),
+        groups_(BuildRowColGroups(ctx.mesh, ctx.graph)),
+        chains_(ctx, p.chunks) {}
+
+  void Run() {
+    const workloads::LayerShape& s = p_.shape;
+    const int c = p_.chunks;
+    const int64_t e = s.element_bytes, t = s.tokens() / c, h = s.hidden;
+    // The heads of one chunk on one device: b·a/(c·d1·d2) (Check makes this whole).
+    const int64_t local_heads = (s.batch / c) * s.heads / (d1_ * d2_);
+    for (const LayerOp& op : workloads::LayerOps(s)) {
+      for (int k = 0; k < c; ++k) {
+        switch (op.kind) {
+          case LayerOpKind::kVector:
+            chains_.Vector(k, LayerTags(ctx_.graph, op, "vector", k), VectorBytes(op));
+            break;
+          case LayerOpKind::kAttention:
+            chains_.Gemm(k, LayerTags(ctx_.graph, op, "gemm", k), local_heads * op.m, op.n, op.k);
+            break;
+          case LayerOpKind::kFc:
+            Fc(op, k, t);
+            break;
+        }
+        // The gathers before attn_out (forward) and before qkv dX (backward): AllGather over
+        // dimension 2 of the attention core's output, each device contributing its heads.
+        if (op.name == "attn_context" && op.pass == core::Pass::kFwd) {
+          AllGather(op, k, (t * h / d1_) / d2_ * e);
+        }
+        if (op.name == "attn_score" && op.pass == core::Pass::kBwdWeight) {
+          AllGather(op, k, (t * 3 * h / d1_) / d2_ * e);
+        }
+      }
+    }
+    chains_.Finish();
+  }
+
+ private:
+  // Local bytes of an element-wise op per chunk: hidden tensors are [T × h/d2], FFN ones
+  // [T × f/d1], scores sharded over both dimensions.
+  int64_t VectorBytes(const LayerOp& op) const {
+    int64_t div = p_.chunks;
+    if (op.tensor == LayerTensor::kHidden) div *= d2_;
+    if (op.tensor == LayerTensor::kFfn) div *= d1_;
+    if (op.tensor == LayerTensor::kScores) div *= d1_ * d2_;
+    return op.bytes / div;
+  }
+
+  void Fc(const LayerOp& op, int k, int64_t t) {
+    const bool col = ColumnFirst(op.fc_index);
+    const int64_t in = op.fc_in / (col ? d2_ : d1_), out = op.fc_out / (col ? d1_ : d2_);
+    const int64_t e = p_.shape.element_bytes;
+    const core::OpTags gemm = LayerTags(ctx_.graph, op, "gemm", k);
+    switch (op.pass) {
+      case core::Pass::kFwd:
+        chains_.Gemm(k, gemm, t, out, in);
+        // Column-first: partial over dimension 2 (rows); row-first: over dimension 1 (columns).
+        AllReduce(op, k, col ? 2 : 1, t * out * e);
+        break;
+      case core::Pass::kBwdData:
+        chains_.Gemm(k, gemm, t, in, out);
+        AllReduce(op, k, col ? 1 : 2, t * in * e);
+        break;
+      case core::Pass::kBwdWeight:
+        chains_.Gemm(k, gemm, in, out, t, /*side=*/true);
+        break;
+      case core::Pass::kNone:
+        break;
+    }
+  }
+
+  void AllReduce(const LayerOp& op, int k, int dim, int64_t bytes) {
+    chains_.Collective(k, LayerTags(ctx_.graph, op, "allreduce", k),
+                       core::CollectiveKind::kAllReduce, dim == 1 ? groups_.col : groups_.row,
+                       dim == 1 ? groups_.col_members : groups_.row_members, bytes);
+  }
+
+  void AllGather(const LayerOp& op, int k, int64_t shard_bytes) {
+    chains_.Collective(k, LayerTags(ctx_.graph, op, "allgather", k),
+                       core::CollectiveKind::kAllGather, groups_.row, groups_.row_members,
+                       shard_bytes);
+  }
+
+  const LayerProblem& p_;
+  LoweringContext& ctx_;
+  const int64_t d1_, d2_;
+  const RowColGroups groups_;
+  ChunkChains chains_;
+};
+
+class Atp : public LayerAlgorithm {
+ public:
+  absl::Status Check(const LayerProblem& p, const Mesh& mesh) const override {
+    return CheckAtp("atp", p, mesh);
+  }
+  absl::Status Lower(const LayerProblem& p, LoweringContext& ctx) const override {
+    MESHSIM_RETURN_IF_ERROR(Check(p, ctx.mesh));
+    AtpLowering(p, ctx).Run();
+    return absl::OkStatus();
+  }
+};
+
+// Megatron-LM = ATP on DeviceMesh(N, 1): the same lowering, restricted to N×1 meshes.
+class Megatron : public LayerAlgorithm {
+ public:
+  absl::Status Check(const LayerProblem& p, const Mesh& mesh) const override {
+    if (mesh.cols != 1) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "megatron: --mesh: '%s' is not allowed; Megatron-LM is ATP on DeviceMesh(N, 1): use "
+          "--mesh %dx1 or auto",
+          mesh.ToString(), mesh.chips()));
+    }
+    return CheckAtp("megatron", p, mesh);
+  }
+  absl::Status Lower(const LayerProblem& p, LoweringContext& ctx) const override {
+    MESHSIM_RETURN_IF_ERROR(Check(p, ctx.mesh));
+    AtpLowering(p, ctx).Run();
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<LayerAlgorithm> MakeAtp() { return std::make_unique<Atp>(); }
+std::unique_ptr<LayerAlgorithm> MakeMegatron() { return std::make_unique<Megatron>(); }
+
+}  // namespace meshsim::algorithms

@@ -1,0 +1,453 @@
+// Layer plugins (algorithms/atp/): atp, megatron, tp2d. Lowering tests inspect the op graph of
+// one whole layer; the simulated cases run `--workload layer` through sim::Simulate.
+#include "algorithms/atp/atp.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algorithms/atp/tp2d.h"
+#include "algorithms/layer_algorithm.h"
+#include "algorithms/mesh.h"
+#include "core/op_graph.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "sim/options.h"
+#include "sim/run.h"
+#include "tests/algorithms/lowering_testing.h"
+#include "tests/sim/cli_testing.h"
+#include "workloads/layer.h"
+
+namespace meshsim::algorithms {
+namespace {
+
+using ::testing::HasSubstr;
+using testing_util::DependsOn;
+using testing_util::DirectlyDependsOn;
+using testing_util::Find;
+using testing_util::FlopsPerChip;
+
+// b = 4, s = 64, h = 256, a = 16, f = 4h, fp16: T = 256 tokens.
+workloads::LayerShape SmallShape() { return {4, 64, 256, 16, 0, 2}; }
+
+core::OpGraph LowerWith(const LayerAlgorithm& algo, const LayerProblem& p, const Mesh& mesh) {
+  core::OpGraph g;
+  const absl::Status s = LowerLayer(p, algo, mesh, g);
+  EXPECT_TRUE(s.ok()) << s;
+  return g;
+}
+
+std::vector<core::ChipId> Members(const core::OpGraph& g, core::OpId id) {
+  const auto span = g.group(g.op(id).group);
+  return {span.begin(), span.end()};
+}
+
+// Collective volumes in elements per group, keyed by (dimension, pass): a collective on a mesh
+// row is dimension 2, on a mesh column dimension 1 (atp.h). Fails the test for another group.
+struct Volumes {
+  std::map<std::pair<int, core::Pass>, std::map<int, int64_t>> allreduce;  // [dim, pass][group]
+  std::map<std::pair<int, core::Pass>, std::map<int, int64_t>> allgather;  // shard elements
+};
+
+Volumes CollectiveVolumes(const core::OpGraph& g, const Mesh& mesh, int element_bytes) {
+  Volumes v;
+  for (uint32_t i = 0; i < g.size(); ++i) {
+    const core::Op& op = g.op(core::OpId(i));
+    if (op.kind != core::OpKind::kCollective) continue;
+    const std::vector<core::ChipId> members = Members(g, core::OpId(i));
+    int dim = 0, index = -1;
+    for (int r = 0; r < mesh.rows; ++r) {
+      if (members == mesh.Row(r)) dim = 2, index = r;
+    }
+    for (int c = 0; c < mesh.cols; ++c) {
+      if (members == mesh.Col(c)) dim = 1, index = c;
+    }
+    EXPECT_NE(dim, 0) << "collective " << g.Label(core::OpId(i)) << " on a group that is neither "
+                      << "a mesh row nor a mesh column";
+    auto& table = op.collective == core::CollectiveKind::kAllReduce ? v.allreduce : v.allgather;
+    EXPECT_TRUE(op.collective == core::CollectiveKind::kAllReduce ||
+                op.collective == core::CollectiveKind::kAllGather);
+    table[{dim, op.tags.pass}][index] += op.bytes / element_bytes;
+  }
+  return v;
+}
+
+class AtpVolumes : public testing::TestWithParam<std::pair<int, int>> {};
+
+TEST_P(AtpVolumes, PerDimensionAllReduceVolumesAreTheClosedForms) {
+  const auto [d1, d2] = GetParam();
+  const workloads::LayerShape s = SmallShape();
+  const int64_t t = s.tokens(), h = s.hidden;
+  // A placed mesh with scrambled chips: the plugin must name chips through the mesh.
+  std::vector<core::ChipId> chips;
+  for (int c = d1 * d2 - 1; c >= 0; --c) chips.push_back(core::ChipId((c * 5) % (d1 * d2)));
+  const absl::StatusOr<Mesh> mesh = Mesh::Placed(d1, d2, chips);
+  ASSERT_TRUE(mesh.ok()) << mesh.status();
+  for (int chunks : {1, 2}) {
+    SCOPED_TRACE(chunks);
+    const core::OpGraph g = LowerWith(*MakeAtp(), {s, chunks}, *mesh);
+    const Volumes v = CollectiveVolumes(g, *mesh, s.element_bytes);
+    const auto expect_each = [](const std::map<int, int64_t>& per_group, int groups, int64_t want,
+                                const char* what) {
+      if (want == 0 || groups == 0) {
+        EXPECT_TRUE(per_group.empty()) << what;
+        return;
+      }
+      EXPECT_EQ(per_group.size(), size_t(groups)) << what;
+      for (const auto& [group, elems] : per_group) EXPECT_EQ(elems, want) << what << " " << group;
+    };
+    const int rows = d2 > 1 ? d1 : 0, cols = d1 > 1 ? d2 : 0;  // Groups of one chip: no ops.
+    // Forward: f1 + f3 on dimension 2 = 3Th/d1 + 4Th/d1 = 7·T·h/d1 per row group; f2 + f4 on
+    // dimension 1 = 2·T·h/d2 per column group.
+    expect_each(v.allreduce.count({2, core::Pass::kFwd}) ? v.allreduce.at({2, core::Pass::kFwd})
+                                                         : std::map<int, int64_t>{},
+                rows, 7 * t * h / d1, "fwd dim 2");
+    expect_each(v.allreduce.count({1, core::Pass::kFwd}) ? v.allreduce.at({1, core::Pass::kFwd})
+                                                         : std::map<int, int64_t>{},
+                cols, 2 * t * h / d2, "fwd dim 1");
+    // Backward dX: ffn_down + attn_out on dimension 2 = 4Th/d1 + Th/d1 = 5·T·h/d1; ffn_up + qkv
+    // on dimension 1 = 2·T·h/d2.
+    expect_each(v.allreduce.count({2, core::Pass::kBwdData})
+                    ? v.allreduce.at({2, core::Pass::kBwdData})
+                    : std::map<int, int64_t>{},
+                rows, 5 * t * h / d1, "bwd dim 2");
+    expect_each(v.allreduce.count({1, core::Pass::kBwdData})
+                    ? v.allreduce.at({1, core::Pass::kBwdData})
+                    : std::map<int, int64_t>{},
+                cols, 2 * t * h / d2, "bwd dim 1");
+    // No gradient AllReduce: dW is local.
+    EXPECT_EQ(v.allreduce.count({1, core::Pass::kBwdWeight}) +
+                  v.allreduce.count({2, core::Pass::kBwdWeight}),
+              0u);
+    // Gathers on dimension 2: forward ctx, T·h/(d1·d2) per device; backward dQKV, 3·T·h/(d1·d2).
+    expect_each(v.allgather.count({2, core::Pass::kFwd}) ? v.allgather.at({2, core::Pass::kFwd})
+                                                         : std::map<int, int64_t>{},
+                rows, t * h / (d1 * d2), "fwd gather");
+    expect_each(v.allgather.count({2, core::Pass::kBwdWeight})
+                    ? v.allgather.at({2, core::Pass::kBwdWeight})
+                    : std::map<int, int64_t>{},
+                rows, 3 * t * h / (d1 * d2), "bwd gather");
+    EXPECT_EQ(
+        v.allgather.count({1, core::Pass::kFwd}) + v.allgather.count({1, core::Pass::kBwdWeight}),
+        0u);
+
+    // Every chip computes 1/(d1·d2) of the layer's GeMM flops, which sum to Megatron's formula.
+    const std::vector<double> flops = FlopsPerChip(g, mesh->MachineChips());
+    double total = 0;
+    for (double f : flops) {
+      EXPECT_DOUBLE_EQ(f, workloads::LayerFlops(s.batch, s.seq, s.hidden) / (d1 * d2));
+      total += f;
+    }
+    EXPECT_DOUBLE_EQ(total, workloads::LayerFlops(s.batch, s.seq, s.hidden));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Meshes, AtpVolumes,
+                         testing::Values(std::pair{2, 2}, std::pair{2, 4}, std::pair{4, 2},
+                                         std::pair{8, 1}, std::pair{1, 8}, std::pair{4, 4}));
+
+TEST(AtpTest, GroupsAreMeshColumnsForDimensionOneAndRowsForDimensionTwo) {
+  const Mesh mesh{2, 4};
+  const core::OpGraph g = LowerWith(*MakeAtp(), {SmallShape(), 1}, mesh);
+  // f1 (qkv forward) on the 2 rows of 4 chips; f2 (attn_out forward) on the 4 columns of 2.
+  const std::vector<core::OpId> f1 = testing_util::OpsNamed(g, "qkv.fwd.allreduce");
+  const std::vector<core::OpId> f2 = testing_util::OpsNamed(g, "attn_out.fwd.allreduce");
+  ASSERT_EQ(f1.size(), 2u);
+  ASSERT_EQ(f2.size(), 4u);
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(Members(g, f1[i]), mesh.Row(i));
+  for (int j = 0; j < 4; ++j) EXPECT_EQ(Members(g, f2[j]), mesh.Col(j));
+  // Bytes per chip: f1 = T·3h/d1·e, f2 = T·h/d2·e.
+  EXPECT_EQ(g.op(f1[0]).bytes, 256 * 3 * 256 / 2 * 2);
+  EXPECT_EQ(g.op(f2[0]).bytes, 256 * 256 / 4 * 2);
+}
+
+TEST(AtpTest, AttentionSplitsBySequencesWhenDimensionTwoDoesNotDivideTheHeads) {
+  // a = 8 on DeviceMesh(8, 2): one head per device row, so dimension 2 splits the 4 sequences.
+  const workloads::LayerShape s{4, 64, 256, 8, 0, 2};
+  const Mesh mesh{8, 2};
+  const core::OpGraph g = LowerWith(*MakeAtp(), {s, 1}, mesh);
+  // b·a/(d1·d2) = 2 per-head GeMMs of s×s×d per device, as one kGemm of (2·s)×s×d.
+  const core::Op& score = g.op(Find(g, "attn_score.fwd.gemm", 0, 5));
+  EXPECT_EQ(score.m, 2 * 64);
+  EXPECT_EQ(score.n, 64);
+  EXPECT_EQ(score.k, 32);
+  for (double f : FlopsPerChip(g, 16)) EXPECT_DOUBLE_EQ(f, workloads::LayerFlops(4, 64, 256) / 16);
+  // With 4 chunks a chunk has one sequence: neither heads/d1 = 1 nor 1 is divisible by d2 = 2.
+  EXPECT_FALSE(MakeAtp()->Check({s, 4}, mesh).ok());
+}
+
+TEST(AtpTest, WeightGradientFollowsItsDataGradientNotItsAllReduce) {
+  const Mesh mesh{2, 2};
+  const core::OpGraph g = LowerWith(*MakeAtp(), {SmallShape(), 1}, mesh);
+  for (const std::string layer : {"qkv", "attn_out", "ffn_up", "ffn_down"}) {
+    SCOPED_TRACE(layer);
+    const core::OpId dx = Find(g, layer + ".bwd_data.gemm", 0, 0);
+    const core::OpId ar = Find(g, layer + ".bwd_data.allreduce", 0, 0);
+    const core::OpId dw = Find(g, layer + ".bwd_weight.gemm", 0, 0);
+    EXPECT_TRUE(DirectlyDependsOn(g, dw, dx));
+    EXPECT_TRUE(DirectlyDependsOn(g, ar, dx));
+    EXPECT_FALSE(DependsOn(g, dw, ar));  // So the AllReduce overlaps the dW GeMM (§4.2).
+  }
+}
+
+TEST(AtpTest, ChunksSplitEveryAllReduceAndOverlapTheNextChunksGemm) {
+  const Mesh mesh{2, 4};
+  const workloads::LayerShape s = SmallShape();
+  const core::OpGraph one = LowerWith(*MakeAtp(), {s, 1}, mesh);
+  const core::OpGraph two = LowerWith(*MakeAtp(), {s, 2}, mesh);
+  const core::OpGraph four = LowerWith(*MakeAtp(), {s, 4}, mesh);
+  const auto ars = [](const core::OpGraph& g) {
+    return testing_util::OpsOfKind(g, core::OpKind::kCollective, core::CollectiveKind::kAllReduce);
+  };
+  ASSERT_FALSE(ars(one).empty());
+  EXPECT_EQ(ars(two).size(), 2 * ars(one).size());
+  EXPECT_EQ(ars(four).size(), 4 * ars(one).size());
+  // Same order of collectives, chunk by chunk: each of 1/c the size.
+  for (size_t i = 0; i < ars(one).size(); ++i) {
+    EXPECT_EQ(two.op(ars(two)[2 * i]).bytes * 2, one.op(ars(one)[i]).bytes);
+    EXPECT_EQ(four.op(ars(four)[4 * i + 3]).bytes * 4, one.op(ars(one)[i]).bytes);
+  }
+  // Chunk 1's QKV GeMM does not wait for chunk 0's f1, chunk 1's attention does not wait for
+  // chunk 0's: only chunk 1's own chain.
+  const core::OpId f1_chunk0 = Find(two, "qkv.fwd.allreduce", 0, 0);
+  EXPECT_FALSE(DependsOn(two, Find(two, "qkv.fwd.gemm", 1, 0), f1_chunk0));
+  EXPECT_FALSE(DependsOn(two, Find(two, "attn_score.fwd.gemm", 1, 0), f1_chunk0));
+  EXPECT_TRUE(
+      DependsOn(two, Find(two, "attn_score.fwd.gemm", 1, 0), Find(two, "qkv.fwd.allreduce", 1, 0)));
+  // Backward: chunk 1's ffn_down dX does not wait for chunk 0's dX AllReduce.
+  EXPECT_FALSE(DependsOn(two, Find(two, "ffn_down.bwd_data.gemm", 1, 0),
+                         Find(two, "ffn_down.bwd_data.allreduce", 0, 0)));
+}
+
+TEST(AtpTest, FrontierCoversTheLayerAndSequencesTheNext) {
+  const Mesh mesh{2, 4};
+  const workloads::LayerShape s = SmallShape();
+  core::OpGraph g;
+  LoweringContext ctx{g, mesh, 2, 0, std::vector<core::OpId>(mesh.MachineChips())};
+  ASSERT_TRUE(MakeAtp()->Lower({s, 2}, ctx).ok());
+  testing_util::ExpectFrontierCovers(g, ctx.frontier, 0);
+  const std::vector<core::OpId> before = ctx.frontier;
+  const uint32_t first = static_cast<uint32_t>(g.size());
+  ASSERT_TRUE(MakeAtp()->Lower({s, 2}, ctx).ok());
+  testing_util::ExpectFollowsFrontier(g, before, first);
+  testing_util::ExpectFrontierCovers(g, ctx.frontier, first);
+}
+
+TEST(AtpTest, MegatronIsAtpOnAnNx1Mesh) {
+  const Mesh mesh{8, 1};
+  const workloads::LayerShape s = SmallShape();
+  for (int chunks : {1, 2}) {
+    const core::OpGraph atp = LowerWith(*MakeAtp(), {s, chunks}, mesh);
+    const core::OpGraph meg = LowerWith(*MakeMegatron(), {s, chunks}, mesh);
+    ASSERT_EQ(atp.size(), meg.size());
+    for (uint32_t i = 0; i < atp.size(); ++i) {
+      const core::Op &a = atp.op(core::OpId(i)), &m = meg.op(core::OpId(i));
+      EXPECT_EQ(a.kind, m.kind);
+      EXPECT_EQ(a.chip, m.chip);
+      EXPECT_EQ(a.bytes, m.bytes);
+      EXPECT_EQ(a.m, m.m);
+      EXPECT_EQ(a.n, m.n);
+      EXPECT_EQ(a.k, m.k);
+      EXPECT_EQ(atp.Label(core::OpId(i)), meg.Label(core::OpId(i)));
+      const auto da = atp.deps(core::OpId(i)), dm = meg.deps(core::OpId(i));
+      EXPECT_TRUE(std::equal(da.begin(), da.end(), dm.begin(), dm.end()));
+      if (a.kind == core::OpKind::kCollective) {
+        EXPECT_EQ(Members(atp, core::OpId(i)), Members(meg, core::OpId(i)));
+      }
+    }
+  }
+  // Megatron-LM: two AllReduces of T·h over all 8 chips forward (f2, f4), two backward.
+  const core::OpGraph meg = LowerWith(*MakeMegatron(), {s, 1}, mesh);
+  const std::vector<core::OpId> ars =
+      testing_util::OpsOfKind(meg, core::OpKind::kCollective, core::CollectiveKind::kAllReduce);
+  ASSERT_EQ(ars.size(), 4u);
+  for (core::OpId id : ars) {
+    EXPECT_EQ(meg.op(id).bytes, s.tokens() * s.hidden * 2);
+    EXPECT_EQ(Members(meg, id).size(), 8u);
+  }
+  EXPECT_TRUE(
+      testing_util::OpsOfKind(meg, core::OpKind::kCollective, core::CollectiveKind::kAllGather)
+          .empty());
+}
+
+TEST(AtpTest, PreconditionsAreOneLineErrors) {
+  const workloads::LayerShape s{4, 64, 256, 8, 0, 2};  // h = 256, a = 8, b = 4
+  const auto error = [](const LayerAlgorithm& algo, const LayerProblem& p, const Mesh& mesh) {
+    const absl::Status st = algo.Check(p, mesh);
+    EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << mesh.ToString();
+    EXPECT_EQ(std::string(st.message()).find('\n'), std::string::npos);
+    return std::string(st.message());
+  };
+  EXPECT_THAT(error(*MakeAtp(), {s, 3}, Mesh{2, 2}), HasSubstr("--chunks: 3"));
+  EXPECT_THAT(error(*MakeAtp(), {s, 1}, Mesh{16, 1}), HasSubstr("divide heads 8"));
+  EXPECT_THAT(error(*MakeAtp(), {s, 1}, Mesh{3, 1}), HasSubstr("d1 = 3 must divide hidden 256"));
+  EXPECT_THAT(error(*MakeAtp(), {s, 1}, Mesh{1, 3}), HasSubstr("d2 = 3 must divide hidden 256"));
+  // a/d1 = 1 head per device row and 4 sequences: d2 = 8 divides neither.
+  EXPECT_THAT(error(*MakeAtp(), {s, 1}, Mesh{8, 8}), HasSubstr("heads/d1 = 1"));
+  EXPECT_THAT(error(*MakeMegatron(), {s, 1}, Mesh{2, 4}), HasSubstr("--mesh 8x1"));
+  EXPECT_THAT(error(*MakeTp2d(), {s, 1}, Mesh{4, 2}), HasSubstr("q x (d*q)"));
+  EXPECT_THAT(error(*MakeTp2d(), {s, 2}, Mesh{2, 2}), HasSubstr("--chunks: 2"));
+  EXPECT_THAT(error(*MakeTp2d(), {{2, 64, 256, 8, 0, 2}, 1}, Mesh{2, 4}), HasSubstr("--batch: 2"));
+  EXPECT_TRUE(MakeAtp()->Check({s, 4}, Mesh{2, 4}).ok());
+}
+
+TEST(Tp2dTest, SummaPerFcGemmLocalAttentionAndDepthAllReduces) {
+  const workloads::LayerShape s = SmallShape();
+  const Mesh mesh{2, 4};  // 2.5D: depth 2 of 2×2
+  const core::OpGraph g = LowerWith(*MakeTp2d(), {s, 1}, mesh);
+  const std::vector<double> flops = FlopsPerChip(g, 8);
+  for (double f : flops) EXPECT_DOUBLE_EQ(f, workloads::LayerFlops(4, 64, 256) / 8);
+  // dW blocks all-reduced across the depth: 4 FC layers × q² = 4 groups of {(i, j), (i, j + 2)}.
+  const std::vector<core::OpId> depth =
+      testing_util::OpsOfKind(g, core::OpKind::kCollective, core::CollectiveKind::kAllReduce);
+  ASSERT_EQ(depth.size(), 16u);
+  EXPECT_EQ(Members(g, depth[0]), (std::vector<core::ChipId>{mesh.At(0, 0), mesh.At(0, 2)}));
+  // ffn_down dW block (f/q × h/q)·e, the first depth AllReduce in backward order.
+  EXPECT_EQ(g.op(depth[0]).bytes, (1024 / 2) * (256 / 2) * 2);
+  // SUMMA broadcasts stay inside a depth slice.
+  for (core::OpId id :
+       testing_util::OpsOfKind(g, core::OpKind::kCollective, core::CollectiveKind::kBroadcast)) {
+    const std::vector<core::ChipId> m = Members(g, id);
+    const int slice = mesh.Local(m[0]) % 4 / 2;
+    for (core::ChipId c : m) EXPECT_EQ(mesh.Local(c) % 4 / 2, slice);
+  }
+  // 2D on 4×4: no depth AllReduce.
+  const core::OpGraph g2 = LowerWith(*MakeTp2d(), {s, 1}, Mesh{4, 4});
+  EXPECT_TRUE(
+      testing_util::OpsOfKind(g2, core::OpKind::kCollective, core::CollectiveKind::kAllReduce)
+          .empty());
+}
+
+TEST(Tp2dTest, FrontierCoversTheLayerAndSequencesTheNext) {
+  const Mesh mesh{2, 4};
+  core::OpGraph g;
+  LoweringContext ctx{g, mesh, 2, 0, std::vector<core::OpId>(mesh.MachineChips())};
+  ASSERT_TRUE(MakeTp2d()->Lower({SmallShape(), 1}, ctx).ok());
+  testing_util::ExpectFrontierCovers(g, ctx.frontier, 0);
+  const std::vector<core::OpId> before = ctx.frontier;
+  const uint32_t first = static_cast<uint32_t>(g.size());
+  ASSERT_TRUE(MakeTp2d()->Lower({SmallShape(), 1}, ctx).ok());
+  testing_util::ExpectFollowsFrontier(g, before, first);
+  testing_util::ExpectFrontierCovers(g, ctx.frontier, first);
+}
+
+// --- Simulated: `--workload layer` end to end ---
+
+absl::StatusOr<sim::RunRecord> RunLayer(std::vector<std::pair<std::string, std::string>> values) {
+  sim::RawOptions raw;
+  raw.values = std::move(values);
+  raw.values.emplace_back("workload", "layer");
+  absl::StatusOr<sim::RunOptions> o = sim::ResolveRunOptions(raw);
+  if (!o.ok()) return o.status();
+  return sim::Simulate(*o);
+}
+
+TEST(AtpSimTest, LayerRunsOnThePapersInterconnects) {
+  for (const auto& [system, chips, algorithm, mesh] :
+       {std::tuple{"dgx-a100", "8", "atp", "auto"}, std::tuple{"a100-pcie", "8", "atp", "2x4"},
+        std::tuple{"a100-ib", "16", "megatron", "auto"},
+        std::tuple{"dgx-a100", "8", "tp2d", "auto"}}) {
+    SCOPED_TRACE(std::string(system) + " " + algorithm);
+    absl::StatusOr<sim::RunRecord> r = RunLayer({{"system", system},
+                                                 {"chips", chips},
+                                                 {"algorithm", algorithm},
+                                                 {"mesh", mesh},
+                                                 {"model", "atp-m1"}});
+    ASSERT_TRUE(r.ok()) << r.status();
+    const double tflops = r->Metric("tflops_per_gpu");
+    // Positive and below the chip's peak: LayerFlops / (chips · makespan).
+    EXPECT_GT(tflops, 0.5);
+    EXPECT_LT(tflops * 1e12, r->Metric("chip_peak_flops"));
+    EXPECT_DOUBLE_EQ(r->Metric("layer_flops"), workloads::LayerFlops(4, 2048, 2048));
+    EXPECT_NEAR(tflops,
+                r->Metric("layer_flops") / (std::stoi(chips) * r->Metric("makespan_s")) / 1e12,
+                1e-9);
+  }
+}
+
+TEST(AtpSimTest, TwoChunksExposeLessCommunicationOnInfiniBand) {
+  // a100-ib, 16 GPUs, M2, DeviceMesh(4, 4). Measured: exposed 17.7 ms (chunks 1) vs 14.7 ms
+  // (chunks 2); makespan 21.2 vs 18.4 ms.
+  const auto run = [](const char* chunks) {
+    absl::StatusOr<sim::RunRecord> r = RunLayer({{"system", "a100-ib"},
+                                                 {"chips", "16"},
+                                                 {"algorithm", "atp"},
+                                                 {"mesh", "4x4"},
+                                                 {"model", "atp-m2"},
+                                                 {"chunks", chunks}});
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? std::pair{r->Metric("comm.exposed_s"), r->Metric("makespan_s")}
+                  : std::pair{0.0, 0.0};
+  };
+  const auto [exposed1, makespan1] = run("1");
+  const auto [exposed2, makespan2] = run("2");
+  EXPECT_LT(exposed2, exposed1);
+  EXPECT_LT(makespan2, makespan1);
+}
+
+TEST(AtpSimTest, DeterministicFingerprint) {
+  const auto fingerprint = [] {
+    absl::StatusOr<sim::RunRecord> r = RunLayer({{"system", "dgx-a100"},
+                                                 {"chips", "8"},
+                                                 {"algorithm", "atp"},
+                                                 {"mesh", "4x2"},
+                                                 {"model", "atp-m1"},
+                                                 {"chunks", "2"}});
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? sim::Fingerprint(*r) : 0;
+  };
+  const uint64_t a = fingerprint();
+  EXPECT_NE(a, 0u);
+  EXPECT_EQ(a, fingerprint());
+}
+
+TEST(AtpSimTest, WorkloadAndAlgorithmMustMatch) {
+  const auto error = [](std::vector<std::pair<std::string, std::string>> values) {
+    sim::RawOptions raw;
+    raw.values = std::move(values);
+    absl::StatusOr<sim::RunOptions> o = sim::ResolveRunOptions(raw);
+    if (!o.ok()) return std::string(o.status().message());
+    const absl::Status s = sim::CheckRun(*o);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    return std::string(s.message());
+  };
+  EXPECT_THAT(error({{"workload", "layer"}, {"algorithm", "meshslice"}, {"chips", "8"}}),
+              HasSubstr("--algorithm: 'meshslice' is not allowed with --workload layer"));
+  EXPECT_THAT(error({{"workload", "llm"}, {"algorithm", "atp"}, {"chips", "8"}}),
+              HasSubstr("'atp' is a layer plugin"));
+  EXPECT_THAT(error({{"workload", "layer"},
+                     {"algorithm", "atp"},
+                     {"chips", "8"},
+                     {"batch", "2"},
+                     {"chunks", "4"}}),
+              HasSubstr("--chunks: '4' is not allowed; the chunk count must divide --batch 2"));
+}
+
+TEST(AtpSimTest, CommandLineRunPrintsTflopsPerGpuAndRejectsMismatches) {
+  using sim::testing_cli::Cli;
+  const sim::testing_cli::Result ok =
+      Cli({"run", "--workload", "layer", "--system", "a100-ib", "--chips", "16", "--model",
+           "atp-m1", "--algorithm", "atp", "--mesh", "4x4", "--chunks", "2", "--format", "json"});
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr("\"tflops_per_gpu\": "));
+  EXPECT_THAT(ok.out, HasSubstr("\"chunks\": 2"));
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"run", "--workload", "layer", "--algorithm", "summa", "--chips",
+                                 "8"},
+        std::vector<std::string>{"run", "--workload", "llm", "--algorithm", "megatron", "--chips",
+                                 "8"},
+        std::vector<std::string>{"run", "--workload", "layer", "--algorithm", "atp", "--chips", "8",
+                                 "--chunks", "8"},
+        std::vector<std::string>{"run", "--workload", "layer", "--algorithm", "atp", "--chips", "6",
+                                 "--mesh", "6x1", "--model", "atp-m1"}}) {
+    const sim::testing_cli::Result r = Cli(bad);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace meshsim::algorithms

@@ -1,0 +1,97 @@
+#include "workloads/layer.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace meshsim::workloads {
+namespace {
+
+TEST(LayerTest, LayerFlopsIsAtpTable2) {
+  // ATP Table 2 "TFLOPs per layer" = 72·b·s·h²·(1 + s/(6h)) / 2^40 for b = 4, s = 2048.
+  const double tera = std::ldexp(1.0, 40);
+  EXPECT_DOUBLE_EQ(LayerFlops(4, 2048, 2048) / tera, 2.625);   // M1
+  EXPECT_DOUBLE_EQ(LayerFlops(4, 2048, 4096) / tera, 9.75);    // M2
+  EXPECT_DOUBLE_EQ(LayerFlops(4, 2048, 8192) / tera, 37.5);    // M3
+  EXPECT_DOUBLE_EQ(LayerFlops(4, 2048, 12288) / tera, 83.25);  // M4
+}
+
+TEST(LayerTest, GemmFlopsSumToMegatronsFormula) {
+  for (const LayerShape& s : {LayerShape{4, 2048, 2048, 16, 0, 2}, LayerShape{2, 64, 256, 8, 0, 2},
+                              LayerShape{3, 100, 96, 4, 0, 4}}) {
+    double fc = 0, attention = 0;
+    for (const LayerOp& op : LayerOps(s)) {
+      if (op.kind == LayerOpKind::kFc) fc += op.flops();
+      if (op.kind == LayerOpKind::kAttention) attention += op.flops();
+    }
+    const double t = double(s.tokens()), h = double(s.hidden);
+    // FC: 3 passes × 2·T·(3h² + h² + 4h² + 4h²) = 72·T·h²; attention: 3 × 2 × 2·b·s²·h.
+    EXPECT_DOUBLE_EQ(fc, 72 * t * h * h);
+    EXPECT_DOUBLE_EQ(attention, 12 * t * double(s.seq) * h);
+    EXPECT_DOUBLE_EQ(fc + attention, LayerFlops(s.batch, s.seq, s.hidden));
+  }
+}
+
+TEST(LayerTest, OpsInForwardThenBackwardOrderWithTheirShapes) {
+  const LayerShape s{2, 64, 256, 8, 0, 2};  // T = 128, d = 32, f = 1024
+  const std::vector<LayerOp> ops = LayerOps(s);
+  std::vector<std::string> labels;
+  for (const LayerOp& op : ops) labels.push_back(op.label());
+  const std::vector<std::string> expected = {
+      "ln1.fwd",
+      "qkv.fwd",
+      "attn_score.fwd",
+      "softmax.fwd",
+      "attn_context.fwd",
+      "attn_out.fwd",
+      "residual1.fwd",
+      "ln2.fwd",
+      "ffn_up.fwd",
+      "gelu.fwd",
+      "ffn_down.fwd",
+      "residual2.fwd",
+      "ffn_down.bwd_data",
+      "ffn_down.bwd_weight",
+      "gelu.bwd",
+      "ffn_up.bwd_data",
+      "ffn_up.bwd_weight",
+      "ln2.bwd",
+      "residual2.bwd",
+      "attn_out.bwd_data",
+      "attn_out.bwd_weight",
+      "attn_context.bwd_data",
+      "attn_context.bwd_weight",
+      "softmax.bwd",
+      "attn_score.bwd_data",
+      "attn_score.bwd_weight",
+      "qkv.bwd_data",
+      "qkv.bwd_weight",
+      "ln1.bwd",
+      "residual1.bwd",
+  };
+  EXPECT_EQ(labels, expected);
+  // ffn_up: forward T×f×h, dX T×h×f, dW h×f×T.
+  EXPECT_EQ(ops[8].m, 128);
+  EXPECT_EQ(ops[8].n, 1024);
+  EXPECT_EQ(ops[8].k, 256);
+  EXPECT_EQ(ops[15].m, 128);
+  EXPECT_EQ(ops[15].n, 256);
+  EXPECT_EQ(ops[15].k, 1024);
+  EXPECT_EQ(ops[16].m, 256);
+  EXPECT_EQ(ops[16].n, 1024);
+  EXPECT_EQ(ops[16].k, 128);
+  // QKᵀ: b·a = 16 GeMMs of s×s×d.
+  EXPECT_EQ(ops[2].count, 16);
+  EXPECT_EQ(ops[2].m, 64);
+  EXPECT_EQ(ops[2].n, 64);
+  EXPECT_EQ(ops[2].k, 32);
+  // Element-wise bytes: softmax b·a·s²·e, GeLU T·f·e, residual add 1.5·T·h·e.
+  EXPECT_EQ(ops[3].bytes, 16 * 64 * 64 * 2);
+  EXPECT_EQ(ops[9].bytes, 128 * 1024 * 2);
+  EXPECT_EQ(ops[6].bytes, 128 * 256 * 3);
+}
+
+}  // namespace
+}  // namespace meshsim::workloads
