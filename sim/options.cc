@@ -426,6 +426,10 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
   }
 
   // Requirements of each workload.
+  if (o.workload == "layer" && o.pass != "train") {
+    return Invalid("pass", o.pass,
+                   "--workload layer runs a whole layer forward and backward; use train");
+  }
   if (o.workload == "gemm" && o.gemm_m == 0) {
     return absl::InvalidArgumentError(
         "--gemm: required by --workload gemm (e.g. --gemm 8192,8192,8192)");

@@ -424,6 +424,8 @@ TEST(AtpSimTest, WorkloadAndAlgorithmMustMatch) {
                      {"batch", "2"},
                      {"chunks", "4"}}),
               HasSubstr("--chunks: '4' is not allowed; the chunk count must divide --batch 2"));
+  EXPECT_THAT(error({{"workload", "layer"}, {"algorithm", "atp"}, {"pass", "fwd"}}),
+              HasSubstr("--pass: 'fwd' is not allowed"));
 }
 
 TEST(AtpSimTest, CommandLineRunPrintsTflopsPerGpuAndRejectsMismatches) {
