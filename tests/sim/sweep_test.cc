@@ -81,7 +81,10 @@ struct BadFile {
 class BadExperimentTest : public testing::TestWithParam<BadFile> {};
 
 TEST_P(BadExperimentTest, FailsWithLineAndReason) {
-  const std::string path = Write("bad.ini", GetParam().text);
+  // One file per case: ctest runs the cases as parallel processes sharing the temp directory.
+  const std::string path =
+      Write(std::to_string(std::hash<std::string>{}(GetParam().text)) + "_bad.ini",
+            GetParam().text);
   absl::StatusOr<Experiment> e = ParseExperiment(path);
   absl::Status s = e.ok() ? ExpandExperiment(*e).status() : e.status();
   ASSERT_FALSE(s.ok());
