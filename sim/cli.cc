@@ -515,8 +515,12 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
     status = absl::InternalError(absl::StrCat("unexpected exception: ", e.what()));
   }
   if (status.ok()) return 0;
-  err << "meshsim: " << OneLineMessage(std::string(status.message())) << "\n";
-  return IsBadInput(status) ? 2 : 1;
+  // Bad input is one line (a value with a newline is escaped); a failure inside the simulator
+  // may be longer (a hang report lists the stuck ops one per line).
+  const bool bad_input = IsBadInput(status);
+  const std::string message(status.message());
+  err << "meshsim: " << (bad_input ? OneLineMessage(message) : message) << "\n";
+  return bad_input ? 2 : 1;
 }
 
 }  // namespace meshsim::sim

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -663,10 +664,15 @@ constexpr size_t kTrailerBytes = 16;
 class Hash64 {
  public:
   void Update(const unsigned char* data, size_t n) {
-    for (size_t i = 0; i < n; ++i) {
-      word_ |= static_cast<uint64_t>(data[i]) << (8 * fill_);
-      if (++fill_ == 8) Mix();
+    size_t i = 0;
+    for (; i < n && fill_ != 0; ++i) Byte(data[i]);
+    if constexpr (std::endian::native == std::endian::little) {
+      for (; i + 8 <= n; i += 8) {  // Whole words at once: the same value Byte() assembles.
+        std::memcpy(&word_, data + i, 8);
+        Mix();
+      }
     }
+    for (; i < n; ++i) Byte(data[i]);
   }
   uint64_t Final() {
     if (fill_ > 0) Mix();
@@ -678,6 +684,10 @@ class Hash64 {
   }
 
  private:
+  void Byte(unsigned char c) {
+    word_ |= static_cast<uint64_t>(c) << (8 * fill_);
+    if (++fill_ == 8) Mix();
+  }
   void Mix() {
     state_ = (state_ ^ (word_ * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
     state_ ^= state_ >> 31;
@@ -1258,6 +1268,7 @@ struct ArchiveWriter::State {
     std::string name;
     std::vector<std::pair<std::string, std::string>> config;
     std::vector<std::pair<std::string, double>> metrics;
+    std::vector<std::pair<std::string, std::string>> requested;
   };
   enum class Phase { kOpen, kCommitted, kAborted };
 
@@ -1317,7 +1328,7 @@ struct ArchiveWriter::State {
       return status;
     }
     run_names.insert(run.name);
-    rows.push_back({run.name, run.config, run.metrics});
+    rows.push_back({run.name, run.config, run.metrics, run.requested});
     return absl::OkStatus();
   }
 
@@ -1336,9 +1347,12 @@ struct ArchiveWriter::State {
     for (const Row& row : rows) {
       names.push_back(row.name.c_str());
       for (const std::string& key : keys) {
-        const auto it = std::find_if(row.config.begin(), row.config.end(),
-                                     [&](const auto& entry) { return entry.first == key; });
-        key_values.push_back(it != row.config.end() ? it->second.c_str() : "");
+        const auto is_key = [&](const auto& entry) { return entry.first == key; };
+        const auto req = std::find_if(row.requested.begin(), row.requested.end(), is_key);
+        const auto it = std::find_if(row.config.begin(), row.config.end(), is_key);
+        key_values.push_back(req != row.requested.end() ? req->second.c_str()
+                             : it != row.config.end()   ? it->second.c_str()
+                                                        : "");
       }
       for (const std::string& metric : metrics) {
         const auto it = std::find_if(row.metrics.begin(), row.metrics.end(),
@@ -1518,6 +1532,12 @@ static absl::Status MergeArchivesUnchecked(const std::string& out,
                            ArchiveWriter::Create(out, version));
   for (const std::string& input : inputs) {
     MESHSIM_ASSIGN_OR_RETURN(Archive archive, OpenArchive(input));
+    // Each run's summary row (its swept keys as requested) carries over to the merged summary.
+    absl::StatusOr<SummaryTable> summary = ReadSummaryOf(archive, input);
+    std::map<std::string, size_t> summary_row;
+    if (summary.ok()) {
+      for (size_t r = 0; r < summary->runs.size(); ++r) summary_row[summary->runs[r]] = r;
+    }
     for (const std::string& name : archive.run_names) {
       const std::string run_where = absl::StrCat("cannot read '", input, "': run '", name, "'");
       MESHSIM_ASSIGN_OR_RETURN(
@@ -1527,6 +1547,11 @@ static absl::Status MergeArchivesUnchecked(const std::string& out,
       run.name = name;
       bool has_timeline = true;
       MESHSIM_RETURN_IF_ERROR(ReadRunGroup(group.get(), run, run_where, &has_timeline));
+      if (const auto it = summary_row.find(name); it != summary_row.end()) {
+        for (size_t k = 0; k < summary->keys.size(); ++k) {
+          run.requested.emplace_back(summary->keys[k], summary->key_values[k][it->second]);
+        }
+      }
       MESHSIM_RETURN_IF_ERROR(writer->AddRun(run, has_timeline));
     }
   }

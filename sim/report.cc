@@ -113,6 +113,13 @@ std::string ConfigValue(const RunRecord& r, const std::string& key) {
   return "";
 }
 
+// A swept key's value as the experiment asked for it (RunRecord::requested), else the config's.
+std::string KeyValue(const RunRecord& r, const std::string& key) {
+  for (const auto& [k, v] : r.requested)
+    if (k == key) return v;
+  return ConfigValue(r, key);
+}
+
 void PrintGemms(const RunRecord& r, std::ostream& os) {
   const std::vector<GemmSpan> spans = GemmSpans(r.timeline, r.names);
   if (spans.size() < 2) return;
@@ -164,7 +171,7 @@ void PrintTable(const RunRecord& r, std::ostream& os) {
 void PrintJson(const RunRecord& r, std::ostream& os, const std::vector<std::string>& top_keys) {
   os << "{\"run\": " << JsonString(r.name);
   for (const std::string& k : top_keys)
-    os << ", " << JsonString(k) << ": " << JsonConfigValue(ConfigValue(r, k));
+    os << ", " << JsonString(k) << ": " << JsonConfigValue(KeyValue(r, k));
   for (const char* key : {"makespan_s", "flops", "flop_utilization"}) {
     os << ", " << JsonString(key) << ": " << JsonNumber(r.Metric(key));
   }
@@ -216,7 +223,7 @@ void PrintSummary(const std::vector<const RunRecord*>& runs, const std::vector<s
   std::vector<size_t> width;
   for (const std::string& k : keys) {
     size_t w = k.size();
-    for (const RunRecord* r : runs) w = std::max(w, ConfigValue(*r, k).size());
+    for (const RunRecord* r : runs) w = std::max(w, KeyValue(*r, k).size());
     width.push_back(w);
   }
   size_t name_width = 9;
@@ -234,7 +241,7 @@ void PrintSummary(const std::vector<const RunRecord*>& runs, const std::vector<s
   row("run", keys, "makespan", "FLOP util", "comm exposed", "vs collective");
   for (const RunRecord* r : runs) {
     std::vector<std::string> values;
-    for (const std::string& k : keys) values.push_back(ConfigValue(*r, k));
+    for (const std::string& k : keys) values.push_back(KeyValue(*r, k));
     const double t = r->Metric("makespan_s");
     row(r->name, values, Seconds(t), absl::StrFormat("%.1f%%", 100 * r->Metric("flop_utilization")),
         Seconds(r->Metric("comm.exposed_s")),

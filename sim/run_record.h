@@ -32,6 +32,10 @@ struct RunRecord {
   int chips = 0;
   // Every resolved option and system parameter, in a stable order, as text.
   std::vector<std::pair<std::string, std::string>> config;
+  // A sweep run's swept keys as the experiment wrote them ("auto", "os"), when they differ from
+  // the resolved config: /summary and the sweep's tables show these, so runs group by what was
+  // asked. Not stored in the run's group.
+  std::vector<std::pair<std::string, std::string>> requested;
   // Scalar results, e.g. {"makespan_s", 1.2e-3}, in a stable order.
   std::vector<std::pair<std::string, double>> metrics;
   std::vector<std::string> names;  // Indexed by TimelineRow::name.

@@ -453,6 +453,12 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
       absl::StatusOr<RunRecord> r = Simulate(options[mine[i]]);
       if (r.ok()) {
         r->name = all[mine[i]].name;
+        // Swept keys group runs by what the experiment asked for (dataflow "auto", not the
+        // per-layer list it resolved to); mesh and slices keep showing the resolved choice,
+        // as /summary always has.
+        for (const auto& [k, v] : all[mine[i]].swept) {
+          if (k != "mesh" && k != "slices") r->requested.emplace_back(k, v);
+        }
       } else {
         failed = true;
       }
@@ -494,6 +500,7 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
     light.name = (*r)->name;
     light.chips = (*r)->chips;
     light.config = std::move((*r)->config);
+    light.requested = std::move((*r)->requested);
     light.metrics = std::move((*r)->metrics);
     summary.push_back(std::move(light));
     ++written;

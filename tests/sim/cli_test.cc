@@ -293,6 +293,28 @@ TEST(CliTest, ArchiveAndJsonHoldResolvedTypedConfig) {
   }
 }
 
+// The runs' config holds the resolved dataflow; the sweep's /summary (and a merge of it) keeps
+// the swept value as the experiment wrote it, so plots still group by "os" / "auto".
+TEST(CliTest, SweepSummaryKeepsSweptValuesAsWritten) {
+  const std::string ini = testing_cli::WriteTemp(
+      "dataflow.ini", "chips = 4\nhidden = 1024\nbatch = 8\nseq = 256\ndataflow = os auto\n");
+  const std::string h5 = TempPath("dataflow.h5"), merged = TempPath("dataflow_merged.h5");
+  std::filesystem::remove(merged);
+  ASSERT_EQ(Cli({"sweep", ini, "--out", h5, "--jobs", "1"}).status, 0);
+  ASSERT_EQ(Cli({"merge", merged, h5}).status, 0);
+  for (const std::string& path : {h5, merged}) {
+    absl::StatusOr<SummaryTable> summary = ReadSummary(path);
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    ASSERT_EQ(summary->keys, std::vector<std::string>{"dataflow"});
+    EXPECT_EQ(summary->key_values[0], (std::vector<std::string>{"os", "auto"})) << path;
+    absl::StatusOr<RunRecord> auto_run = ReadRun(path, "run0001");
+    ASSERT_TRUE(auto_run.ok()) << auto_run.status();
+    for (const auto& [k, v] : auto_run->config) {
+      if (k == "dataflow") EXPECT_EQ(v, "os,ls,os,ls") << path;  // AutoStationary per layer.
+    }
+  }
+}
+
 TEST(CliTest, HelpAndVersion) {
   Result r = Cli({"--help"});
   EXPECT_EQ(r.status, 0);

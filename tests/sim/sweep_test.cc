@@ -1,9 +1,10 @@
 // Experiment files, their expansion, shards, and whole sweeps through the CLI.
 #include "sim/sweep.h"
 
+#include <unistd.h>
+
 #include <csignal>
 #include <filesystem>
-#include <functional>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -82,10 +83,12 @@ struct BadFile {
 class BadExperimentTest : public testing::TestWithParam<BadFile> {};
 
 TEST_P(BadExperimentTest, FailsWithLineAndReason) {
-  // One file per case: ctest runs the cases as parallel processes sharing the temp directory.
-  const std::string path =
-      Write(std::to_string(std::hash<std::string>{}(GetParam().text)) + "_bad.ini",
-            GetParam().text);
+  // A directory per process: ctest -j runs the cases in parallel processes, which shared one
+  // bad.ini (a flaky failure when one process rewrote it while another parsed it).
+  const std::filesystem::path dir = Temp("bad_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "bad.ini").string();
+  std::ofstream(path) << GetParam().text;
   absl::StatusOr<Experiment> e = ParseExperiment(path);
   absl::Status s = e.ok() ? ExpandExperiment(*e).status() : e.status();
   ASSERT_FALSE(s.ok());
