@@ -10,7 +10,8 @@
 #   - else `meshsim sweep` of every *.ini in it: experiment.ini → out/sweep.h5, NAME.ini →
 #     out/NAME.h5 (the printed summary goes to out/<same>.txt),
 #   - then `/usr/bin/python3 plot.py` (Debian's python3 with h5py + matplotlib): PNGs and
-#     out/table.md.
+#     out/table.md (the atp_* items also write their committed PNG, SVG and CSV beside their
+#     README).
 # Prints each item's wall time and the total, and keeps them in results/out/run_all_times.txt.
 # JOBS (default 2) = parallel simulations per sweep.
 set -euo pipefail
@@ -20,7 +21,8 @@ build="${MESHSIM_BUILD_DIR:-$root/build}"
 export MESHSIM="$build/sim/meshsim"
 export JOBS="${JOBS:-2}"
 ITEMS=(fig09_weak_scaling fig10_comm_breakdown fig11_gemm_shapes fig12_strong_scaling
-       table2_dataflow fig13_fig14_cost_model table3_tpuv4_4x4 atp_fig10_sota atp_table3_overlap)
+       table2_dataflow fig13_fig14_cost_model table3_tpuv4_4x4 atp_fig10_sota atp_table3_overlap
+       atp_fig11_mesh atp_fig12_topologies)
 [ $# -gt 0 ] && ITEMS=("$@")
 
 mkdir -p "$here/out"

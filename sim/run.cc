@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "algorithms/autotune/atp_tuner.h"
 #include "algorithms/autotune/autotuner.h"
 #include "algorithms/dataflow.h"
 #include "algorithms/layer_algorithm.h"
@@ -117,15 +118,16 @@ absl::Status BuildWorkload(const RunOptions& o, const Plan& run_plan, core::OpGr
 }
 
 // --workload layer takes a layer plugin, the other distributed workloads a GeMM plugin.
-absl::Status CheckAlgorithmFitsWorkload(const RunOptions& o, const algorithms::AlgorithmInfo& info) {
+absl::Status CheckAlgorithmFitsWorkload(const RunOptions& o,
+                                        const algorithms::AlgorithmInfo& info) {
   if (o.workload == "layer" && !info.is_layer()) {
     std::vector<std::string> layer_plugins;
     for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
       if (a.is_layer()) layer_plugins.push_back(a.name);
     }
     return absl::InvalidArgumentError(absl::StrCat(
-        "--algorithm: '", o.algorithm, "' is not allowed with --workload layer; allowed: ",
-        absl::StrJoin(layer_plugins, ", ")));
+        "--algorithm: '", o.algorithm,
+        "' is not allowed with --workload layer; allowed: ", absl::StrJoin(layer_plugins, ", ")));
   }
   if (o.workload != "layer" && info.is_layer()) {
     return absl::InvalidArgumentError(absl::StrCat("--algorithm: '", o.algorithm,
@@ -149,7 +151,23 @@ absl::StatusOr<algorithms::Mesh> ResolveLayerMesh(const RunOptions& o) {
     }
     return algorithms::Mesh{q, chips / q};
   }
-  // atp and megatron: DeviceMesh(N, 1), Megatron-LM's mesh.
+  if (o.algorithm == "atp") {
+    // ATP's own choice (§3.5): Eq. 2–4 on the hierarchical communication matrix of the machine
+    // the run builds (the same search as `meshsim tune --algorithm atp`, without calibration).
+    MESHSIM_ASSIGN_OR_RETURN(const workloads::ModelShape model, Model(o));
+    algorithms::AtpProblem p;
+    p.layers = model.layers;
+    p.batch = o.batch;
+    p.seq = o.seq;
+    p.hidden = model.hidden;
+    p.element_bytes = o.system.chip.element_bytes;
+    MESHSIM_ASSIGN_OR_RETURN(const network::Topology topology, BuildTopology(o));
+    MESHSIM_ASSIGN_OR_RETURN(const algorithms::CommMatrix matrix,
+                             algorithms::BuildCommMatrix(topology, chips));
+    MESHSIM_ASSIGN_OR_RETURN(const algorithms::AtpResult result, algorithms::AtpSearch(matrix, p));
+    return result.mesh;
+  }
+  // megatron: DeviceMesh(N, 1), Megatron-LM's mesh.
   return algorithms::Mesh{chips, 1};
 }
 

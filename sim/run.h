@@ -38,10 +38,12 @@ absl::StatusOr<RunRecord> SimulateWithLayerSlices(const RunOptions& options,
 // llm with --mesh auto, a ring of every chip for 1D algorithms, else the squarest.
 absl::StatusOr<std::string> ResolvedMesh(const RunOptions& options);
 
-// The DeviceMesh of --workload layer (not yet placed): the given --mesh, else for `auto` atp and
-// megatron on DeviceMesh(N, 1) (N = the mesh's chips) and tp2d on q×(d·q) with the largest q
-// such that q² divides N. The one place where `--mesh auto` for layer plugins is decided (the
-// ATP tuner replaces the atp rule with its choice).
+// The DeviceMesh of --workload layer (not yet placed): the given --mesh, else for `auto`: atp on
+// the mesh of ATP's search (Eq. 2–4 on the run's hierarchical communication matrix, as `meshsim
+// tune --algorithm atp` without --atp-bandwidth; algorithms/autotune/atp_tuner.h), megatron on
+// DeviceMesh(N, 1) (N = the mesh's chips) and tp2d on q×(d·q) with the largest q such that q²
+// divides N. The one place where `--mesh auto` for layer plugins is decided. Cost for atp: one
+// topology build and O(N²) routed flows per matrix layer.
 absl::StatusOr<algorithms::Mesh> ResolveLayerMesh(const RunOptions& options);
 
 // The determinism fingerprint of the last run's op completion order, kept in the record as the

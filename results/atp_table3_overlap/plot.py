@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""ATP Table 3 (chunk-based overlap): out/sweep.h5 → out/table.md. TFLOPS per GPU of ATP with
+"""ATP Table 3 (chunk-based overlap): out/sweep.h5 → out/table.md and
+atp_table3_overlap.{png,svg,csv} (committed). TFLOPS per GPU of ATP with
 chunks 1 (its best mesh: the baseline), 2 and 4 (on the baseline's mesh) on four interconnects,
 8 GPUs each, beside the paper's numbers."""
 import os
@@ -8,7 +9,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import meshsim_results as mr  # noqa: E402
 
-SYSTEMS = [("a100-pcie", "IC1"), ("a100-nvlink2", "IC2"), ("dgx-a100", "IC3"), ("a100-ib", "IC4")]
+SYSTEMS = [("a100-pcie-shm", "IC1"), ("a100-nvlink2", "IC2"), ("dgx-a100", "IC3"), ("a100-ib", "IC4")]
 MODELS = ["atp-m2", "atp-m3", "atp-m4"]
 # Paper Table 3: TFLOPS per GPU, (baseline, chunk 2, chunk 4) per model and interconnect.
 PAPER = {
@@ -46,6 +47,46 @@ def main():
                                  "paper gain 2 / 4", "meshsim 1 / 2 / 4", "meshsim gain 2 / 4",
                                  "meshsim 2 / 4 on own best mesh"], table, "lllrrrrr"))
     mr.write_text(os.path.join(out, "table.md"), text)
+
+    csv_rows = []
+    for model in MODELS:
+        for system, ic in SYSTEMS:
+            b = base[(system, model)]
+            t = [by[(system, model, b["mesh"], c)]["tflops_per_gpu"] for c in (1, 2, 4)]
+            csv_rows.append([model, ic, system, b["mesh"]] + [f"{x:.3f}" for x in t]
+                            + [f"{x:.2f}" for x in PAPER[model][ic]])
+    mr.write_csv(os.path.join(mr.here(__file__), "atp_table3_overlap.csv"),
+                 ["model", "ic", "system", "mesh", "chunks1_tflops", "chunks2_tflops",
+                  "chunks4_tflops", "paper_chunks1", "paper_chunks2", "paper_chunks4"], csv_rows)
+
+    # Gain over one chunk, paper (hatched) beside meshsim, per interconnect and model.
+    plt = mr.setup_matplotlib()
+    fig, axes = plt.subplots(1, len(SYSTEMS), figsize=(16, 3.8), squeeze=False, sharey=True)
+    width = 0.2
+    for ax, (system, ic) in zip(axes[0], SYSTEMS):
+        for k, (chunks, color) in enumerate([(2, "#1f77b4"), (4, "#d62728")]):
+            col = 1 if chunks == 2 else 2
+            paper = [100 * (PAPER[m][ic][col] / PAPER[m][ic][0] - 1) for m in MODELS]
+            ours = []
+            for m in MODELS:
+                b = base[(system, m)]
+                t1 = by[(system, m, b["mesh"], 1)]["tflops_per_gpu"]
+                ours.append(100 * (by[(system, m, b["mesh"], chunks)]["tflops_per_gpu"] / t1 - 1))
+            xs = range(len(MODELS))
+            ax.bar([x + (2 * k - 1.5) * width for x in xs], paper, width, color=color, alpha=0.4,
+                   hatch="//", label=f"paper, {chunks} chunks")
+            ax.bar([x + (2 * k - 0.5) * width for x in xs], ours, width, color=color,
+                   label=f"meshsim, {chunks} chunks")
+        ax.axhline(0, color="black", linewidth=0.8)
+        ax.set_xticks(range(len(MODELS)))
+        ax.set_xticklabels([f"{m.replace('atp-', '').upper()}\n({base[(system, m)]['mesh']})"
+                            for m in MODELS])
+        ax.set_title(f"{ic} ({system}), 8 GPUs", fontsize=9)
+    axes[0, 0].set_ylabel("gain over 1 chunk (%)")
+    axes[0, 0].legend(fontsize=7)
+    fig.suptitle("ATP Table 3 in meshsim: chunk-based overlap, gain in TFLOPS per GPU over one "
+                 "chunk on the best one-chunk mesh (in brackets)", fontsize=10)
+    mr.save_figure(fig, os.path.join(mr.here(__file__), "atp_table3_overlap"))
 
 
 if __name__ == "__main__":

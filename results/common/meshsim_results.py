@@ -141,6 +141,28 @@ def write_text(path, text):
     print(f"wrote {path}")
 
 
+def write_csv(path, headers, rows):
+    """A small CSV of the plotted numbers (committed beside the figure)."""
+    import csv
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(headers)
+        w.writerows(rows)
+    print(f"wrote {path}")
+
+
+def save_figure(fig, base):
+    """`base`.png at 200 dpi and `base`.svg (no creation date, fixed ids: reruns of the same data
+    give the same SVG)."""
+    import matplotlib
+    fig.savefig(base + ".png", dpi=200)
+    # Text as text (smaller files) and fixed element ids (reruns give identical files).
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "meshsim"}):
+        fig.savefig(base + ".svg", metadata={"Date": None})
+    print(f"wrote {base}.png, {base}.svg")
+
+
 def setup_matplotlib():
     """Headless backend and readable default sizes; returns pyplot."""
     import matplotlib

@@ -368,6 +368,92 @@ TEST(AtpSimTest, LayerRunsOnThePapersInterconnects) {
   }
 }
 
+TEST(AtpSimTest, MeshAutoIsTheAtpSearchsChoiceForAtpOnly) {
+  // --mesh auto: atp takes AtpSearch's mesh on the run's matrix (docs/atp.md's table: 4x2 on
+  // IC3 8 GPUs, since ATP-1 = 4 − 4/8 = 3.5 Δ > ATP-2 = 2 + 10/8 = 3.25 Δ; 4x4 on IC4 16 GPUs;
+  // 8x2 on nvl-switch 16); megatron stays N×1 and tp2d q×(d·q) whatever the machine.
+  const auto mesh = [](const char* system, const char* chips, const char* algorithm) {
+    sim::RawOptions raw;
+    raw.values = {{"workload", "layer"},    {"system", system}, {"chips", chips},
+                  {"algorithm", algorithm}, {"mesh", "auto"},   {"model", "atp-m2"}};
+    absl::StatusOr<sim::RunOptions> o = sim::ResolveRunOptions(raw);
+    if (!o.ok()) return std::string(o.status().message());
+    absl::StatusOr<Mesh> m = sim::ResolveLayerMesh(*o);
+    return m.ok() ? m->ToString() : std::string(m.status().message());
+  };
+  EXPECT_EQ(mesh("dgx-a100", "8", "atp"), "4x2");
+  EXPECT_EQ(mesh("a100-ib", "16", "atp"), "4x4");
+  EXPECT_EQ(mesh("nvl-switch", "16", "atp"), "8x2");
+  EXPECT_EQ(mesh("dgx-a100", "8", "megatron"), "8x1");
+  EXPECT_EQ(mesh("a100-ib", "16", "megatron"), "16x1");
+  EXPECT_EQ(mesh("dgx-a100", "8", "tp2d"), "2x4");
+  EXPECT_EQ(mesh("a100-ib", "16", "tp2d"), "4x4");
+  // The run records the resolved mesh.
+  const sim::testing_cli::Result r =
+      sim::testing_cli::Cli({"run", "--workload", "layer", "--system", "a100-ib", "--chips", "16",
+                             "--model", "atp-m1", "--algorithm", "atp", "--format", "json"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"mesh\": \"4x4\""));
+}
+
+TEST(AtpSimTest, CommunicationTimeOnAnNvlinkSwitchIsFigure12sClosedForm) {
+  // ATP §5.4, Figure 12: on one fully connected layer (IC5, nvl-switch: G = GroupBW = 450 GB/s
+  // per GPU and direction) Eq. 2 with Eq. 4's Rabenseifner bandwidths B = d/(2(d−1))·G gives
+  //   T_comm = Δ·(14·d2 + 4·d1 − 18)/(d1·d2),   Δ = 2·L·b·s·h·e / G.
+  // Simulated: one atp-m2 layer (L = 1, b = 4, s = 2048, h = 4096, e = 2) with launch, sync and
+  // link latency set to 0 (the formula has none) and compute made negligible (MXU clock, cores,
+  // HBM and vector rates raised), so the makespan is the layer's all-reduces back to back; the
+  // switch's AllReduce is halving-doubling, which moves Rabenseifner's 2(d−1)/d·bytes per member.
+  // comm.transfer_s (per chip, the collectives' bandwidth phases) and the makespan both within 2%.
+  const double delta = 2.0 * 1 * 4 * 2048 * 4096 * 2 / 450e9;
+  for (const auto& [chips, d1, d2] :
+       {std::tuple{16, 16, 1}, std::tuple{16, 8, 2}, std::tuple{16, 4, 4}, std::tuple{16, 2, 8},
+        std::tuple{32, 8, 4}}) {
+    const std::string mesh = std::to_string(d1) + "x" + std::to_string(d2);
+    SCOPED_TRACE(mesh);
+    sim::RawOptions raw;
+    raw.values = {{"workload", "layer"}, {"system", "nvl-switch"}, {"chips", std::to_string(chips)},
+                  {"algorithm", "atp"},  {"mesh", mesh},           {"model", "atp-m2"}};
+    raw.sets = {"comm.t_launch=0",    "comm.t_sync=0",         "link.latency=0",
+                "core.clock_hz=1e11", "chip.cores=1024",       "hbm.bandwidth=1e16",
+                "l2.bandwidth=1e16",  "core.vector_flops=1e15"};
+    absl::StatusOr<sim::RunOptions> o = sim::ResolveRunOptions(raw);
+    ASSERT_TRUE(o.ok()) << o.status();
+    absl::StatusOr<sim::RunRecord> r = sim::Simulate(*o);
+    ASSERT_TRUE(r.ok()) << r.status();
+    const double closed_form = delta * (14.0 * d2 + 4.0 * d1 - 18) / (d1 * d2);
+    EXPECT_NEAR(r->Metric("comm.transfer_s"), closed_form, 0.02 * closed_form);
+    EXPECT_NEAR(r->Metric("makespan_s"), closed_form, 0.02 * closed_form);
+  }
+}
+
+TEST(AtpSimTest, HostStagedPcieReproducesTheMeasuredAllReduceBandwidthsOfDeviceMesh2x4) {
+  // a100-pcie-shm (docs/calibration.md) against ATP §5.3's measured B2 = 4.95 GB/s (4 GPUs in a
+  // socket: (4/6)·pcie.bandwidth) and B1 = 1.20 GB/s (4 cross-socket pairs at once:
+  // socket.bandwidth/4) on DeviceMesh(2, 4); algorithm bandwidth = 64 MiB / makespan, within 2%
+  // (launch, sync and hop latency cost ≈1%). One 8-GPU ring gives (8/14)·4.8 = 2.74 GB/s, not
+  // the measured 0.97: the calibration's known gap, pinned here so that a change shows.
+  const auto algbw = [](const char* mesh, const char* group) {
+    sim::RawOptions raw;
+    raw.values = {{"workload", "collective"},
+                  {"collective", "allreduce"},
+                  {"system", "a100-pcie-shm"},
+                  {"chips", "8"},
+                  {"mesh", mesh},
+                  {"group", group},
+                  {"bytes", "64MiB"}};
+    absl::StatusOr<sim::RunOptions> o = sim::ResolveRunOptions(raw);
+    EXPECT_TRUE(o.ok()) << o.status();
+    if (!o.ok()) return 0.0;
+    absl::StatusOr<sim::RunRecord> r = sim::Simulate(*o);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? 64.0 * (1 << 20) / r->Metric("makespan_s") / 1e9 : 0.0;
+  };
+  EXPECT_NEAR(algbw("2x4", "row"), 4.95, 0.02 * 4.95);
+  EXPECT_NEAR(algbw("2x4", "col"), 1.20, 0.02 * 1.20);
+  EXPECT_NEAR(algbw("8x1", "col"), 8.0 / 14 * 4.8, 0.02 * 2.74);
+}
+
 TEST(AtpSimTest, TwoChunksExposeLessCommunicationOnInfiniBand) {
   // a100-ib, 16 GPUs, M2, DeviceMesh(4, 4). Measured: exposed 17.7 ms (chunks 1) vs 14.7 ms
   // (chunks 2); makespan 21.2 vs 18.4 ms.

@@ -517,8 +517,8 @@ TEST(CliTest, ShowTopologyAndItsDotGraph) {
 
 TEST(CliTest, GpuSystemsRunOnTheirHierarchicalMachines) {
   // Every built-in system builds its machine and runs a small collective on it.
-  for (const char* system : {"h100", "dgx-a100", "a100-nvlink2", "a100-pcie", "a100-ib",
-                             "p3.8xlarge", "nvl-switch", "gpu-torus"}) {
+  for (const char* system : {"h100", "dgx-a100", "a100-nvlink2", "a100-pcie", "a100-pcie-shm",
+                             "a100-ib", "p3.8xlarge", "nvl-switch", "gpu-torus"}) {
     const Result r =
         Cli({"run", "--system", system, "--chips", "16", "--workload", "collective", "--collective",
              "allgather", "--group", "all", "--bytes", "1MiB", "--format", "json"});
