@@ -224,8 +224,10 @@ void LowerReshard(const ReshardProblem& p, const ReshardPlan& plan, const HostMo
         for (const auto& [r, devs] : groups) {
           if (r != sh) group.insert(group.end(), devs.begin(), devs.end());
         }
-        ops.push_back(low.Collective(core::CollectiveKind::kBroadcast, group, t.bytes, deps,
-                                     name + ".broadcast"));
+        // A broadcast to one receiver is a point-to-point send: no per-packet stage barriers.
+        ops.push_back(group.size() == 2 ? low.Transfer(s, group[1], t.bytes, deps, name + ".send")
+                                        : low.Collective(core::CollectiveKind::kBroadcast, group,
+                                                         t.bytes, deps, name + ".broadcast"));
         break;
       }
     }

@@ -11,6 +11,8 @@
 //   broadcast        one pipelined Broadcast (comm.packets packets, the paper's K) on the group
 //                    [s, receivers on s's host, then each other host's receivers together], so the
 //                    chain crosses each host boundary once.                     T^bc   = t + A·t/K
+//                    A task with a single receiver is one Transfer (a two-member broadcast is a
+//                    send; the simulator's per-packet stage barriers would only add overhead).
 //   signal           1 byte from s to every receiver: keeps the dependencies, drops the data
 //                    (§4's "Signal Send/Recv" upper bound).
 // Scheduling (§3.2): a task's ops wait for the previous task in the schedule on the same sender
