@@ -100,8 +100,9 @@ class Dfs {
 
   Schedule Run() {
     Frontier f(hosts_);
+    root_bound_ = LowerBound(f, 0.0);
     Visit(f, 0.0);
-    best_.dfs_exhausted = nodes_ < budget_;
+    best_.dfs_exhausted = nodes_ < budget_ || reached_bound_;
     return best_;
   }
 
@@ -120,12 +121,14 @@ class Dfs {
   }
 
   void Visit(Frontier& f, double makespan) {
-    if (nodes_++ >= budget_) return;
+    if (reached_bound_ || nodes_++ >= budget_) return;
     if (order_.size() == tasks_.size()) {
       if (best_.order.empty() || makespan < best_.makespan_s) {
         best_.order = order_;
         best_.choice = choice_;
         best_.makespan_s = makespan;
+        // Nothing can beat the root's lower bound: the search is over.
+        reached_bound_ = makespan <= root_bound_ * (1 + 1e-12);
       }
       return;
     }
@@ -147,7 +150,7 @@ class Dfs {
     std::stable_sort(children.begin(), children.end(),
                      [](const Child& a, const Child& b) { return a.end < b.end; });
     for (const Child& ch : children) {
-      if (nodes_ >= budget_) return;
+      if (reached_bound_ || nodes_ >= budget_) return;
       const HostTask& t = tasks_[ch.task];
       Frontier g = f;
       g.Place(t, ch.c);
@@ -171,6 +174,8 @@ class Dfs {
   int hosts_;
   int64_t budget_;
   int64_t nodes_ = 0;
+  double root_bound_ = 0;
+  bool reached_bound_ = false;
   std::vector<bool> done_;
   std::vector<int> order_, choice_, klass_;
   std::vector<double> rem_recv_, rem_send_;

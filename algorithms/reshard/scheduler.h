@@ -23,7 +23,8 @@
 //   dfs            depth-first search over (next task, its sender host), children in order of
 //                  finish time, pruned when the lower bound — the busiest single host side's
 //                  committed time plus its remaining work (Eq. 4's per-device sum) — reaches the
-//                  best makespan; identical tasks are tried once per node. The time budget is a
+//                  best makespan; identical tasks are tried once per node; it stops early when a
+//                  schedule meets the root's lower bound (optimal). The time budget is a
 //                  count of expanded nodes (`dfs_budget`), so results are deterministic.
 //   greedy         randomised greedy (seeded): each round draws `greedy_draws` random orders of
 //                  the remaining tasks, packs non-conflicting tasks (a free sender host, free
@@ -63,10 +64,11 @@ struct SchedulerOptions {
 };
 
 struct Schedule {
-  std::vector<int> order;      // Task indices in launch order (a permutation).
-  std::vector<int> choice;     // Per task: index into its sender_hosts.
-  double makespan_s = 0;       // Eq. 1 under the model.
-  bool dfs_exhausted = false;  // DFS finished its search within the budget (optimal).
+  std::vector<int> order;   // Task indices in launch order (a permutation).
+  std::vector<int> choice;  // Per task: index into its sender_hosts.
+  double makespan_s = 0;    // Eq. 1 under the model.
+  // DFS finished its search within the budget, or reached the root's lower bound: optimal.
+  bool dfs_exhausted = false;
 };
 
 // The Eq. 1 makespan of launching `order` with senders `choice` (list scheduling). O(Σ|m_i|).

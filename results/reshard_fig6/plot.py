@@ -8,6 +8,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+plt.rcParams["svg.hashsalt"] = "meshsim"  # Reproducible SVG ids.
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import meshsim_reshard as mrs  # noqa: E402
 
@@ -44,7 +46,7 @@ def main():
     ax.set_title(TITLE, fontsize=10)
     fig.tight_layout()
     fig.savefig(os.path.join(HERE, f"{NAME}.png"), dpi=200)
-    fig.savefig(os.path.join(HERE, f"{NAME}.svg"))
+    fig.savefig(os.path.join(HERE, f"{NAME}.svg"), metadata={"Date": None})
 
 
 if __name__ == "__main__":

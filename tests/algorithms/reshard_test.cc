@@ -234,6 +234,36 @@ TEST(ReshardScheduler, Table2OrderMattersOnCases349) {
   EXPECT_NEAR(lb2, t / 2, 1e-9 * t);
 }
 
+// §3.2 / §5.3.1 on every Table 2 case (broadcast durations, the scheduler's model): the
+// search-based schedulers never lose to the naive one, the ensemble keeps the better of DFS and
+// greedy, and the randomized greedy is deterministic for a seed.
+TEST(ReshardScheduler, Table2Orderings) {
+  const HostModel hosts = Hosts4();
+  for (int k = 1; k <= 9; ++k) {
+    std::map<SchedulerKind, double> ms;
+    for (SchedulerKind s : {SchedulerKind::kNaive, SchedulerKind::kLoadBalance, SchedulerKind::kDfs,
+                            SchedulerKind::kGreedy, SchedulerKind::kEnsemble}) {
+      ms[s] = PlanReshard(Table2(k), {Strategy::kBroadcast, s, {}}, hosts).schedule.makespan_s;
+    }
+    EXPECT_LE(ms[SchedulerKind::kDfs], ms[SchedulerKind::kNaive]) << "case " << k;
+    EXPECT_LE(ms[SchedulerKind::kGreedy], ms[SchedulerKind::kNaive]) << "case " << k;
+    EXPECT_LE(ms[SchedulerKind::kDfs], ms[SchedulerKind::kLoadBalance]) << "case " << k;
+    EXPECT_EQ(ms[SchedulerKind::kEnsemble],
+              std::min(ms[SchedulerKind::kDfs], ms[SchedulerKind::kGreedy]))
+        << "case " << k;
+  }
+  const ReshardPlan a =
+      PlanReshard(Table2(4), {Strategy::kBroadcast, SchedulerKind::kGreedy, {.seed = 5}}, hosts);
+  const ReshardPlan b =
+      PlanReshard(Table2(4), {Strategy::kBroadcast, SchedulerKind::kGreedy, {.seed = 5}}, hosts);
+  EXPECT_EQ(a.schedule.order, b.schedule.order);
+  EXPECT_EQ(a.sender, b.sender);
+  // Case 4's 64 tasks: DFS meets the bound |D|/2 / bw and stops (identical tasks pruned).
+  const ReshardPlan dfs =
+      PlanReshard(Table2(4), {Strategy::kBroadcast, SchedulerKind::kDfs, {}}, hosts);
+  EXPECT_TRUE(dfs.schedule.dfs_exhausted);
+}
+
 TEST(ReshardLowering, BroadcastChainCrossesEachHostOnce) {
   // Case 7: each quarter from one sender (host 0) to 8 receivers on hosts 1 and 2.
   const HostModel hosts = Hosts4();
