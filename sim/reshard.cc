@@ -32,7 +32,7 @@ namespace rs = algorithms::reshard;
 constexpr char kUsage[] =
     "usage: meshsim reshard --system S --chips N --src-mesh RxC --src-placement A-B --src-spec "
     "SPEC --dst-mesh RxC --dst-placement A-B --dst-spec SPEC --shape D0,D1,... [--dtype-bytes 2] "
-    "[--strategy send-recv|local-allgather|broadcast|signal] "
+    "[--strategy send-recv|local-allgather|global-allgather|broadcast|signal] "
     "[--scheduler naive|load-balance|dfs|greedy|ensemble] [--seed N] [--dfs-budget NODES] "
     "[--format table|json] [--out RUN.h5] [--trace RUN.json] [--set KEY=VALUE]...";
 
@@ -140,7 +140,8 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
       "dst-spec", text(), "sharding spec on the receiver mesh")(
       "shape", text(), "tensor extents D0,D1,... (e.g. 1024,1024,512)")(
       "dtype-bytes", text(), "bytes per element (default 2: fp16)")(
-      "strategy", text(), "send-recv, local-allgather, broadcast (default), signal")(
+      "strategy", text(),
+      "send-recv, local-allgather, global-allgather, broadcast (default), signal")(
       "scheduler", text(), "naive, load-balance, dfs, greedy, ensemble (default)")(
       "seed", text(), "seed of the randomized greedy scheduler (default 1)")(
       "dfs-budget", text(), "DFS budget in expanded search nodes (default 200000)");

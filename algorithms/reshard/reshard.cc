@@ -40,6 +40,19 @@ double Duration(const UnitTask& t, int h, Strategy strategy, const HostModel& ho
         total += (SplitsEvenly(t, b) ? 1 : b) * bytes / bw(r);
       }
       break;
+    case Strategy::kGlobalAllGather: {
+      const int n = static_cast<int>(t.receivers.size());
+      if (!SplitsEvenly(t, n)) {  // Falls back to send-recv.
+        for (const auto& [r, devs] : groups) total += devs.size() * bytes / bw(r);
+        break;
+      }
+      bool remote = false;
+      for (const auto& [r, devs] : groups) remote |= r != h;
+      total = bytes / (remote ? hosts.inter_host_bytes_per_s : hosts.intra_host_bytes_per_s);
+      // The ring all-gather crosses hosts: each boundary carries (n−1)/n of the tile.
+      if (groups.size() > 1) total += bytes * (n - 1) / n / hosts.inter_host_bytes_per_s;
+      break;
+    }
     case Strategy::kBroadcast: {
       bool remote = false;
       for (const auto& [r, devs] : groups) remote |= r != h;
@@ -105,12 +118,13 @@ class Lowerer {
 }  // namespace
 
 absl::StatusOr<Strategy> ParseStrategy(const std::string& name) {
-  for (Strategy s :
-       {Strategy::kSendRecv, Strategy::kLocalAllGather, Strategy::kBroadcast, Strategy::kSignal}) {
+  for (Strategy s : {Strategy::kSendRecv, Strategy::kLocalAllGather, Strategy::kGlobalAllGather,
+                     Strategy::kBroadcast, Strategy::kSignal}) {
     if (name == ToString(s)) return s;
   }
   return absl::InvalidArgumentError(absl::StrFormat(
-      "--strategy: '%s' is not allowed; allowed: send-recv, local-allgather, broadcast, signal",
+      "--strategy: '%s' is not allowed; allowed: send-recv, local-allgather, global-allgather, "
+      "broadcast, signal",
       name));
 }
 
@@ -120,6 +134,8 @@ const char* ToString(Strategy s) {
       return "send-recv";
     case Strategy::kLocalAllGather:
       return "local-allgather";
+    case Strategy::kGlobalAllGather:
+      return "global-allgather";
     case Strategy::kBroadcast:
       return "broadcast";
     case Strategy::kSignal:
@@ -215,6 +231,27 @@ void LowerReshard(const ReshardProblem& p, const ReshardPlan& plan, const HostMo
           }
         }
         break;
+      case Strategy::kGlobalAllGather: {
+        // The ring: the sender's host first, then each other host's receivers together.
+        std::vector<core::ChipId> ring;
+        if (auto it = groups.find(sh); it != groups.end()) ring = it->second;
+        for (const auto& [r, devs] : groups) {
+          if (r != sh) ring.insert(ring.end(), devs.begin(), devs.end());
+        }
+        const int n = static_cast<int>(ring.size());
+        if (n > 1 && SplitsEvenly(t, n)) {
+          std::vector<core::OpId> parts;
+          for (core::ChipId d : ring) {
+            parts.push_back(low.Transfer(s, d, t.bytes / n, deps, name + ".scatter"));
+          }
+          ops.push_back(low.Collective(core::CollectiveKind::kAllGather, ring, t.bytes / n, parts,
+                                       name + ".allgather"));
+        } else {
+          for (core::ChipId d : ring)
+            ops.push_back(low.Transfer(s, d, t.bytes, deps, name + ".send"));
+        }
+        break;
+      }
       case Strategy::kBroadcast: {
         // The chain: sender, receivers on its host, then each other host's receivers.
         std::vector<core::ChipId> group = {s};

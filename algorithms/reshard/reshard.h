@@ -8,6 +8,9 @@
 //                    AllGather of |DS_i|/B_h on them (one host: NVLink).       T^srla = A·t
 //                    Alpa cannot split unevenly: when no dimension of the tile divides by B_h the
 //                    host falls back to send-recv (the drop at 3 GPUs of Figure 5).
+//   global-allgather |DS_i|/N to each of the N = |M_i| receivers, then one ring AllGather of
+//                    |DS_i|/N over all of them (hosts contiguous), crossing hosts. T^srga ≈ 2t
+//                    (model: t + (N−1)/N·t when A > 1); uneven N falls back to send-recv.
 //   broadcast        one pipelined Broadcast (comm.packets packets, the paper's K) on the group
 //                    [s, receivers on s's host, then each other host's receivers together], so the
 //                    chain crosses each host boundary once.                     T^bc   = t + A·t/K
@@ -37,9 +40,10 @@
 
 namespace meshsim::algorithms::reshard {
 
-enum class Strategy { kSendRecv, kLocalAllGather, kBroadcast, kSignal };
+enum class Strategy { kSendRecv, kLocalAllGather, kGlobalAllGather, kBroadcast, kSignal };
 absl::StatusOr<Strategy> ParseStrategy(const std::string& name);  // InvalidArgument
-const char* ToString(Strategy s);  // "send-recv", "local-allgather", "broadcast", "signal"
+// "send-recv", "local-allgather", "global-allgather", "broadcast", "signal"
+const char* ToString(Strategy s);
 
 // What the scheduler's cost model knows of the machine.
 struct HostModel {

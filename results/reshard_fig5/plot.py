@@ -15,8 +15,9 @@ import meshsim_reshard as mrs  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LABELS = {"send-recv": "Send/Recv", "local-allgather": "Alpa (local all-gather)",
-          "broadcast": "Ours (broadcast)"}
+          "global-allgather": "Alpa (global all-gather)", "broadcast": "Ours (broadcast)"}
 STYLE = {"send-recv": ("#1f77b4", "o"), "local-allgather": ("#ff7f0e", "s"),
+         "global-allgather": ("#bcbd22", "D"),
          "broadcast": ("#d62728", "^")}
 
 

@@ -8,7 +8,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import meshsim_reshard as mrs  # noqa: E402
 
-STRATEGIES = ["send-recv", "local-allgather", "broadcast"]
+STRATEGIES = ["send-recv", "local-allgather", "global-allgather", "broadcast"]
 
 
 def main():

@@ -301,7 +301,9 @@ TEST(ReshardLowering, StrategiesMoveTheirBytes) {
   EXPECT_EQ(host_bytes(Strategy::kSendRecv), 8 * kTensorBytes);        // A·B copies.
   EXPECT_EQ(host_bytes(Strategy::kLocalAllGather), 2 * kTensorBytes);  // A copies.
   EXPECT_EQ(host_bytes(Strategy::kBroadcast), kTensorBytes);           // One copy.
-  EXPECT_EQ(host_bytes(Strategy::kSignal), 4 * 8);                     // 1 byte per receiver.
+  // Global all-gather: host 0 scatters one copy; the ring then runs among hosts 1 and 2.
+  EXPECT_EQ(host_bytes(Strategy::kGlobalAllGather), kTensorBytes);
+  EXPECT_EQ(host_bytes(Strategy::kSignal), 4 * 8);  // 1 byte per receiver.
 }
 
 TEST(ReshardLowering, AlpaFallsBackOnUnevenSplit) {
