@@ -168,7 +168,8 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
   const auto get = [&](const std::string& key) -> absl::StatusOr<std::string> {
     auto it = own_values.find(key);
     if (it == own_values.end()) {
-      return absl::InvalidArgumentError(absl::StrFormat("--%s: required; %s", key, kUsage));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s: required (see `meshsim reshard --help`)", key));
     }
     return it->second;
   };
