@@ -101,6 +101,11 @@ class Dfs {
   Schedule Run() {
     Frontier f(hosts_);
     root_bound_ = LowerBound(f, 0.0);
+    // The load-balance schedule is the first incumbent: a budget too small to reach a leaf
+    // still returns a complete schedule, never worse than Eq. 4's greedy.
+    best_ = LoadBalance(tasks_);
+    best_.makespan_s = Makespan(tasks_, best_.order, best_.choice);
+    reached_bound_ = best_.makespan_s <= root_bound_ * (1 + 1e-12);
     Visit(f, 0.0);
     best_.dfs_exhausted = nodes_ < budget_ || reached_bound_;
     return best_;
@@ -123,7 +128,7 @@ class Dfs {
   void Visit(Frontier& f, double makespan) {
     if (reached_bound_ || nodes_++ >= budget_) return;
     if (order_.size() == tasks_.size()) {
-      if (best_.order.empty() || makespan < best_.makespan_s) {
+      if (makespan < best_.makespan_s) {
         best_.order = order_;
         best_.choice = choice_;
         best_.makespan_s = makespan;
@@ -147,6 +152,7 @@ class Dfs {
                             static_cast<int>(c)});
       }
     }
+    nodes_ += static_cast<int64_t>(children.size());  // The budget counts generated children.
     std::stable_sort(children.begin(), children.end(),
                      [](const Child& a, const Child& b) { return a.end < b.end; });
     for (const Child& ch : children) {
@@ -158,7 +164,7 @@ class Dfs {
       for (int r : t.receiver_hosts) rem_recv_[r] -= MinDuration(t);
       if (t.sender_hosts.size() == 1) rem_send_[t.sender_hosts[0]] -= t.duration_s[0];
       const double ms = std::max(makespan, ch.end);
-      if (best_.order.empty() || LowerBound(g, ms) < best_.makespan_s) {
+      if (LowerBound(g, ms) < best_.makespan_s) {
         order_.push_back(ch.task);
         choice_[ch.task] = ch.c;
         Visit(g, ms);
@@ -186,7 +192,12 @@ Schedule Greedy(const std::vector<HostTask>& tasks, const SchedulerOptions& o) {
   const int hosts = NumHosts(tasks);
   std::mt19937_64 rng(o.seed);
   Schedule best;
-  for (int restart = 0; restart < std::max(1, o.greedy_restarts); ++restart) {
+  // Beyond kLargeTasks tasks one run with two draws per round keeps the cost near O(n²).
+  constexpr size_t kLargeTasks = 256;
+  const bool large = tasks.size() > kLargeTasks;
+  const int restarts = large ? 1 : std::max(1, o.greedy_restarts);
+  const int draws = large ? std::min(2, std::max(1, o.greedy_draws)) : std::max(1, o.greedy_draws);
+  for (int restart = 0; restart < restarts; ++restart) {
     Schedule s;
     s.choice.assign(tasks.size(), 0);
     std::vector<int> remaining(tasks.size());
@@ -194,7 +205,7 @@ Schedule Greedy(const std::vector<HostTask>& tasks, const SchedulerOptions& o) {
     while (!remaining.empty()) {
       std::vector<std::pair<int, int>> round;  // (task, choice)
       int round_hosts = -1;
-      for (int draw = 0; draw < std::max(1, o.greedy_draws); ++draw) {
+      for (int draw = 0; draw < draws; ++draw) {
         std::vector<int> perm = remaining;
         std::shuffle(perm.begin(), perm.end(), rng);
         std::vector<bool> send_busy(hosts, false), recv_busy(hosts, false);

@@ -20,16 +20,19 @@
 //   naive          lowest-index sender device's host, tasks in index order (§3.2 baseline).
 //   load-balance   Eq. 4 greedy: tasks by T_i descending, each to the candidate host with the
 //                  lightest send load so far; that order is the launch order.
-//   dfs            depth-first search over (next task, its sender host), children in order of
+//   dfs            starting from the load-balance schedule as incumbent (so never worse than
+//                  it), depth-first search over (next task, its sender host), children in order of
 //                  finish time, pruned when the lower bound — the busiest single host side's
 //                  committed time plus its remaining work (Eq. 4's per-device sum) — reaches the
 //                  best makespan; identical tasks are tried once per node; it stops early when a
 //                  schedule meets the root's lower bound (optimal). The time budget is a
-//                  count of expanded nodes (`dfs_budget`), so results are deterministic.
+//                  count of search nodes (visited + generated children, `dfs_budget`), so
+//                  results are deterministic and the cost is bounded even for many tasks.
 //   greedy         randomised greedy (seeded): each round draws `greedy_draws` random orders of
 //                  the remaining tasks, packs non-conflicting tasks (a free sender host, free
 //                  receiver hosts), keeps the packing with the most hosts busy, and appends it;
-//                  `greedy_restarts` whole runs, the best kept.
+//                  `greedy_restarts` whole runs, the best kept (over 256 tasks: one run of
+//                  two draws per round, to bound the cost).
 //   ensemble       dfs and greedy, the lower makespan kept (the paper's "ours").
 //
 // Example:
@@ -58,7 +61,7 @@ struct HostTask {
 
 struct SchedulerOptions {
   uint64_t seed = 1;
-  int64_t dfs_budget = 200000;  // Expanded DFS nodes.
+  int64_t dfs_budget = 200000;  // DFS search nodes (visited + generated children).
   int greedy_draws = 16;
   int greedy_restarts = 8;
 };

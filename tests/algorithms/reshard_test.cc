@@ -258,6 +258,11 @@ TEST(ReshardScheduler, Table2Orderings) {
       PlanReshard(Table2(4), {Strategy::kBroadcast, SchedulerKind::kGreedy, {.seed = 5}}, hosts);
   EXPECT_EQ(a.schedule.order, b.schedule.order);
   EXPECT_EQ(a.sender, b.sender);
+  // A budget too small to reach a leaf still gives a complete schedule (the incumbent).
+  const ReshardPlan tiny = PlanReshard(
+      Table2(4), {Strategy::kBroadcast, SchedulerKind::kEnsemble, {.dfs_budget = 1}}, hosts);
+  EXPECT_EQ(tiny.schedule.order.size(), 64u);
+  EXPECT_GT(tiny.schedule.makespan_s, 0);
   // Case 4's 64 tasks: DFS meets the bound |D|/2 / bw and stops (identical tasks pruned).
   const ReshardPlan dfs =
       PlanReshard(Table2(4), {Strategy::kBroadcast, SchedulerKind::kDfs, {}}, hosts);
