@@ -1,8 +1,8 @@
 """Shared helpers for the cross-mesh resharding figures (results/reshard_fig*/).
 
-Runs `meshsim reshard ... --format json` (the binary of $MESHSIM_BUILD_DIR, default build/) and
-returns its JSON; holds the nine cases of the paper's Table 2 placed on p3.8xlarge hosts of 4
-GPUs (sender mesh first, receiver mesh on the next whole hosts):
+Runs `meshsim reshard ... --format json` ($MESHSIM, else the binary of $MESHSIM_BUILD_DIR, default
+build/) and returns its JSON; holds the nine cases of the paper's Table 2 placed on p3.8xlarge
+hosts of 4 GPUs (sender mesh first, receiver mesh on the next whole hosts):
 
     import meshsim_reshard as mrs
     r = mrs.run(mrs.table2_args(3) + ["--strategy", "broadcast", "--scheduler", "ensemble"])
@@ -33,6 +33,8 @@ TABLE2 = {
 
 
 def binary():
+    if os.environ.get("MESHSIM"):  # Set by results/run_all.sh.
+        return os.environ["MESHSIM"]
     build = os.environ.get("MESHSIM_BUILD_DIR", os.path.join(ROOT, "build"))
     return os.path.join(build, "sim", "meshsim")
 
