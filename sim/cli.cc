@@ -21,6 +21,7 @@
 #include "sim/machine.h"
 #include "sim/options.h"
 #include "sim/report.h"
+#include "sim/reshard.h"
 #include "sim/run.h"
 #include "sim/sweep.h"
 #include "sim/system.h"
@@ -51,6 +52,9 @@ commands:
   compare [--algorithms A,B,...] [run options] [--out RUNS.h5] [--trace FIRST.json]
           the same scenario under several algorithms, side by side (with --mesh auto the
           2D baselines share MeshSlice's tuned mesh; Cannon keeps a square one)
+  reshard --src-mesh RxC --src-placement A-B --src-spec SPEC --dst-mesh RxC --dst-placement
+          A-B --dst-spec SPEC --shape D0,D1,.. [--strategy S] [--scheduler S] [run options]
+          one cross-mesh resharding task (`meshsim reshard --help`, docs/resharding.md)
   trace   FILE.h5 [--run NAME] --out TRACE.json [--detail auto|full|minimal]
           export a stored run as a Chrome trace
   report  FILE.h5 [--format table|json|csv]        print the metrics of stored runs
@@ -492,8 +496,10 @@ absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, s
   if (cmd == "sweep") return RunSweep(rest, out, err);
   if (cmd == "merge") return RunMerge(rest, out);
   if (cmd == "tune") return Tune(rest, out, err);
+  if (cmd == "reshard") return Reshard(rest, out, err);
   return absl::InvalidArgumentError(absl::StrFormat(
-      "'%s' is not a command; allowed: run, compare, sweep, merge, tune, trace, report, list, show "
+      "'%s' is not a command; allowed: run, compare, sweep, merge, tune, reshard, trace, report, "
+      "list, show "
       "(meshsim --help)",
       cmd));
 }

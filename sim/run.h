@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "algorithms/mesh.h"
+#include "core/op_graph.h"
 #include "sim/options.h"
 #include "sim/run_record.h"
 
@@ -27,6 +28,12 @@ absl::Status CheckRun(const RunOptions& options);
 // Errors: Unimplemented for workloads this build cannot run yet; Internal with a hang report if
 // the simulation stalls.
 absl::StatusOr<RunRecord> Simulate(const RunOptions& options);
+
+// Simulates a graph built by the caller (e.g. `meshsim reshard`) on the machine of `options`;
+// `mesh` is passed to BuildMachine (torus extents). The record's config is options.Resolved();
+// its metrics are the engine's (makespan_s, ops, events, fingerprint, ...).
+absl::StatusOr<RunRecord> SimulateGraph(const RunOptions& options, const algorithms::Mesh& mesh,
+                                        const core::OpGraph& graph);
 
 // Simulate with the llm workload's per-layer MeshSlice slice counts fixed to
 // `layer_slices` (indexed by FcLayer::index) instead of options.slices; the record's config

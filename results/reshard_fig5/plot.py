@@ -1,0 +1,50 @@
+#!/usr/bin/python3
+"""Figure 5 plot: fig5.csv → fig5.png (200 dpi) + fig5.svg."""
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+plt.rcParams["svg.hashsalt"] = "meshsim"  # Reproducible SVG ids.
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import meshsim_reshard as mrs  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LABELS = {"send-recv": "Send/Recv", "local-allgather": "Alpa (local all-gather)",
+          "global-allgather": "Alpa (global all-gather)", "broadcast": "Ours (broadcast)"}
+STYLE = {"send-recv": ("#1f77b4", "o"), "local-allgather": ("#ff7f0e", "s"),
+         "global-allgather": ("#bcbd22", "D"),
+         "broadcast": ("#d62728", "^")}
+
+
+def main():
+    rows = mrs.read_csv(os.path.join(HERE, "fig5.csv"))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for ax, group, xkey, xlabel in [(axes[0], "1 host", "receiver_gpus", "#GPUs (one host)"),
+                                    (axes[1], "2 GPUs/host", "receiver_hosts",
+                                     "#hosts (2 GPUs each)")]:
+        for s, label in LABELS.items():
+            pts = [(int(r[xkey]), float(r["time_s"])) for r in rows
+                   if r["group"] == group and r["strategy"] == s]
+            color, marker = STYLE[s]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, color=color,
+                    label=label)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("time (s)")
+        ax.set_xticks([1, 2, 3, 4])
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.set_title(f"1 GPU → {group}")
+    axes[0].legend(fontsize=8)
+    fig.suptitle("Figure 5 (meshsim, p3.8xlarge): 1 GiB from one GPU to many", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(os.path.join(HERE, "fig5.png"), dpi=200)
+    fig.savefig(os.path.join(HERE, "fig5.svg"), metadata={"Date": None})
+
+
+if __name__ == "__main__":
+    main()
