@@ -3,9 +3,13 @@
 #include <fcntl.h>
 #include <hdf5.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <thread>
 #include <bit>
 #include <cerrno>
 #include <cstddef>
@@ -760,6 +764,73 @@ absl::Status VerifyTrailer(int fd, const std::string& where) {
   return absl::OkStatus();
 }
 
+// Whether `path` ends with a trailer whose hash matches (a file we can trust libhdf5 with).
+bool HasIntactTrailer(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return false;
+  struct stat info;
+  bool intact = false;
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) &&
+      info.st_size >= static_cast<off_t>(kTrailerBytes)) {
+    unsigned char trailer[kTrailerBytes];
+    const uint64_t body = static_cast<uint64_t>(info.st_size) - kTrailerBytes;
+    intact = ::pread(fd, trailer, kTrailerBytes, static_cast<off_t>(body)) ==
+                 static_cast<ssize_t>(kTrailerBytes) &&
+             std::memcmp(trailer, kTrailerMagic, 8) == 0 && VerifyTrailer(fd, "").ok();
+  }
+  ::close(fd);
+  return intact;
+}
+
+// True in a probe child (below): it reads without probing again.
+bool g_in_probe = false;
+
+// Archives without an intact trailer (written before it existed, or edited by h5py or the HDF5
+// tools, which drop it) have no checksum over libhdf5's unchecked structures, and a damaged one
+// can crash libhdf5 itself — which no Status can report. So such a file is first read once in a
+// forked child doing the same reads (`read`); if the child dies of a signal, the file is damaged.
+// A child still reading at its deadline is killed: the file is damaged too. Costs one extra
+// read of a trailer-less file; nothing for a file with its trailer.
+template <typename Read>
+absl::Status ProbeUntrustedArchive(const std::string& path, Read read) {
+  if (g_in_probe || HasIntactTrailer(path)) return absl::OkStatus();
+  std::fflush(nullptr);
+  const pid_t child = ::fork();
+  if (child < 0) return absl::OkStatus();  // Cannot probe: read directly, as before.
+  if (child == 0) {
+    g_in_probe = true;
+    read();
+    ::_exit(0);
+  }
+  // A damaged file can also send libhdf5 into an endless loop: the child gets a deadline of
+  // 10 s plus 1 s per 20 MB (reading runs at hundreds of MB/s), then is killed.
+  struct stat info;
+  const double bytes = ::stat(path.c_str(), &info) == 0 ? static_cast<double>(info.st_size) : 0;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(10.0 + bytes / 20e6);
+  int status = 0;
+  while (true) {
+    const pid_t done = ::waitpid(child, &status, WNOHANG);
+    if (done == child) break;
+    if (done < 0 && errno != EINTR) return absl::OkStatus();
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(child, SIGKILL);
+      while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+      }
+      return absl::DataLossError(absl::StrCat(
+          "cannot read '", path, "': damaged: libhdf5 did not finish reading it (the file has no "
+          "meshsim integrity trailer, so it was probed first)"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  if (WIFSIGNALED(status)) {
+    return absl::DataLossError(absl::StrCat(
+        "cannot read '", path, "': damaged: libhdf5 crashed reading it (signal ",
+        WTERMSIG(status), "; the file has no meshsim integrity trailer, so it was probed first)"));
+  }
+  return absl::OkStatus();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reading.
 
@@ -1484,6 +1555,15 @@ static absl::Status MergeArchivesUnchecked(const std::string& out,
 
 absl::Status MergeArchives(const std::string& out, const std::vector<std::string>& inputs,
                            const std::string& version) {
+  for (const std::string& input : inputs) {
+    // Every run of the input, as the merge will read them.
+    MESHSIM_RETURN_IF_ERROR(ProbeUntrustedArchive(input, [&] {
+      absl::StatusOr<std::vector<std::string>> names = ListRuns(input);
+      if (!names.ok()) return;
+      for (const std::string& name : *names) (void)ReadRun(input, name);
+      (void)ReadSummary(input);
+    }));
+  }
   return AsDamaged(MergeArchivesUnchecked(out, inputs, version));
 }
 
@@ -1559,6 +1639,7 @@ static absl::Status MergeArchivesUnchecked(const std::string& out,
 }
 
 absl::StatusOr<std::vector<std::string>> ListRuns(const std::string& path) {
+  MESHSIM_RETURN_IF_ERROR(ProbeUntrustedArchive(path, [&] { (void)ListRuns(path); }));
   ErrorSilencer silencer;
   absl::StatusOr<Archive> archive = OpenArchive(path);
   if (!archive.ok()) return AsDamaged(archive.status());
@@ -1569,6 +1650,8 @@ static absl::StatusOr<RunRecord> ReadRunUnchecked(const std::string& path,
                                                   const std::string& run_name);
 
 absl::StatusOr<RunRecord> ReadRun(const std::string& path, const std::string& run_name) {
+  MESHSIM_RETURN_IF_ERROR(
+      ProbeUntrustedArchive(path, [&] { (void)ReadRunUnchecked(path, run_name); }));
   absl::StatusOr<RunRecord> run = ReadRunUnchecked(path, run_name);
   if (!run.ok()) return AsDamaged(run.status());
   return run;
@@ -1602,6 +1685,7 @@ static absl::StatusOr<RunRecord> ReadRunUnchecked(const std::string& path,
 }
 
 absl::StatusOr<SummaryTable> ReadSummary(const std::string& path) {
+  MESHSIM_RETURN_IF_ERROR(ProbeUntrustedArchive(path, [&] { (void)ReadSummary(path); }));
   ErrorSilencer silencer;
   absl::StatusOr<Archive> archive = OpenArchive(path);
   if (!archive.ok()) return AsDamaged(archive.status());
