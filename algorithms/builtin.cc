@@ -75,9 +75,11 @@ const std::vector<AlgorithmInfo>& Algorithms() {
        "ATP (adaptive 2D TP, Fig. 6) on DeviceMesh(d1, d2) = --mesh d1xd2 [layer]: QKV/FFN-up "
        "column-first (AllReduce over mesh rows), attn-out/FFN-down row-first (over mesh "
        "columns), attention sharded over both; dX AllReduce overlaps dW",
-       {{"mesh", "d1xd2: d1 | hidden, FFN and heads; d2 | hidden and d2 | heads/d1 or batch/chunks"},
-        {"chunks", "1, 2, 4: the batch split into chunks whose GeMMs overlap the previous "
-                   "chunk's AllReduce (§4.1); must divide --batch"}},
+       {{"mesh",
+         "d1xd2: d1 | hidden, FFN and heads; d2 | hidden and d2 | heads/d1 or batch/chunks"},
+        {"chunks",
+         "1, 2, 4: the batch split into chunks whose GeMMs overlap the previous "
+         "chunk's AllReduce (§4.1); must divide --batch"}},
        false,
        nullptr,
        MakeAtp},
@@ -91,8 +93,9 @@ const std::vector<AlgorithmInfo>& Algorithms() {
       {"tp2d",
        "2D/2.5D TP (Optimus/Tesseract) [layer]: every FC GeMM as SUMMA on q x q, attention "
        "local; depth d slices side by side (batch split, dW AllReduce across depth)",
-       {{"mesh", "q x (d*q): 4x4 = 2D on 16 chips, 2x4 = 2.5D depth 2 on 8 (auto picks the "
-                 "largest q with q*q | chips)"},
+       {{"mesh",
+         "q x (d*q): 4x4 = 2D on 16 chips, 2x4 = 2.5D depth 2 on 8 (auto picks the "
+         "largest q with q*q | chips)"},
         {"chunks", "1 only"}},
        false,
        nullptr,

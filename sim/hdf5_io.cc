@@ -7,11 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <csignal>
-#include <thread>
 #include <bit>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +21,7 @@
 #include <set>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -817,16 +817,17 @@ absl::Status ProbeUntrustedArchive(const std::string& path, Read read) {
       ::kill(child, SIGKILL);
       while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
       }
-      return absl::DataLossError(absl::StrCat(
-          "cannot read '", path, "': damaged: libhdf5 did not finish reading it (the file has no "
-          "meshsim integrity trailer, so it was probed first)"));
+      return absl::DataLossError(
+          absl::StrCat("cannot read '", path,
+                       "': damaged: libhdf5 did not finish reading it (the file has no "
+                       "meshsim integrity trailer, so it was probed first)"));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   if (WIFSIGNALED(status)) {
     return absl::DataLossError(absl::StrCat(
-        "cannot read '", path, "': damaged: libhdf5 crashed reading it (signal ",
-        WTERMSIG(status), "; the file has no meshsim integrity trailer, so it was probed first)"));
+        "cannot read '", path, "': damaged: libhdf5 crashed reading it (signal ", WTERMSIG(status),
+        "; the file has no meshsim integrity trailer, so it was probed first)"));
   }
   return absl::OkStatus();
 }

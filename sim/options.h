@@ -62,18 +62,16 @@ struct RunOptions {
   int64_t bytes = 0;
   std::string algorithm = "meshslice";
   std::string dataflow = "auto";
-  int slices = 0;                                       // 0 = auto.
+  int slices = 0;  // 0 = auto.
   int chunks = 1;  // --workload layer: ATP chunk-based overlap (batch split into chunks).
-  int steps = 8;                                        // `chain` workload: steps per chip.
+  int steps = 8;   // `chain` workload: steps per chip.
   core::Time step_time = core::Time::Microseconds(10);  // `chain` workload: step duration.
   std::string out;                                      // HDF5 output path, empty = none.
   std::string trace;                                    // Chrome-trace output path, empty = none.
   std::string format = "table";
 
   // Chips the logical mesh spans: the placement's, else every chip.
-  int mesh_chips() const {
-    return placement.empty() ? chips : static_cast<int>(placement.size());
-  }
+  int mesh_chips() const { return placement.empty() ? chips : static_cast<int>(placement.size()); }
 
   // Every option and system parameter as resolved text, in a stable order.
   std::vector<std::pair<std::string, std::string>> Resolved() const;

@@ -62,3 +62,50 @@ def write_csv(path, header, rows):
 def read_csv(path):
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
+
+
+def run_cases(here, name, methods):
+    """Runs every Table 2 case under each (label, strategy, scheduler) of `methods` and writes
+    HERE/NAME.csv (one row per case and method)."""
+    rows = []
+    for case in range(1, 10):
+        for label, strategy, scheduler in methods:
+            r = run(table2_args(case) + ["--strategy", strategy, "--scheduler", scheduler])
+            rows.append([case, label, strategy, scheduler, r["unit_tasks"],
+                         f"{r['makespan_s']:.6f}", f"{r['model_makespan_s']:.6f}",
+                         r["inter_host_bytes"]])
+            print(case, label, r["unit_tasks"], f"{r['makespan_s']:.4f} s", flush=True)
+    write_csv(os.path.join(here, f"{name}.csv"),
+              ["case", "method", "strategy", "scheduler", "unit_tasks", "time_s",
+               "model_time_s", "inter_host_bytes"], rows)
+
+
+def plot_cases(here, name, methods, title):
+    """HERE/NAME.csv → NAME.png (200 dpi) + NAME.svg: grouped bars per Table 2 case, one bar per
+    (label, color) of `methods`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams["svg.hashsalt"] = "meshsim"  # Reproducible SVG ids.
+    rows = read_csv(os.path.join(here, f"{name}.csv"))
+    fig, ax = plt.subplots(figsize=(11, 3.8))
+    width = 0.8 / len(methods)
+    for k, (method, color) in enumerate(methods):
+        xs, ys = [], []
+        for case in range(1, 10):
+            r = [r for r in rows if int(r["case"]) == case and r["method"] == method]
+            if r:
+                xs.append(case + (k - (len(methods) - 1) / 2) * width)
+                ys.append(float(r[0]["time_s"]))
+        ax.bar(xs, ys, width, color=color, label=method)
+    ax.set_xticks(range(1, 10))
+    ax.set_xticklabels([f"case{c}" for c in range(1, 10)])
+    ax.set_ylabel("time (s)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8, ncol=len(methods))
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(os.path.join(here, f"{name}.png"), dpi=200)
+    fig.savefig(os.path.join(here, f"{name}.svg"), metadata={"Date": None})

@@ -6,7 +6,8 @@ greedy load balance of §3.2, Ours = broadcast + the DFS/randomized-greedy ensem
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
 import meshsim_reshard as mrs  # noqa: E402
 
 METHODS = [("Send/Recv", "send-recv", "load-balance"),
@@ -14,20 +15,5 @@ METHODS = [("Send/Recv", "send-recv", "load-balance"),
            ("Ours", "broadcast", "ensemble"),
            ("Signal", "signal", "ensemble")]
 
-
-def main():
-    rows = []
-    for case in range(1, 10):
-        for name, strategy, scheduler in METHODS:
-            r = mrs.run(mrs.table2_args(case) + ["--strategy", strategy, "--scheduler", scheduler])
-            rows.append([case, name, strategy, scheduler, r["unit_tasks"],
-                         f"{r['makespan_s']:.6f}", f"{r['model_makespan_s']:.6f}",
-                         r["inter_host_bytes"]])
-            print(case, name, r["unit_tasks"], f"{r['makespan_s']:.4f} s", flush=True)
-    mrs.write_csv(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fig6.csv"),
-                  ["case", "method", "strategy", "scheduler", "unit_tasks", "time_s",
-                   "model_time_s", "inter_host_bytes"], rows)
-
-
 if __name__ == "__main__":
-    main()
+    mrs.run_cases(HERE, "fig6", METHODS)

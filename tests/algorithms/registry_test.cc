@@ -1,9 +1,8 @@
 #include "algorithms/registry.h"
 
-#include "algorithms/layer_algorithm.h"
-
 #include <set>
 
+#include "algorithms/layer_algorithm.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

@@ -72,8 +72,11 @@ TEST(MachineTest, EveryAlgorithmHonoursRingDirections) {
                                        "--algorithm", a.name,
                                        "--set",       "comm.ring_directions=" + std::to_string(d)};
       if (a.is_layer()) {  // A whole layer of ATP's M1 instead of the GeMM.
-        args = {"--workload",  "layer",  "--model", "atp-m1", "--chips", "16",
-                "--algorithm", a.name,   "--mesh",  a.name == "megatron" ? "16x1" : "4x4",
+        args = {"--workload",  "layer",
+                "--model",     "atp-m1",
+                "--chips",     "16",
+                "--algorithm", a.name,
+                "--mesh",      a.name == "megatron" ? "16x1" : "4x4",
                 "--set",       "comm.ring_directions=" + std::to_string(d)};
       } else if (!a.one_dimensional) {
         args.insert(args.end(), {"--mesh", "4x4"});
