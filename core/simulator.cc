@@ -96,6 +96,10 @@ void Simulator::RunLoop(int64_t limit_ps) {
     now_ = Time::Picoseconds(top.time_ps);
     ++executed_;
     cb();
+    if (executed_ >= next_progress_) {
+      next_progress_ = executed_ + progress_every_;
+      progress_();
+    }
   }
 }
 

@@ -1,9 +1,12 @@
 #include "sim/run.h"
 
 #include <chrono>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "algorithms/autotune/autotuner.h"
 #include "algorithms/dataflow.h"
@@ -153,6 +156,39 @@ absl::StatusOr<Plan> ResolvePlan(const RunOptions& o, const std::vector<int>* la
   return plan;
 }
 
+// The progress line of a long run on a terminal, redrawn in place on stderr at most every
+// 0.25 s once the run has taken 2 s: the makespan is unknown until the end, so it shows what
+// is known — events, simulated time, ops finished of all.
+class ProgressLine {
+ public:
+  using Clock = std::chrono::steady_clock;
+  ProgressLine(const core::Simulator& sim, const core::Executor& exec, Clock::time_point start)
+      : sim_(sim), exec_(exec), next_(start + std::chrono::seconds(2)) {}
+  void Update() {
+    const Clock::time_point now = Clock::now();
+    if (now < next_) return;
+    next_ = now + std::chrono::milliseconds(250);
+    const std::string line = absl::StrFormat(
+        "meshsim: %.1f M events, simulated %s, ops %d/%d", sim_.events_executed() / 1e6,
+        sim_.Now().ToString(), exec_.finished_count(), exec_.graph().size());
+    std::fprintf(stderr, "\r%s\033[K", line.c_str());
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+  void Clear() {
+    if (!drawn_) return;
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+    drawn_ = false;
+  }
+
+ private:
+  const core::Simulator& sim_;
+  const core::Executor& exec_;
+  Clock::time_point next_;
+  bool drawn_ = false;
+};
+
 absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
                                        const std::vector<int>* layer_slices) {
   const auto wall_start = std::chrono::steady_clock::now();
@@ -165,11 +201,19 @@ absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
 
   core::Simulator sim;
   core::FairShare fair_share(sim);
-  fair_share.set_record_counters(true);
+  fair_share.set_record_counters(o.keep_timeline);
   MESHSIM_ASSIGN_OR_RETURN(std::unique_ptr<Machine> machine, BuildMachine(o, mesh, fair_share));
   core::Executor exec(sim, graph);
   machine->Attach(exec);
-  MESHSIM_RETURN_IF_ERROR(exec.Run());
+  // Rows are streamed into the metrics as they are recorded, and kept only if asked for.
+  MetricsAccumulator metrics(o.chips, &graph.names().all());
+  exec.set_sink(o.keep_timeline ? nullptr : &metrics);
+  ProgressLine progress(sim, exec, wall_start);
+  if (o.progress) sim.SetProgressHook([&progress] { progress.Update(); }, 1 << 16);
+  const absl::Status run_status = exec.Run();
+  sim.SetProgressHook(nullptr, 0);
+  progress.Clear();
+  MESHSIM_RETURN_IF_ERROR(run_status);
 
   RunRecord rec;
   rec.chips = o.chips;
@@ -188,9 +232,11 @@ absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
     for (core::OpId d : graph.deps(core::OpId(i))) rec.edges.push_back({d, core::OpId(i)});
   }
   rec.resources = fair_share.ResourceReport();
-  rec.counters = fair_share.counters();
+  rec.counters = fair_share.TakeCounters();
 
-  RunMetrics m = ComputeMetrics(rec.timeline, o.chips, o.system.chip.PeakFlops(), exec.makespan());
+  for (const core::TimelineRow& row : rec.timeline) metrics.Add(row);
+  RunMetrics m = metrics.Metrics(o.system.chip.PeakFlops(), exec.makespan());
+  rec.gemms = metrics.Gemms();
   m.ops = static_cast<double>(graph.size());
   m.events = static_cast<double>(sim.events_executed());
   m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
