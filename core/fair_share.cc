@@ -19,6 +19,7 @@ ResourceId FairShare::AddResource(ResourceInfo info) {
       << "resource '" << info.name << "' needs a positive finite capacity";
   Resource r;
   r.info = std::move(info);
+  r.capacity = r.info.capacity_bytes_per_s;
   r.load_since = sim_.Now();
   resources_.push_back(std::move(r));
   return ResourceId(static_cast<uint32_t>(resources_.size() - 1));
@@ -237,6 +238,7 @@ void FairShare::Freeze(uint32_t idx, double rate) {
 
 void FairShare::SolveComponent() {
   const Time now = sim_.Now();
+  flows_walked_ += comp_flows_.size();
   // Credit every flow with the bytes it moved at its old rate since it was last settled.
   for (uint32_t i : comp_flows_) {
     Flow& f = flows_[i];
@@ -247,18 +249,34 @@ void FairShare::SolveComponent() {
   // Re-fill only the binding parts that changed: those holding a dirty resource that can bind,
   // or a flow over a dirty resource that cannot. The others keep their rates, which a fill
   // would reproduce bit for bit (their flows, resources and order are unchanged).
+  // When every non-binding resource of the component is dirty, every part is re-filled (a part
+  // either touches one or is the whole component, which holds a dirty resource): then fill the
+  // component as one, non-binding resources included (they never pop), and skip the part walk.
+  bool whole = true;
   for (uint32_t r : comp_resources_) {
-    if (resources_[r].dirty_mark != epoch_) continue;
-    for (uint32_t f : resources_[r].flows) {
-      if (flows_[f].sub_mark == epoch_) continue;
-      CollectBindingPart(f);
-      FillPart();
+    const Resource& res = resources_[r];
+    whole = whole && (res.dirty_mark == epoch_ || res.CanBind());
+  }
+  if (whole) {
+    for (uint32_t r : comp_resources_) resources_[r].sub_mark = epoch_;
+    for (uint32_t f : comp_flows_) flows_[f].sub_mark = epoch_;
+    FillPart(comp_resources_, comp_flows_);
+  } else {
+    for (uint32_t r : comp_resources_) {
+      if (resources_[r].dirty_mark != epoch_) continue;
+      for (uint32_t f : resources_[r].flows) {
+        if (flows_[f].sub_mark == epoch_) continue;
+        CollectBindingPart(f);
+        FillPart(sub_resources_, sub_flows_);
+      }
     }
   }
   for (uint32_t r : comp_resources_) {
     Resource& res = resources_[r];
-    if (res.CanBind()) {
-      SetLoad(r, res.sub_mark == epoch_ ? res.new_load : res.load);
+    if (res.sub_mark == epoch_) {  // Filled: its flows' rates summed in freeze order.
+      SetLoad(r, res.new_load);
+    } else if (res.CanBind()) {  // In a part not re-filled: unchanged.
+      SetLoad(r, res.load);
     } else {  // Carries the sum of its flows' rates, none of which it limits.
       double load = 0;
       for (uint32_t f : res.flows) load += flows_[f].new_rate;
@@ -267,28 +285,30 @@ void FairShare::SolveComponent() {
   }
   for (uint32_t i : comp_flows_) {
     Flow& f = flows_[i];
-    if (f.new_rate == f.rate && sim_.IsPending(f.completion)) continue;
+    if (f.new_rate == f.rate && f.completion.valid()) continue;
     f.rate = f.new_rate;
     ScheduleCompletion(i);
   }
 }
 
-void FairShare::FillPart() {
+void FairShare::FillPart(std::span<const uint32_t> part_resources,
+                         std::span<const uint32_t> part_flows) {
   const auto heap_less = [](const HeapEntry& a, const HeapEntry& b) {
     return ShareGreater(a.share, a.resource, b.share, b.resource);
   };
   caps_.clear();
-  for (uint32_t i : sub_flows_) {
+  for (uint32_t i : part_flows) {
     Flow& f = flows_[i];
     f.frozen = false;
     f.new_rate = 0;
     if (std::isfinite(f.max_rate)) caps_.push_back({f.max_rate, i});
   }
   std::sort(caps_.begin(), caps_.end());
-  unfrozen_ = sub_flows_.size();
+  unfrozen_ = part_flows.size();
+  flows_refilled_ += part_flows.size();
 
   heap_.clear();
-  for (uint32_t r : sub_resources_) {
+  for (uint32_t r : part_resources) {
     Resource& res = resources_[r];
     res.remaining = res.info.capacity_bytes_per_s;
     res.new_load = 0;

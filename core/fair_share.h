@@ -102,49 +102,52 @@ class FairShare {
   size_t active_flows() const { return active_; }
   uint64_t solves() const { return solves_; }
   uint64_t flows_started() const { return flows_started_; }
+  // Flow visits of the solves so far: walked (credited, checked) and re-filled.
+  uint64_t flows_walked() const { return flows_walked_; }
+  uint64_t flows_refilled() const { return flows_refilled_; }
 
  private:
+  // Fields in order of use: what a component walk reads comes first (cache lines matter at
+  // thousands of chips, where the walks and the event heap miss the cache).
   struct Flow {
-    double remaining = 0;  // Bytes still to move as of `settled`.
-    double rate = 0;
-    double max_rate = kNoCap;
-    Time settled;
-    EventId completion;
-    Callback on_done;
     absl::InlinedVector<ResourceId, 6> resources;
-    absl::InlinedVector<uint32_t, 6> positions;  // Index in each resource's `flows`.
-    // The smallest capacity on the route (at resource `min_resource`) and the second smallest:
-    // Bound() of the flow at any resource.
-    double min_capacity = kNoCap, second_capacity = kNoCap;
-    uint32_t min_resource = 0;
-    double new_rate = 0;  // Scratch for one solve.
-    uint32_t mark = 0;    // Epoch of the last component walk that reached it.
+    uint32_t mark = 0;      // Epoch of the last component walk that reached it.
     uint32_t sub_mark = 0;  // Epoch of the last binding-part walk that reached it.
+    double rate = 0;
+    double new_rate = 0;    // Scratch for one solve.
+    double remaining = 0;   // Bytes still to move as of `settled`.
+    Time settled;
+    EventId completion;     // Valid exactly while the completion event is pending.
+    double max_rate = kNoCap;
     bool frozen = false;  // Scratch for one solve.
     bool active = false;
+    // The smallest capacity on the route (at resource `min_resource`) and the second smallest:
+    // Bound() of the flow at any resource.
+    uint32_t min_resource = 0;
+    double min_capacity = kNoCap, second_capacity = kNoCap;
+    absl::InlinedVector<uint32_t, 6> positions;  // Index in each resource's `flows`.
+    Callback on_done;
   };
   struct Resource {
-    ResourceInfo info;
     std::vector<uint32_t> flows;  // Active flows over this resource.
-    std::vector<uint32_t> slots;  // flows[i] has this resource at flows_[flows[i]].resources[slots[i]].
-    double load = 0;              // Σ x_f, current.
-    double bound_sum = 0;         // Σ finite Bound(f, this) over its flows.
+    uint32_t mark = 0;            // Scratch for one solve, from here to `new_load`.
+    uint32_t sub_mark = 0;        // Epoch of the binding part filled with it.
+    uint32_t dirty_mark = 0;      // Epoch of the last solve that found it dirty.
     int32_t unbounded = 0;        // Flows with an infinite Bound(f, this).
-    Time load_since;              // When `load` last changed (for bytes/busy accounting).
-    // Scratch for one solve.
-    double remaining = 0;
-    double new_load = 0;
+    double bound_sum = 0;         // Σ finite Bound(f, this) over its flows.
+    double capacity = 0;          // info.capacity_bytes_per_s
     uint32_t unfrozen = 0;
     uint32_t version = 0;
-    uint32_t mark = 0;
-    uint32_t sub_mark = 0;    // Epoch of the binding part filled with it.
-    uint32_t dirty_mark = 0;  // Epoch of the last solve that found it dirty.
+    double remaining = 0;
+    double new_load = 0;
+    double load = 0;              // Σ x_f, current.
+    Time load_since;              // When `load` last changed (for bytes/busy accounting).
     bool dirty = false;
+    std::vector<uint32_t> slots;  // flows[i] has this resource at flows_[flows[i]].resources[slots[i]].
+    ResourceInfo info;
 
     // False when Σ_f Bound(f, r) ≤ (1 − kBindMargin)·c_r: see the header.
-    bool CanBind() const {
-      return unbounded > 0 || bound_sum > (1 - kBindMargin) * info.capacity_bytes_per_s;
-    }
+    bool CanBind() const { return unbounded > 0 || bound_sum > (1 - kBindMargin) * capacity; }
   };
   static constexpr double kBindMargin = 1e-6;
 
@@ -159,8 +162,9 @@ class FairShare {
   // Collects the binding part of flow `seed_flow` (flows joined by resources that can bind)
   // into sub_resources_/sub_flows_.
   void CollectBindingPart(uint32_t seed_flow);
-  // Progressive filling of the binding part in sub_resources_/sub_flows_ (new_rate, new_load).
-  void FillPart();
+  // Progressive filling of one binding part (new_rate, new_load); its resources and flows carry
+  // sub_mark == epoch_.
+  void FillPart(std::span<const uint32_t> part_resources, std::span<const uint32_t> part_flows);
   // min(u_f, smallest capacity on f's route other than r's): no allocation gives f more at r.
   double Bound(const Flow& f, uint32_t r) const;
   void AddBound(uint32_t r, double bound, int sign);
@@ -189,6 +193,8 @@ class FairShare {
   size_t active_ = 0;
   uint64_t solves_ = 0;
   uint64_t flows_started_ = 0;
+  uint64_t flows_walked_ = 0;
+  uint64_t flows_refilled_ = 0;
   bool solve_pending_ = false;
   bool record_counters_ = false;
 };
