@@ -63,8 +63,18 @@ class Executor {
   // Called by runners when op `id` is complete. Fatal if called twice or before it started.
   void Finish(OpId id);
 
-  // Appends a timeline row; MakeRow pre-fills op, chip, kind, tags and times.
-  void Record(const TimelineRow& row) { timeline_.push_back(row); }
+  // Appends a timeline row, or hands it to the sink if one is set; MakeRow pre-fills op, chip,
+  // kind, tags and times.
+  void Record(const TimelineRow& row) {
+    if (sink_ != nullptr) {
+      sink_->Add(row);
+    } else {
+      timeline_.push_back(row);
+    }
+  }
+  // Sends every row recorded from now on to `sink` (not owned) instead of timeline(); null keeps
+  // them (the default).
+  void set_sink(TimelineSink* sink) { sink_ = sink; }
   TimelineRow MakeRow(OpId id, ChipId chip, Phase phase, UnitKind unit, uint16_t unit_index,
                       Time start, Time end) const;
 
@@ -97,6 +107,7 @@ class Executor {
   std::vector<Time> start_, end_;
   std::vector<uint32_t> ready_;  // Min-heap of op ids ready to start.
   std::vector<TimelineRow> timeline_;
+  TimelineSink* sink_ = nullptr;
   Time makespan_;
   size_t finished_count_ = 0;
   uint64_t fingerprint_ = 0xcbf29ce484222325ull;

@@ -19,6 +19,7 @@ ResourceId FairShare::AddResource(ResourceInfo info) {
       << "resource '" << info.name << "' needs a positive finite capacity";
   Resource r;
   r.info = std::move(info);
+  r.capacity = r.info.capacity_bytes_per_s;
   r.load_since = sim_.Now();
   resources_.push_back(std::move(r));
   return ResourceId(static_cast<uint32_t>(resources_.size() - 1));
@@ -57,10 +58,27 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
     return FlowId(idx);
   }
   f.resources.assign(resources.begin(), resources.end());
-  for (ResourceId r : resources) {
+  f.positions.resize(resources.size());
+  // The two smallest capacities on the route bound what any one resource can leave the flow.
+  f.min_capacity = f.second_capacity = kNoCap;
+  f.min_resource = 0;
+  for (uint32_t k = 0; k < resources.size(); ++k) {
+    const ResourceId r = resources[k];
     MESHSIM_CHECK(r.valid() && r.value() < resources_.size()) << "unknown resource " << r;
-    resources_[r.value()].flows.push_back(idx);
+    Resource& res = resources_[r.value()];
+    f.positions[k] = static_cast<uint32_t>(res.flows.size());
+    res.flows.push_back(idx);
+    res.slots.push_back(k);
+    const double c = res.info.capacity_bytes_per_s;
+    if (c < f.min_capacity) {
+      f.second_capacity = f.min_capacity;
+      f.min_capacity = c;
+      f.min_resource = r.value();
+    } else if (c < f.second_capacity) {
+      f.second_capacity = c;
+    }
   }
+  for (ResourceId r : resources) AddBound(r.value(), Bound(f, r.value()), +1);
   MarkDirty(f);
   RequestSolve();
   return FlowId(idx);
@@ -85,12 +103,20 @@ void FairShare::RequestSolve() {
 void FairShare::Complete(uint32_t idx) {
   Flow& f = flows_[idx];
   MESHSIM_CHECK(f.active) << "flow completed twice";
-  for (ResourceId r : f.resources) {
-    auto& list = resources_[r.value()].flows;
-    auto it = std::find(list.begin(), list.end(), idx);
-    MESHSIM_CHECK(it != list.end()) << "flow missing from its resource";
-    *it = list.back();
-    list.pop_back();
+  // O(1) unlink: the resource's last flow moves into the hole (the order a search-and-swap
+  // would leave, which the solver's tie-breaking sees).
+  for (uint32_t k = 0; k < f.resources.size(); ++k) {
+    const uint32_t r = f.resources[k].value();
+    Resource& res = resources_[r];
+    const uint32_t pos = f.positions[k];
+    MESHSIM_CHECK(pos < res.flows.size() && res.flows[pos] == idx) << "flow missing from its resource";
+    const uint32_t moved = res.flows.back(), moved_slot = res.slots.back();
+    res.flows[pos] = moved;
+    res.slots[pos] = moved_slot;
+    flows_[moved].positions[moved_slot] = pos;
+    res.flows.pop_back();
+    res.slots.pop_back();
+    AddBound(r, Bound(f, r), -1);
   }
   if (!f.resources.empty()) {
     MarkDirty(f);
@@ -106,16 +132,34 @@ void FairShare::Complete(uint32_t idx) {
   if (done) done();
 }
 
+double FairShare::Bound(const Flow& f, uint32_t r) const {
+  return std::min(f.max_rate, r == f.min_resource ? f.second_capacity : f.min_capacity);
+}
+
+void FairShare::AddBound(uint32_t r, double bound, int sign) {
+  Resource& res = resources_[r];
+  if (std::isinf(bound)) {
+    res.unbounded += sign;
+  } else {
+    res.bound_sum += sign * bound;
+  }
+  // Exact again whenever the resource empties, so the running sum cannot drift.
+  if (res.flows.empty()) res.bound_sum = 0;
+}
+
 void FairShare::Solve() {
   solve_pending_ = false;
   ++solves_;
   ++epoch_;
-  for (uint32_t r : dirty_) resources_[r].dirty = false;
+  for (uint32_t r : dirty_) {
+    resources_[r].dirty = false;
+    resources_[r].dirty_mark = epoch_;
+  }
   // Walk the dirty list by index: it is not modified during the solve.
   for (uint32_t r : dirty_) {
     if (resources_[r].mark == epoch_) continue;  // Already solved with an earlier component.
     CollectComponent(r);
-    FillComponent();
+    SolveComponent();
   }
   dirty_.clear();
 }
@@ -145,6 +189,32 @@ void FairShare::CollectComponent(uint32_t seed) {
   }
 }
 
+void FairShare::CollectBindingPart(uint32_t seed_flow) {
+  sub_resources_.clear();
+  sub_flows_.clear();
+  stack_.clear();
+  const auto add_flow = [&](uint32_t f) {
+    Flow& flow = flows_[f];
+    flow.sub_mark = epoch_;
+    sub_flows_.push_back(f);
+    for (ResourceId r2 : flow.resources) {
+      Resource& res = resources_[r2.value()];
+      if (res.sub_mark == epoch_ || !res.CanBind()) continue;
+      res.sub_mark = epoch_;
+      stack_.push_back(r2.value());
+    }
+  };
+  add_flow(seed_flow);
+  while (!stack_.empty()) {
+    const uint32_t r = stack_.back();
+    stack_.pop_back();
+    sub_resources_.push_back(r);
+    for (uint32_t f : resources_[r].flows) {
+      if (flows_[f].sub_mark != epoch_) add_flow(f);
+    }
+  }
+}
+
 void FairShare::Freeze(uint32_t idx, double rate) {
   Flow& f = flows_[idx];
   f.frozen = true;
@@ -152,6 +222,7 @@ void FairShare::Freeze(uint32_t idx, double rate) {
   --unfrozen_;
   for (ResourceId r : f.resources) {
     Resource& res = resources_[r.value()];
+    if (res.sub_mark != epoch_) continue;  // Cannot bind: not part of this fill (see header).
     res.remaining -= rate;
     res.new_load += rate;
     --res.unfrozen;
@@ -165,26 +236,79 @@ void FairShare::Freeze(uint32_t idx, double rate) {
   }
 }
 
-void FairShare::FillComponent() {
+void FairShare::SolveComponent() {
   const Time now = sim_.Now();
-  const auto heap_less = [](const HeapEntry& a, const HeapEntry& b) {
-    return ShareGreater(a.share, a.resource, b.share, b.resource);
-  };
+  flows_walked_ += comp_flows_.size();
   // Credit every flow with the bytes it moved at its old rate since it was last settled.
-  caps_.clear();
   for (uint32_t i : comp_flows_) {
     Flow& f = flows_[i];
     f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.settled).seconds());
     f.settled = now;
+    f.new_rate = f.rate;
+  }
+  // Re-fill only the binding parts that changed: those holding a dirty resource that can bind,
+  // or a flow over a dirty resource that cannot. The others keep their rates, which a fill
+  // would reproduce bit for bit (their flows, resources and order are unchanged).
+  // When every non-binding resource of the component is dirty, every part is re-filled (a part
+  // either touches one or is the whole component, which holds a dirty resource): then fill the
+  // component as one, non-binding resources included (they never pop), and skip the part walk.
+  bool whole = true;
+  for (uint32_t r : comp_resources_) {
+    const Resource& res = resources_[r];
+    whole = whole && (res.dirty_mark == epoch_ || res.CanBind());
+  }
+  if (whole) {
+    for (uint32_t r : comp_resources_) resources_[r].sub_mark = epoch_;
+    for (uint32_t f : comp_flows_) flows_[f].sub_mark = epoch_;
+    FillPart(comp_resources_, comp_flows_);
+  } else {
+    for (uint32_t r : comp_resources_) {
+      if (resources_[r].dirty_mark != epoch_) continue;
+      for (uint32_t f : resources_[r].flows) {
+        if (flows_[f].sub_mark == epoch_) continue;
+        CollectBindingPart(f);
+        FillPart(sub_resources_, sub_flows_);
+      }
+    }
+  }
+  for (uint32_t r : comp_resources_) {
+    Resource& res = resources_[r];
+    if (res.sub_mark == epoch_) {  // Filled: its flows' rates summed in freeze order.
+      SetLoad(r, res.new_load);
+    } else if (res.CanBind()) {  // In a part not re-filled: unchanged.
+      SetLoad(r, res.load);
+    } else {  // Carries the sum of its flows' rates, none of which it limits.
+      double load = 0;
+      for (uint32_t f : res.flows) load += flows_[f].new_rate;
+      SetLoad(r, load);
+    }
+  }
+  for (uint32_t i : comp_flows_) {
+    Flow& f = flows_[i];
+    if (f.new_rate == f.rate && f.completion.valid()) continue;
+    f.rate = f.new_rate;
+    ScheduleCompletion(i);
+  }
+}
+
+void FairShare::FillPart(std::span<const uint32_t> part_resources,
+                         std::span<const uint32_t> part_flows) {
+  const auto heap_less = [](const HeapEntry& a, const HeapEntry& b) {
+    return ShareGreater(a.share, a.resource, b.share, b.resource);
+  };
+  caps_.clear();
+  for (uint32_t i : part_flows) {
+    Flow& f = flows_[i];
     f.frozen = false;
     f.new_rate = 0;
     if (std::isfinite(f.max_rate)) caps_.push_back({f.max_rate, i});
   }
   std::sort(caps_.begin(), caps_.end());
-  unfrozen_ = comp_flows_.size();
+  unfrozen_ = part_flows.size();
+  flows_refilled_ += part_flows.size();
 
   heap_.clear();
-  for (uint32_t r : comp_resources_) {
+  for (uint32_t r : part_resources) {
     Resource& res = resources_[r];
     res.remaining = res.info.capacity_bytes_per_s;
     res.new_load = 0;
@@ -217,14 +341,6 @@ void FairShare::FillComponent() {
       const uint32_t f = res.flows[j];
       if (!flows_[f].frozen) Freeze(f, share);
     }
-  }
-
-  for (uint32_t r : comp_resources_) SetLoad(r, resources_[r].new_load);
-  for (uint32_t i : comp_flows_) {
-    Flow& f = flows_[i];
-    if (f.new_rate == f.rate && sim_.IsPending(f.completion)) continue;
-    f.rate = f.new_rate;
-    ScheduleCompletion(i);
   }
 }
 

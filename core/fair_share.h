@@ -14,11 +14,27 @@
 //
 // Rates change only when a flow starts or finishes. Such changes mark the flow's resources dirty
 // and schedule one solve at the current timestamp, so all starts/finishes at one timestamp are
-// batched. A solve re-runs progressive filling on the connected components (resources linked by
-// shared flows) that contain a dirty resource, first crediting each flow with the bytes it moved
-// at its old rate (b_f ← b_f − x_f·Δt), then reschedules the completion event of each flow whose
-// rate changed at now + ⌈b_f / x_f⌉. Cost of a solve: O((R_c + P_c)·log R_c) for a component
-// with R_c resources and P_c (flow, resource) incidences.
+// batched. A solve walks the connected components (resources linked by shared flows) that
+// contain a dirty resource, credits each of their flows with the bytes it moved at its old rate
+// (b_f ← b_f − x_f·Δt), re-fills only the parts that changed (below), and reschedules the
+// completion event of each flow whose rate changed at now + ⌈b_f / x_f⌉, in walk order.
+//
+// Resources that cannot bind. For flow f and resource r ∈ R_f let
+//   B(f, r) = min(u_f, min_{r' ∈ R_f, r' ≠ r} c_r')          (no allocation gives f more)
+// and call r non-binding when Σ_{f ∋ r} B(f, r) ≤ (1 − δ)·c_r, δ = 1e-6. Such an r never limits
+// anyone: at any step of progressive filling an unfrozen g ∋ r has a resource (or cap) whose
+// level is ≤ B(g, r), so s* ≤ min_unfrozen B(g, r), while
+//   share_r = (c_r − Σ_frozen x_f)/n ≥ (Σ_unfrozen B(f, r) + δ·c_r)/n > min_unfrozen B(g, r)
+// (frozen x_f ≤ B(f, r)); δ dwarfs rounding, so r is never popped in floating point either.
+// Hence dropping r gives the same allocation, bit for bit: the pops of the other resources and
+// every freeze happen in the same order with the same values. A solve therefore splits each
+// walked component into binding parts (flows joined only by resources that can bind — an HBM
+// that carries only NIC transit flows at ≤ link rate does not join them) and re-fills only the
+// parts that hold a dirty binding resource or a flow over a dirty non-binding one; the others
+// keep their rates, which a re-fill would reproduce exactly. A non-binding resource's load is
+// the sum of its flows' rates. Cost of a solve: O(R_c + P_c) to walk and credit a component,
+// plus O((R_p + P_p)·log R_p) per re-filled part with R_p resources and P_p incidences.
+// Completions unlink a flow from its resources in O(|R_f|) (stored positions).
 //
 // Example:
 //   FairShare fs(sim);
@@ -74,6 +90,7 @@ class FairShare {
   // Records a CounterSample whenever a resource's total rate changes (off by default).
   void set_record_counters(bool on) { record_counters_ = on; }
   const std::vector<CounterSample>& counters() const { return counters_; }
+  std::vector<CounterSample> TakeCounters() { return std::move(counters_); }
 
   size_t num_resources() const { return resources_.size(); }
   const ResourceInfo& resource(ResourceId id) const { return resources_[id.value()].info; }
@@ -85,41 +102,72 @@ class FairShare {
   size_t active_flows() const { return active_; }
   uint64_t solves() const { return solves_; }
   uint64_t flows_started() const { return flows_started_; }
+  // Flow visits of the solves so far: walked (credited, checked) and re-filled.
+  uint64_t flows_walked() const { return flows_walked_; }
+  uint64_t flows_refilled() const { return flows_refilled_; }
 
  private:
+  // Fields in order of use: what a component walk reads comes first (cache lines matter at
+  // thousands of chips, where the walks and the event heap miss the cache).
   struct Flow {
-    double remaining = 0;  // Bytes still to move as of `settled`.
-    double rate = 0;
-    double max_rate = kNoCap;
-    Time settled;
-    EventId completion;
-    Callback on_done;
     absl::InlinedVector<ResourceId, 6> resources;
-    double new_rate = 0;  // Scratch for one solve.
-    uint32_t mark = 0;    // Epoch of the last component walk that reached it.
+    uint32_t mark = 0;      // Epoch of the last component walk that reached it.
+    uint32_t sub_mark = 0;  // Epoch of the last binding-part walk that reached it.
+    double rate = 0;
+    double new_rate = 0;    // Scratch for one solve.
+    double remaining = 0;   // Bytes still to move as of `settled`.
+    Time settled;
+    EventId completion;     // Valid exactly while the completion event is pending.
+    double max_rate = kNoCap;
     bool frozen = false;  // Scratch for one solve.
     bool active = false;
+    // The smallest capacity on the route (at resource `min_resource`) and the second smallest:
+    // Bound() of the flow at any resource.
+    uint32_t min_resource = 0;
+    double min_capacity = kNoCap, second_capacity = kNoCap;
+    absl::InlinedVector<uint32_t, 6> positions;  // Index in each resource's `flows`.
+    Callback on_done;
   };
   struct Resource {
-    ResourceInfo info;
     std::vector<uint32_t> flows;  // Active flows over this resource.
-    double load = 0;              // Σ x_f, current.
-    Time load_since;              // When `load` last changed (for bytes/busy accounting).
-    // Scratch for one solve.
-    double remaining = 0;
-    double new_load = 0;
+    uint32_t mark = 0;            // Scratch for one solve, from here to `new_load`.
+    uint32_t sub_mark = 0;        // Epoch of the binding part filled with it.
+    uint32_t dirty_mark = 0;      // Epoch of the last solve that found it dirty.
+    int32_t unbounded = 0;        // Flows with an infinite Bound(f, this).
+    double bound_sum = 0;         // Σ finite Bound(f, this) over its flows.
+    double capacity = 0;          // info.capacity_bytes_per_s
     uint32_t unfrozen = 0;
     uint32_t version = 0;
-    uint32_t mark = 0;
+    double remaining = 0;
+    double new_load = 0;
+    double load = 0;              // Σ x_f, current.
+    Time load_since;              // When `load` last changed (for bytes/busy accounting).
     bool dirty = false;
+    std::vector<uint32_t> slots;  // flows[i] has this resource at flows_[flows[i]].resources[slots[i]].
+    ResourceInfo info;
+
+    // False when Σ_f Bound(f, r) ≤ (1 − kBindMargin)·c_r: see the header.
+    bool CanBind() const { return unbounded > 0 || bound_sum > (1 - kBindMargin) * capacity; }
   };
+  static constexpr double kBindMargin = 1e-6;
 
   void MarkDirty(const Flow& flow);
   void RequestSolve();
   void Solve();
   // Collects the component containing resource `seed` into comp_resources_/comp_flows_.
   void CollectComponent(uint32_t seed);
-  void FillComponent();
+  // Credits the component's flows, re-fills its changed binding parts, updates loads and
+  // reschedules the completions of flows whose rate changed.
+  void SolveComponent();
+  // Collects the binding part of flow `seed_flow` (flows joined by resources that can bind)
+  // into sub_resources_/sub_flows_.
+  void CollectBindingPart(uint32_t seed_flow);
+  // Progressive filling of one binding part (new_rate, new_load); its resources and flows carry
+  // sub_mark == epoch_.
+  void FillPart(std::span<const uint32_t> part_resources, std::span<const uint32_t> part_flows);
+  // min(u_f, smallest capacity on f's route other than r's): no allocation gives f more at r.
+  double Bound(const Flow& f, uint32_t r) const;
+  void AddBound(uint32_t r, double bound, int sign);
   void Complete(uint32_t flow_index);
   void SetLoad(uint32_t resource_index, double load);
   void Freeze(uint32_t flow_index, double rate);
@@ -131,6 +179,7 @@ class FairShare {
   std::vector<uint32_t> free_flows_;
   std::vector<uint32_t> dirty_;
   std::vector<uint32_t> comp_resources_, comp_flows_, stack_;
+  std::vector<uint32_t> sub_resources_, sub_flows_;
   struct HeapEntry {
     double share;
     uint32_t resource;
@@ -144,6 +193,8 @@ class FairShare {
   size_t active_ = 0;
   uint64_t solves_ = 0;
   uint64_t flows_started_ = 0;
+  uint64_t flows_walked_ = 0;
+  uint64_t flows_refilled_ = 0;
   bool solve_pending_ = false;
   bool record_counters_ = false;
 };

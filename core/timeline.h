@@ -62,6 +62,14 @@ struct ResourceInfo {
   Time busy;         // Total time with at least one flow.
 };
 
+// Receives timeline rows as runners record them, in recording order. An executor with a sink
+// keeps no rows itself: a long run's metrics can be streamed instead of stored (sim/metrics.h).
+class TimelineSink {
+ public:
+  virtual ~TimelineSink() = default;
+  virtual void Add(const TimelineRow& row) = 0;
+};
+
 // The total allocated rate of a resource from `time` until its next sample.
 struct CounterSample {
   Time time;

@@ -1,5 +1,7 @@
 #include "sim/cli.h"
 
+#include <unistd.h>
+
 #include <exception>
 #include <iostream>
 #include <new>
@@ -115,6 +117,8 @@ absl::Status Run(const std::vector<std::string>& args, std::ostream& out, std::o
     return absl::OkStatus();
   }
   MESHSIM_ASSIGN_OR_RETURN(RunOptions options, ResolveRunOptions(raw));
+  options.keep_timeline = !options.out.empty() || !options.trace.empty();
+  options.progress = isatty(STDERR_FILENO) != 0;
   MESHSIM_ASSIGN_OR_RETURN(RunRecord record, Simulate(options));
   if (!options.out.empty()) {
     MESHSIM_RETURN_IF_ERROR(ForOption("out", WriteRuns(options.out, {&record}, Version())));

@@ -68,80 +68,111 @@ std::vector<std::pair<std::string, double>> RunMetrics::Pairs() const {
 
 RunMetrics ComputeMetrics(const std::vector<core::TimelineRow>& timeline, int chips,
                           double peak_flops, core::Time makespan) {
-  RunMetrics m;
-  m.chips = chips;
-  m.makespan_s = makespan.seconds();
-  std::vector<std::vector<Interval>> comm(chips), compute(chips);
-  double launch = 0, sync = 0, transfer = 0;  // ps; doubles: see Difference.
-  double bytes = 0;
-  for (const core::TimelineRow& r : timeline) {
-    const double d = static_cast<double>((r.end - r.start).ps());
-    if (r.phase == core::Phase::kOp) m.flops += r.flops;  // Phase rows repeat their op's flops.
-    if (!IsComm(r.kind)) {
-      if (IsCompute(r.kind) && r.phase == core::Phase::kOp && r.chip.valid() &&
-          static_cast<int>(r.chip.value()) < chips) {
-        compute[r.chip.value()].push_back({r.start.ps(), r.end.ps()});
+  MetricsAccumulator acc(chips, nullptr);
+  for (const core::TimelineRow& r : timeline) acc.Add(r);
+  return acc.Metrics(peak_flops, makespan);
+}
+
+std::vector<GemmSpan> GemmSpans(const std::vector<core::TimelineRow>& timeline,
+                                const std::vector<std::string>& names) {
+  MetricsAccumulator acc(0, &names);
+  for (const core::TimelineRow& r : timeline) acc.Add(r);
+  return acc.Gemms();
+}
+
+MetricsAccumulator::MetricsAccumulator(int chips, const std::vector<std::string>* names)
+    : chips_(chips), names_(names), comm_(std::max(chips, 0)), compute_(std::max(chips, 0)) {}
+
+int32_t MetricsAccumulator::LabelOf(uint32_t id) {
+  if (id >= label_of_name_.size()) label_of_name_.resize(id + 1, -2);
+  int32_t& label = label_of_name_[id];
+  if (label == -2) {
+    const std::string& name = (*names_)[id];
+    const size_t dot = name.rfind('.');
+    if (dot == std::string::npos || dot == 0) {
+      label = -1;
+    } else {
+      // Names differing after the last '.' share a label ("qkv.fwd.gemm", "qkv.fwd.ag_a").
+      auto [it, inserted] = label_index_.try_emplace(name.substr(0, dot), labels_.size());
+      if (inserted) labels_.push_back(it->first);
+      label = static_cast<int32_t>(it->second);
+    }
+  }
+  return label;
+}
+
+void MetricsAccumulator::Add(const core::TimelineRow& r) {
+  // GeMM spans: op rows grouped by (layer, pass, label), in order of first appearance.
+  if (names_ != nullptr && r.phase == core::Phase::kOp && r.name.valid() &&
+      r.name.value() < names_->size()) {
+    const int32_t label = LabelOf(r.name.value());
+    if (label >= 0) {
+      auto [it, inserted] = span_index_.try_emplace(
+          std::make_tuple(r.layer, static_cast<int>(r.pass), label), spans_.size());
+      if (inserted) spans_.push_back({labels_[label], r.layer, r.pass, r.start, r.end, 0});
+      GemmSpan& g = spans_[it->second];
+      g.start = std::min(g.start, r.start);
+      g.end = std::max(g.end, r.end);
+      g.flops += r.flops;
+    }
+  }
+  const double d = static_cast<double>((r.end - r.start).ps());
+  if (r.phase == core::Phase::kOp) flops_ += r.flops;  // Phase rows repeat their op's flops.
+  if (!IsComm(r.kind)) {
+    if (IsCompute(r.kind) && r.phase == core::Phase::kOp && r.chip.valid() &&
+        static_cast<int>(r.chip.value()) < chips_) {
+      compute_[r.chip.value()].push_back({r.start.ps(), r.end.ps()});
+    }
+    return;
+  }
+  switch (r.phase) {
+    case core::Phase::kLaunch:
+      launch_ += d;
+      break;
+    case core::Phase::kSync:
+      sync_ += d;
+      break;
+    case core::Phase::kTransfer:
+      transfer_ += d;
+      break;
+    case core::Phase::kOp:
+      bytes_ += static_cast<double>(r.bytes);
+      if (r.chip.valid() && static_cast<int>(r.chip.value()) < chips_) {
+        comm_[r.chip.value()].push_back({r.start.ps(), r.end.ps()});
       }
-      continue;
-    }
-    switch (r.phase) {
-      case core::Phase::kLaunch:
-        launch += d;
-        break;
-      case core::Phase::kSync:
-        sync += d;
-        break;
-      case core::Phase::kTransfer:
-        transfer += d;
-        break;
-      case core::Phase::kOp:
-        bytes += static_cast<double>(r.bytes);
-        if (r.chip.valid() && static_cast<int>(r.chip.value()) < chips) {
-          comm[r.chip.value()].push_back({r.start.ps(), r.end.ps()});
-        }
-        break;
-      case core::Phase::kCompute:
-        break;
-    }
+      break;
+    case core::Phase::kCompute:
+      break;
   }
+}
+
+RunMetrics MetricsAccumulator::Metrics(double peak_flops, core::Time makespan) {
+  RunMetrics m;
+  m.chips = chips_;
+  m.makespan_s = makespan.seconds();
+  m.flops = flops_;
   double exposed = 0, computing = 0;
-  for (int c = 0; c < chips; ++c) {
-    Merge(comm[c]);
-    Merge(compute[c]);
-    exposed += Difference(comm[c], compute[c]);
-    for (const auto& [start, end] : compute[c]) computing += static_cast<double>(end - start);
+  for (int c = 0; c < chips_; ++c) {
+    Merge(comm_[c]);
+    Merge(compute_[c]);
+    exposed += Difference(comm_[c], compute_[c]);
+    for (const auto& [start, end] : compute_[c]) computing += static_cast<double>(end - start);
   }
-  m.compute_s = computing / 1e12 / std::max(chips, 1);
-  const double n = std::max(chips, 1);
-  m.comm_launch_s = launch / 1e12 / n;
-  m.comm_sync_s = sync / 1e12 / n;
-  m.comm_transfer_s = transfer / 1e12 / n;
+  m.compute_s = computing / 1e12 / std::max(chips_, 1);
+  const double n = std::max(chips_, 1);
+  m.comm_launch_s = launch_ / 1e12 / n;
+  m.comm_sync_s = sync_ / 1e12 / n;
+  m.comm_transfer_s = transfer_ / 1e12 / n;
   m.comm_exposed_s = exposed / 1e12 / n;
-  m.bytes_sent_per_chip = bytes / n;
+  m.bytes_sent_per_chip = bytes_ / n;
   if (makespan > core::Time::Zero() && peak_flops > 0) {
     m.flop_utilization = m.flops / (n * peak_flops * m.makespan_s);
   }
   return m;
 }
 
-std::vector<GemmSpan> GemmSpans(const std::vector<core::TimelineRow>& timeline,
-                                const std::vector<std::string>& names) {
-  std::vector<GemmSpan> spans;
-  std::map<std::string, size_t> index;
-  for (const core::TimelineRow& r : timeline) {
-    if (r.phase != core::Phase::kOp || !r.name.valid() || r.name.value() >= names.size()) continue;
-    const std::string& name = names[r.name.value()];
-    const size_t dot = name.rfind('.');
-    if (dot == std::string::npos || dot == 0) continue;
-    const std::string label = name.substr(0, dot);
-    const std::string key = absl::StrCat(r.layer, "/", static_cast<int>(r.pass), "/", label);
-    auto [it, inserted] = index.try_emplace(key, spans.size());
-    if (inserted) spans.push_back({label, r.layer, r.pass, r.start, r.end, 0});
-    GemmSpan& g = spans[it->second];
-    g.start = std::min(g.start, r.start);
-    g.end = std::max(g.end, r.end);
-    g.flops += r.flops;
-  }
+std::vector<GemmSpan> MetricsAccumulator::Gemms() const {
+  std::vector<GemmSpan> spans = spans_;
   // Joins and other bookkeeping rows carry names too; keep groups that computed something.
   std::erase_if(spans, [](const GemmSpan& g) { return g.flops == 0; });
   std::sort(spans.begin(), spans.end(),

@@ -69,6 +69,13 @@ struct RunOptions {
   std::string out;                                      // HDF5 output path, empty = none.
   std::string trace;                                    // Chrome-trace output path, empty = none.
   std::string format = "table";
+  // Whether Simulate keeps the timeline rows and counter samples in its RunRecord (the HDF5 file
+  // and the Chrome trace need them). Without, the metrics and GeMM spans are streamed from the
+  // rows (bit-identical) and memory stays small at thousands of chips. Not a config key.
+  bool keep_timeline = true;
+  // Whether Simulate draws a progress line on stderr (the CLI sets it when stderr is a
+  // terminal): after 2 s of wall time, events, simulated time and ops done, cleared at the end.
+  bool progress = false;
 
   // Chips the logical mesh spans: the placement's, else every chip.
   int mesh_chips() const { return placement.empty() ? chips : static_cast<int>(placement.size()); }

@@ -120,8 +120,13 @@ std::string KeyValue(const RunRecord& r, const std::string& key) {
   return ConfigValue(r, key);
 }
 
+// The record's GeMM spans: kept by Simulate, else derived from a stored timeline.
+std::vector<GemmSpan> Spans(const RunRecord& r) {
+  return r.gemms.empty() ? GemmSpans(r.timeline, r.names) : r.gemms;
+}
+
 void PrintGemms(const RunRecord& r, std::ostream& os) {
-  const std::vector<GemmSpan> spans = GemmSpans(r.timeline, r.names);
+  const std::vector<GemmSpan> spans = Spans(r);
   if (spans.size() < 2) return;
   const double peak = r.Metric("chip_peak_flops") * r.chips;
   os << absl::StrFormat("  %-22s %12s %12s %10s\n", "GeMM", "start", "time", "FLOP util");
@@ -194,7 +199,7 @@ void PrintJson(const RunRecord& r, std::ostream& os, const std::vector<std::stri
   }
   os << ", \"gemms\": [";
   sep = "";
-  for (const GemmSpan& g : GemmSpans(r.timeline, r.names)) {
+  for (const GemmSpan& g : Spans(r)) {
     os << sep << "{\"name\": " << JsonString(g.label)
        << ", \"start_s\": " << JsonNumber(g.start.seconds())
        << ", \"time_s\": " << JsonNumber((g.end - g.start).seconds())

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "algorithms/autotune/atp_tuner.h"
 #include "algorithms/autotune/autotuner.h"
@@ -235,16 +238,17 @@ absl::StatusOr<Plan> ResolvePlan(const RunOptions& o, const std::vector<int>* la
 // model order (qkv, attn_out, ffn_up, ffn_down), the model's dimensions. Keys that do not apply
 // to the workload (dataflow of a collective) are empty.
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ResolvedConfig(
-    const RunOptions& o, const Plan& plan, const std::vector<core::TimelineRow>& timeline) {
+    const RunOptions& o, const Plan& plan, const core::OpGraph& graph) {
   const bool gemm_like = o.workload == "llm" || (o.workload == "gemm" && o.chips > 1);
   std::string dataflow, slices, hidden, heads, ffn, layers;
   if (o.workload == "gemm") dataflow = o.dataflow == "auto" ? "os" : o.dataflow;
   if (gemm_like) {
     // Slices actually lowered: the largest slice tag + 1 (per FC layer for llm).
     std::vector<int> per_layer(o.workload == "llm" ? 4 : 1, 0);
-    for (const core::TimelineRow& r : timeline) {
-      const size_t l = o.workload == "llm" ? static_cast<size_t>(r.layer) : 0;
-      if (r.slice >= 0 && l < per_layer.size()) per_layer[l] = std::max(per_layer[l], r.slice + 1);
+    for (uint32_t i = 0; i < graph.size(); ++i) {
+      const core::OpTags& t = graph.op(core::OpId(i)).tags;
+      const size_t l = o.workload == "llm" ? static_cast<size_t>(t.layer) : 0;
+      if (t.slice >= 0 && l < per_layer.size()) per_layer[l] = std::max(per_layer[l], t.slice + 1);
     }
     if (!plan.layer_slices.empty()) per_layer = plan.layer_slices;
     if (std::any_of(per_layer.begin(), per_layer.end(), [](int s) { return s > 0; })) {
@@ -281,6 +285,39 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ResolvedConfig(
   return config;
 }
 
+// The progress line of a long run on a terminal, redrawn in place on stderr at most every
+// 0.25 s once the run has taken 2 s: the makespan is unknown until the end, so it shows what
+// is known — events, simulated time, ops finished of all.
+class ProgressLine {
+ public:
+  using Clock = std::chrono::steady_clock;
+  ProgressLine(const core::Simulator& sim, const core::Executor& exec, Clock::time_point start)
+      : sim_(sim), exec_(exec), next_(start + std::chrono::seconds(2)) {}
+  void Update() {
+    const Clock::time_point now = Clock::now();
+    if (now < next_) return;
+    next_ = now + std::chrono::milliseconds(250);
+    const std::string line = absl::StrFormat(
+        "meshsim: %.1f M events, simulated %s, ops %d/%d", sim_.events_executed() / 1e6,
+        sim_.Now().ToString(), exec_.finished_count(), exec_.graph().size());
+    std::fprintf(stderr, "\r%s\033[K", line.c_str());
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+  void Clear() {
+    if (!drawn_) return;
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+    drawn_ = false;
+  }
+
+ private:
+  const core::Simulator& sim_;
+  const core::Executor& exec_;
+  Clock::time_point next_;
+  bool drawn_ = false;
+};
+
 // Runs `graph` on the machine of `o` and fills the record's timeline, edges, counters and base
 // metrics (not its config).
 absl::StatusOr<RunRecord> RunGraph(const RunOptions& o, const algorithms::Mesh& mesh,
@@ -288,11 +325,19 @@ absl::StatusOr<RunRecord> RunGraph(const RunOptions& o, const algorithms::Mesh& 
                                    std::chrono::steady_clock::time_point wall_start) {
   core::Simulator sim;
   core::FairShare fair_share(sim);
-  fair_share.set_record_counters(true);
+  fair_share.set_record_counters(o.keep_timeline);
   MESHSIM_ASSIGN_OR_RETURN(std::unique_ptr<Machine> machine, BuildMachine(o, mesh, fair_share));
   core::Executor exec(sim, graph);
   machine->Attach(exec);
-  MESHSIM_RETURN_IF_ERROR(exec.Run());
+  // Rows are streamed into the metrics as they are recorded, and kept only if asked for.
+  MetricsAccumulator metrics(o.chips, &graph.names().all());
+  exec.set_sink(o.keep_timeline ? nullptr : &metrics);
+  ProgressLine progress(sim, exec, wall_start);
+  if (o.progress) sim.SetProgressHook([&progress] { progress.Update(); }, 1 << 16);
+  const absl::Status run_status = exec.Run();
+  sim.SetProgressHook(nullptr, 0);
+  progress.Clear();
+  MESHSIM_RETURN_IF_ERROR(run_status);
 
   RunRecord rec;
   rec.chips = o.chips;
@@ -303,9 +348,11 @@ absl::StatusOr<RunRecord> RunGraph(const RunOptions& o, const algorithms::Mesh& 
     for (core::OpId d : graph.deps(core::OpId(i))) rec.edges.push_back({d, core::OpId(i)});
   }
   rec.resources = fair_share.ResourceReport();
-  rec.counters = fair_share.counters();
+  rec.counters = fair_share.TakeCounters();
 
-  RunMetrics m = ComputeMetrics(rec.timeline, o.chips, o.system.chip.PeakFlops(), exec.makespan());
+  for (const core::TimelineRow& row : rec.timeline) metrics.Add(row);
+  RunMetrics m = metrics.Metrics(o.system.chip.PeakFlops(), exec.makespan());
+  rec.gemms = metrics.Gemms();
   m.ops = static_cast<double>(graph.size());
   m.events = static_cast<double>(sim.events_executed());
   m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -333,7 +380,7 @@ absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
   // Keep the historical metric order: the run-specific metrics, then the engine counters.
   std::vector<std::pair<std::string, double>> tail(rec.metrics.end() - 5, rec.metrics.end());
   rec.metrics.resize(rec.metrics.size() - 5);
-  MESHSIM_ASSIGN_OR_RETURN(rec.config, ResolvedConfig(o, plan, rec.timeline));
+  MESHSIM_ASSIGN_OR_RETURN(rec.config, ResolvedConfig(o, plan, graph));
   // One block is simulated; the model's FC time is that block's times its layer count.
   int64_t layers = 1;
   if (o.workload == "llm" || o.workload == "layer") {

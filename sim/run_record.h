@@ -6,11 +6,14 @@
 #ifndef MESHSIM_SIM_RUN_RECORD_H_
 #define MESHSIM_SIM_RUN_RECORD_H_
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/ids.h"
+#include "core/op.h"
+#include "core/time.h"
 #include "core/timeline.h"
 
 namespace meshsim::sim {
@@ -27,6 +30,15 @@ struct DepEdge {
 enum class ConfigValueType { kInteger, kReal, kText };
 ConfigValueType TypeOfConfigValue(const std::string& text);
 
+// One distributed GeMM of a run (rows sharing a layer and a pass), for per-GeMM reports.
+struct GemmSpan {
+  std::string label;  // e.g. "qkv.fwd"
+  int32_t layer = -1;
+  core::Pass pass = core::Pass::kNone;
+  core::Time start, end;
+  double flops = 0;
+};
+
 struct RunRecord {
   std::string name = "run";
   int chips = 0;
@@ -39,7 +51,10 @@ struct RunRecord {
   // Scalar results, e.g. {"makespan_s", 1.2e-3}, in a stable order.
   std::vector<std::pair<std::string, double>> metrics;
   std::vector<std::string> names;  // Indexed by TimelineRow::name.
-  std::vector<core::TimelineRow> timeline;
+  std::vector<core::TimelineRow> timeline;  // Empty when the run kept no rows.
+  // The GeMM spans of the run (sim/metrics.h), filled by Simulate; empty in a record read from a
+  // file, whose spans come from its timeline.
+  std::vector<GemmSpan> gemms;
   std::vector<DepEdge> edges;
   std::vector<core::ResourceInfo> resources;  // Indexed by CounterSample::resource.
   std::vector<core::CounterSample> counters;

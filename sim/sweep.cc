@@ -419,6 +419,7 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
                                        "): ", o.status().message()));
     }
     options[i] = std::move(*o);
+    options[i].keep_timeline = timelines;  // Only stored timelines need the rows in memory.
   }
   std::vector<int> mine;
   for (int i = 0; i < static_cast<int>(all.size()); ++i) {

@@ -191,6 +191,7 @@ absl::StatusOr<std::vector<Point>> Validate(const RunOptions& o,
     RunOptions r = base;
     r.mesh_rows = mesh.rows;
     r.mesh_cols = mesh.cols;
+    r.keep_timeline = false;  // Only the makespan is read.
     err << "simulating mesh " << mesh.ToString() << ", S " << absl::StrJoin(slices, ",")
         << " ...\n";
     MESHSIM_ASSIGN_OR_RETURN(const RunRecord rec, SimulateWithLayerSlices(r, slices));

@@ -1,8 +1,14 @@
 // BM_Gpt3Block256: a full training block (forward + backward-data + backward-weight of the four
 // FC layers) of GPT-3 on 256 tpuv4 chips (16×16 torus), MeshSlice with S = 8 — the DESIGN.md §10
 // target (≤ 2 s wall, ≤ 1 GiB). Reports simulated events per wall second and the ops lowered.
+// It keeps the timeline, as `run --out` does.
+//
+// BM_Gpt3Block1024: the same block on 1024 chips as `meshsim run --chips 1024` runs it (mesh and
+// S from the autotuner, no timeline kept: metrics streamed), one iteration of about 8 s:
+//   build/tests/meshsim_benchmarks --benchmark_filter=BM_Gpt3Block1024
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -12,15 +18,16 @@
 namespace meshsim::sim {
 namespace {
 
-void RunBlock(benchmark::State& state, const std::string& algorithm, const std::string& mesh) {
+void RunBlock(benchmark::State& state, const std::vector<std::pair<std::string, std::string>>& values,
+              bool keep_timeline) {
   RawOptions raw;
-  raw.values = {{"chips", "256"},  {"mesh", mesh},           {"workload", "llm"}, {"model", "gpt3"},
-                {"pass", "train"}, {"algorithm", algorithm}, {"slices", "8"}};
+  raw.values = values;
   absl::StatusOr<RunOptions> options = ResolveRunOptions(raw);
   if (!options.ok()) {
     state.SkipWithError(std::string(options.status().message()).c_str());
     return;
   }
+  options->keep_timeline = keep_timeline;
   double events = 0, ops = 0, makespan = 0;
   for (auto _ : state) {
     absl::StatusOr<RunRecord> rec = Simulate(*options);
@@ -39,8 +46,23 @@ void RunBlock(benchmark::State& state, const std::string& algorithm, const std::
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * events));
 }
 
-void BM_Gpt3Block256(benchmark::State& state) { RunBlock(state, "meshslice", "32x8"); }
+void BM_Gpt3Block256(benchmark::State& state) {
+  RunBlock(state,
+           {{"chips", "256"},
+            {"mesh", "32x8"},
+            {"workload", "llm"},
+            {"model", "gpt3"},
+            {"pass", "train"},
+            {"algorithm", "meshslice"},
+            {"slices", "8"}},
+           /*keep_timeline=*/true);
+}
 BENCHMARK(BM_Gpt3Block256)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void BM_Gpt3Block1024(benchmark::State& state) {
+  RunBlock(state, {{"chips", "1024"}}, /*keep_timeline=*/false);
+}
+BENCHMARK(BM_Gpt3Block1024)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 }  // namespace meshsim::sim

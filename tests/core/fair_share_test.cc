@@ -17,6 +17,59 @@ ResourceInfo Res(double capacity) {
   return info;
 }
 
+TEST(FairShareTest, ResourceThatCannotBindStillAllocatesExactMaxMin) {
+  // An HBM (100) carries transit flows f1 over link L1 (10) and f2 over link L2 (10); f3 also
+  // uses L1. Bounds at the HBM: B(f1) = B(f2) = 10, Σ = 20 ≤ 100, so the HBM cannot bind and does
+  // not join L1's and L2's flows. Max-min: L1 share 10/2 → x1 = x3 = 5; L2 alone → x2 = 10.
+  Simulator sim;
+  FairShare fs(sim);
+  ResourceId hbm = fs.AddResource(Res(100 * kGBps));
+  ResourceId l1 = fs.AddResource(Res(10 * kGBps));
+  ResourceId l2 = fs.AddResource(Res(10 * kGBps));
+  FlowId f1 = fs.StartFlow(1e6, {l1, hbm}, nullptr);
+  FlowId f2 = fs.StartFlow(1e6, {hbm, l2}, nullptr);
+  FlowId f3 = fs.StartFlow(1e6, {l1}, nullptr);
+  sim.RunUntil(Time::Picoseconds(1));
+  EXPECT_DOUBLE_EQ(fs.Rate(f1), 5 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(f2), 10 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(f3), 5 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Load(hbm), 15 * kGBps);
+  // A local flow f4 on the HBM alone is unbounded there: the HBM can bind now. x1..x3 keep
+  // their link shares (5, 10, 5 < the HBM's 100/3); f4 gets the HBM's rest: 100 − 5 − 10 = 85.
+  FlowId f4 = fs.StartFlow(1e6, {hbm}, nullptr);
+  sim.RunUntil(Time::Picoseconds(2));
+  EXPECT_DOUBLE_EQ(fs.Rate(f1), 5 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(f2), 10 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(f4), 85 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Load(hbm), 100 * kGBps);
+  // f4 (1 MB at 85 GB/s) finishes first; the HBM goes back to carrying x1 + x2.
+  sim.RunUntil(Time::Microseconds(20));
+  EXPECT_FALSE(fs.IsActive(f4));
+  EXPECT_DOUBLE_EQ(fs.Load(hbm), 15 * kGBps);
+}
+
+TEST(FairShareTest, HbmWhoseTransitBoundsReachItsCapacityStillBinds) {
+  // HBM (15) with transit flows over links of 10: Σ bounds = 20 > 15, so the HBM can bind, and
+  // does: x1 = x2 = 15/2 = 7.5 < 10.
+  Simulator sim;
+  FairShare fs(sim);
+  ResourceId hbm = fs.AddResource(Res(15 * kGBps));
+  ResourceId l1 = fs.AddResource(Res(10 * kGBps));
+  ResourceId l2 = fs.AddResource(Res(10 * kGBps));
+  FlowId f1 = fs.StartFlow(1e6, {l1, hbm}, nullptr);
+  FlowId f2 = fs.StartFlow(1e6, {hbm, l2}, nullptr);
+  sim.RunUntil(Time::Picoseconds(1));
+  EXPECT_DOUBLE_EQ(fs.Rate(f1), 7.5 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(f2), 7.5 * kGBps);
+  // f3 on L1 alone: L1's share 10/2 = 5 is the lowest → x1 = x3 = 5; then the HBM leaves
+  // 15 − 5 = 10 to f2, which L2 allows: x2 = 10.
+  FlowId f3 = fs.StartFlow(1e6, {l1}, nullptr);
+  sim.RunUntil(Time::Picoseconds(2));
+  EXPECT_DOUBLE_EQ(fs.Rate(f1), 5 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(f2), 10 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(f3), 5 * kGBps);
+}
+
 TEST(FairShareTest, OneLinkSharedByKFlowsGivesEachOneKth) {
   for (int k : {1, 2, 3, 7}) {
     Simulator sim;
