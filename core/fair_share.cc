@@ -109,7 +109,8 @@ void FairShare::Complete(uint32_t idx) {
     const uint32_t r = f.resources[k].value();
     Resource& res = resources_[r];
     const uint32_t pos = f.positions[k];
-    MESHSIM_CHECK(pos < res.flows.size() && res.flows[pos] == idx) << "flow missing from its resource";
+    MESHSIM_CHECK(pos < res.flows.size() && res.flows[pos] == idx)
+        << "flow missing from its resource";
     const uint32_t moved = res.flows.back(), moved_slot = res.slots.back();
     res.flows[pos] = moved;
     res.slots[pos] = moved_slot;

@@ -114,10 +114,10 @@ class FairShare {
     uint32_t mark = 0;      // Epoch of the last component walk that reached it.
     uint32_t sub_mark = 0;  // Epoch of the last binding-part walk that reached it.
     double rate = 0;
-    double new_rate = 0;    // Scratch for one solve.
-    double remaining = 0;   // Bytes still to move as of `settled`.
+    double new_rate = 0;   // Scratch for one solve.
+    double remaining = 0;  // Bytes still to move as of `settled`.
     Time settled;
-    EventId completion;     // Valid exactly while the completion event is pending.
+    EventId completion;  // Valid exactly while the completion event is pending.
     double max_rate = kNoCap;
     bool frozen = false;  // Scratch for one solve.
     bool active = false;
@@ -140,10 +140,11 @@ class FairShare {
     uint32_t version = 0;
     double remaining = 0;
     double new_load = 0;
-    double load = 0;              // Σ x_f, current.
-    Time load_since;              // When `load` last changed (for bytes/busy accounting).
+    double load = 0;  // Σ x_f, current.
+    Time load_since;  // When `load` last changed (for bytes/busy accounting).
     bool dirty = false;
-    std::vector<uint32_t> slots;  // flows[i] has this resource at flows_[flows[i]].resources[slots[i]].
+    std::vector<uint32_t>
+        slots;  // flows[i] has this resource at flows_[flows[i]].resources[slots[i]].
     ResourceInfo info;
 
     // False when Σ_f Bound(f, r) ≤ (1 − kBindMargin)·c_r: see the header.

@@ -297,9 +297,9 @@ class ProgressLine {
     const Clock::time_point now = Clock::now();
     if (now < next_) return;
     next_ = now + std::chrono::milliseconds(250);
-    const std::string line = absl::StrFormat(
-        "meshsim: %.1f M events, simulated %s, ops %d/%d", sim_.events_executed() / 1e6,
-        sim_.Now().ToString(), exec_.finished_count(), exec_.graph().size());
+    const std::string line = absl::StrFormat("meshsim: %.1f M events, simulated %s, ops %d/%d",
+                                             sim_.events_executed() / 1e6, sim_.Now().ToString(),
+                                             exec_.finished_count(), exec_.graph().size());
     std::fprintf(stderr, "\r%s\033[K", line.c_str());
     std::fflush(stderr);
     drawn_ = true;

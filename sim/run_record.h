@@ -50,7 +50,7 @@ struct RunRecord {
   std::vector<std::pair<std::string, std::string>> requested;
   // Scalar results, e.g. {"makespan_s", 1.2e-3}, in a stable order.
   std::vector<std::pair<std::string, double>> metrics;
-  std::vector<std::string> names;  // Indexed by TimelineRow::name.
+  std::vector<std::string> names;           // Indexed by TimelineRow::name.
   std::vector<core::TimelineRow> timeline;  // Empty when the run kept no rows.
   // The GeMM spans of the run (sim/metrics.h), filled by Simulate; empty in a record read from a
   // file, whose spans come from its timeline.

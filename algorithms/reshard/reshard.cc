@@ -206,6 +206,22 @@ void LowerReshard(const ReshardProblem& p, const ReshardPlan& plan, const HostMo
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     const std::string name = absl::StrFormat("reshard.task%d", i);
     std::vector<core::OpId> ops;
+    // The tile split over `devs` (one piece each) and all-gathered among them, or, when it cannot
+    // be split evenly (or there is one device), sent whole to each.
+    const auto scatter_then_gather = [&](const std::vector<core::ChipId>& devs) {
+      const int n = static_cast<int>(devs.size());
+      if (n > 1 && SplitsEvenly(t, n)) {
+        std::vector<core::OpId> parts;
+        for (core::ChipId d : devs) {
+          parts.push_back(low.Transfer(s, d, t.bytes / n, deps, name + ".scatter"));
+        }
+        ops.push_back(low.Collective(core::CollectiveKind::kAllGather, devs, t.bytes / n, parts,
+                                     name + ".allgather"));
+      } else {
+        for (core::ChipId d : devs)
+          ops.push_back(low.Transfer(s, d, t.bytes, deps, name + ".send"));
+      }
+    };
     switch (plan.options.strategy) {
       case Strategy::kSendRecv:
       case Strategy::kSignal: {
@@ -216,20 +232,7 @@ void LowerReshard(const ReshardProblem& p, const ReshardPlan& plan, const HostMo
         break;
       }
       case Strategy::kLocalAllGather:
-        for (const auto& [r, devs] : groups) {
-          const int b = static_cast<int>(devs.size());
-          if (b > 1 && SplitsEvenly(t, b)) {
-            std::vector<core::OpId> parts;
-            for (core::ChipId d : devs) {
-              parts.push_back(low.Transfer(s, d, t.bytes / b, deps, name + ".scatter"));
-            }
-            ops.push_back(low.Collective(core::CollectiveKind::kAllGather, devs, t.bytes / b, parts,
-                                         name + ".allgather"));
-          } else {
-            for (core::ChipId d : devs)
-              ops.push_back(low.Transfer(s, d, t.bytes, deps, name + ".send"));
-          }
-        }
+        for (const auto& [r, devs] : groups) scatter_then_gather(devs);
         break;
       case Strategy::kGlobalAllGather: {
         // The ring: the sender's host first, then each other host's receivers together.
@@ -238,18 +241,7 @@ void LowerReshard(const ReshardProblem& p, const ReshardPlan& plan, const HostMo
         for (const auto& [r, devs] : groups) {
           if (r != sh) ring.insert(ring.end(), devs.begin(), devs.end());
         }
-        const int n = static_cast<int>(ring.size());
-        if (n > 1 && SplitsEvenly(t, n)) {
-          std::vector<core::OpId> parts;
-          for (core::ChipId d : ring) {
-            parts.push_back(low.Transfer(s, d, t.bytes / n, deps, name + ".scatter"));
-          }
-          ops.push_back(low.Collective(core::CollectiveKind::kAllGather, ring, t.bytes / n, parts,
-                                       name + ".allgather"));
-        } else {
-          for (core::ChipId d : ring)
-            ops.push_back(low.Transfer(s, d, t.bytes, deps, name + ".send"));
-        }
+        scatter_then_gather(ring);
         break;
       }
       case Strategy::kBroadcast: {

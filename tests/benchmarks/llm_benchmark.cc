@@ -18,8 +18,8 @@
 namespace meshsim::sim {
 namespace {
 
-void RunBlock(benchmark::State& state, const std::vector<std::pair<std::string, std::string>>& values,
-              bool keep_timeline) {
+void RunBlock(benchmark::State& state,
+              const std::vector<std::pair<std::string, std::string>>& values, bool keep_timeline) {
   RawOptions raw;
   raw.values = values;
   absl::StatusOr<RunOptions> options = ResolveRunOptions(raw);
