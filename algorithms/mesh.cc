@@ -34,14 +34,20 @@ int Mesh::Local(core::ChipId chip) const {
         << "chip " << chip << " is not in mesh " << ToString();
     return static_cast<int>(chip.value());
   }
-  MESHSIM_CHECK(chip.valid() && chip.value() < local_of.size() && local_of[chip.value()] >= 0)
+  MESHSIM_CHECK(chip.valid() && chip.value() < local_of_.size() && local_of_[chip.value()] >= 0)
       << "chip " << chip << " is not in the placed mesh " << ToString();
-  return local_of[chip.value()];
+  return local_of_[chip.value()];
+}
+
+bool Mesh::Contains(core::ChipId chip) const {
+  if (!chip.valid()) return false;
+  if (placement.empty()) return static_cast<int>(chip.value()) < chips();
+  return chip.value() < local_of_.size() && local_of_[chip.value()] >= 0;
 }
 
 int Mesh::MachineChips() const {
   if (placement.empty()) return chips();
-  return static_cast<int>(local_of.size());
+  return static_cast<int>(local_of_.size());
 }
 
 absl::StatusOr<Mesh> Mesh::Placed(int rows, int cols, std::vector<core::ChipId> chips) {
@@ -58,9 +64,9 @@ absl::StatusOr<Mesh> Mesh::Placed(int rows, int cols, std::vector<core::ChipId> 
     }
     top = std::max(top, c.value());
   }
-  mesh.local_of.assign(size_t{top} + 1, -1);
+  mesh.local_of_.assign(size_t{top} + 1, -1);
   for (size_t i = 0; i < chips.size(); ++i) {
-    int& slot = mesh.local_of[chips[i].value()];
+    int& slot = mesh.local_of_[chips[i].value()];
     if (slot >= 0) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "--placement: chip %d appears twice; every chip of the mesh must be distinct",

@@ -31,9 +31,8 @@ struct Mesh {
 
   int rows = 1;
   int cols = 1;
-  std::vector<core::ChipId> placement;  // Empty, or rows·cols distinct physical chips.
-  std::vector<int> local_of;            // Per physical chip id: its local index, or −1 (empty
-                                        // when placement is).
+  std::vector<core::ChipId> placement;  // Empty, or rows·cols distinct physical chips (set by
+                                        // Placed, which also indexes them).
 
   int chips() const { return rows * cols; }
   bool placed() const { return !placement.empty(); }
@@ -44,6 +43,8 @@ struct Mesh {
   core::ChipId At(int r, int c) const { return Chip(r * cols + c); }
   // The local index of physical chip `chip`, which must be in the mesh (fatal otherwise).
   int Local(core::ChipId chip) const;
+  // Whether physical chip `chip` is one of the mesh's.
+  bool Contains(core::ChipId chip) const;
   // One more than the largest physical chip id: how many chips the machine needs at least.
   int MachineChips() const;
   std::vector<core::ChipId> Row(int r) const;  // Columns 0..C−1 of row r.
@@ -58,6 +59,9 @@ struct Mesh {
   // rows×cols placed on `chips` (row-major). InvalidArgument, naming --placement, unless there
   // are exactly rows·cols distinct chips, each valid.
   static absl::StatusOr<Mesh> Placed(int rows, int cols, std::vector<core::ChipId> chips);
+
+ private:
+  std::vector<int> local_of_;  // By physical chip id up to the largest placed: local index, or −1.
 };
 
 // The groups a collective micro-benchmark runs on: "row" (one per row), "col" (one per

@@ -87,7 +87,7 @@ TEST(PlacedMeshTest, EveryPluginLowersThroughThePlacement) {
       // Nothing lands outside the placement.
       for (uint32_t i = 0; i < gp.size(); ++i) {
         for (ChipId chip : gp.ChipsOf(core::OpId(i))) {
-          EXPECT_GE(placed->local_of[chip.value()], 0) << "op " << i << " on chip " << chip;
+          EXPECT_TRUE(placed->Contains(chip)) << "op " << i << " on chip " << chip;
         }
       }
     }
