@@ -19,7 +19,10 @@
 #ifndef MESHSIM_ALGORITHMS_LAYER_ALGORITHM_H_
 #define MESHSIM_ALGORITHMS_LAYER_ALGORITHM_H_
 
+#include <string>
+
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "algorithms/algorithm.h"
 #include "algorithms/mesh.h"
 #include "core/op_graph.h"
@@ -27,11 +30,23 @@
 
 namespace meshsim::algorithms {
 
+// Which ops of the layer a Lower call emits. A pipeline stage (algorithms/pipeline/) lowers a
+// microbatch's forward and its backward at different points of its schedule, and with
+// backward-weight delaying (MLSys'23 §4) the backward in two parts: the data part (every
+// backward op but the FC weight-gradient GeMMs — the attention core's dK and dV are activation
+// gradients and stay in it) and then the weight part (the FC dW GeMMs and any communication of
+// theirs).
+enum class LayerPart { kAll, kForward, kBackward, kBackwardData, kBackwardWeight };
+
+// Whether layer op `op` belongs to `part`.
+bool InPart(const workloads::LayerOp& op, LayerPart part);
+
 struct LayerProblem {
   workloads::LayerShape shape;
   // ATP chunk-based overlap (§4.1): the batch split into `chunks` independent pieces whose
   // computation and communication interleave. 1 = no chunking. Must divide shape.batch.
   int chunks = 1;
+  LayerPart part = LayerPart::kAll;
 };
 
 class LayerAlgorithm {
@@ -40,8 +55,14 @@ class LayerAlgorithm {
   // Preconditions on the shape, chunk count and mesh; InvalidArgument with one line naming the
   // key, the value and what is allowed (e.g. "atp: --mesh 3x1: d1 = 3 must divide heads 16").
   virtual absl::Status Check(const LayerProblem& p, const Mesh& mesh) const = 0;
-  // Appends the layer's ops (forward, then backward). Called only after Check succeeded.
+  // Appends the ops of p.part of the layer (forward, then backward), each after the frontier of
+  // its chip. Called only after Check succeeded.
   virtual absl::Status Lower(const LayerProblem& p, LoweringContext& ctx) const = 0;
+  // The sharding spec (algorithms/reshard/spec.h notation) on `mesh` of the activation tensor
+  // [batch, seq, hidden] that enters and leaves the layer, e.g. "RRS1" when every device holds
+  // all tokens and the hidden dimension is split over mesh columns. What a pipeline reshards
+  // between stages. InvalidArgument when the layout is not such a spec.
+  virtual absl::StatusOr<std::string> BoundarySpec(const Mesh& mesh) const = 0;
 };
 
 // Checks and lowers one layer on `mesh` into `graph` with a fresh frontier.

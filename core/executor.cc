@@ -120,6 +120,8 @@ TimelineRow Executor::MakeRow(OpId id, ChipId chip, Phase phase, UnitKind unit, 
   row.layer = op.tags.layer;
   row.slice = op.tags.slice;
   row.pass = op.tags.pass;
+  row.stage = op.tags.stage;
+  row.microbatch = op.tags.microbatch;
   row.kind = op.kind;
   row.collective = op.collective;
   row.phase = phase;

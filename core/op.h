@@ -53,6 +53,8 @@ struct OpTags {
   int32_t layer = -1;  // FC layer index within the block; -1 = none.
   int32_t slice = -1;  // MeshSlice slice / unrolled iteration; -1 = none.
   Pass pass = Pass::kNone;
+  int16_t stage = -1;       // Pipeline stage (algorithms/pipeline/); -1 = none.
+  int16_t microbatch = -1;  // Pipeline microbatch; -1 = none.
 };
 
 struct Op {

@@ -57,6 +57,9 @@ class OpGraph {
   size_t size() const { return ops_.size(); }
   size_t num_deps() const { return deps_.size(); }
   const Op& op(OpId id) const { return ops_[id.value()]; }
+  // Tags label ops for reports and do not change the program, so they may be set after Add
+  // (a pipeline tags each stage's ops with stage and microbatch once a plugin has lowered them).
+  OpTags& mutable_tags(OpId id) { return ops_[id.value()].tags; }
   std::span<const OpId> deps(OpId id) const {
     return {deps_.data() + dep_begin_[id.value()], deps_.data() + dep_begin_[id.value() + 1]};
   }

@@ -46,6 +46,8 @@ struct TimelineRow {
   UnitKind unit_kind = UnitKind::kChip;
   uint16_t unit_index = 0;
   CollectiveKind collective = CollectiveKind::kNone;
+  int16_t stage = -1;       // Pipeline stage and microbatch of the op (OpTags); -1 = none.
+  int16_t microbatch = -1;
 };
 
 // A capacity resource of the fair-share solver, described for reports and traces.

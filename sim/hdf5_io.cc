@@ -324,6 +324,10 @@ std::vector<Column> TimelineColumns(const Types& t) {
       {"pass", t.pass.get(), t.pass.get(), HOFFSET(R, pass)},
       {"slice", H5T_STD_I32LE, H5T_NATIVE_INT32, HOFFSET(R, slice)},
       IdColumn("op", HOFFSET(R, op)),
+      // Added within schema 3: a file written before them lacks both columns, and reading it
+      // leaves the rows' -1 (libhdf5 converts compound members by name).
+      {"stage", H5T_STD_I16LE, H5T_NATIVE_INT16, HOFFSET(R, stage)},
+      {"microbatch", H5T_STD_I16LE, H5T_NATIVE_INT16, HOFFSET(R, microbatch)},
   };
 }
 

@@ -59,4 +59,16 @@ absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& o,
   return machine;
 }
 
+algorithms::reshard::HostModel MakeHostModel(const network::Topology& topology,
+                                             const RunOptions& options) {
+  algorithms::reshard::HostModel hosts;
+  for (int c = 0; c < topology.num_chips(); ++c) {
+    hosts.host_of_chip.push_back(topology.HostOf(core::ChipId(c)));
+  }
+  const network::HierarchicalParams& h = options.system.net.hierarchical;
+  hosts.inter_host_bytes_per_s = h.nic_bandwidth_bytes_per_s;
+  hosts.intra_host_bytes_per_s = h.nvlink_bandwidth_bytes_per_s;
+  return hosts;
+}
+
 }  // namespace meshsim::sim

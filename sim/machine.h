@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "accel/chip_model.h"
 #include "algorithms/mesh.h"
+#include "algorithms/reshard/reshard.h"
 #include "core/executor.h"
 #include "core/fair_share.h"
 #include "core/mode_arbiter.h"
@@ -44,6 +45,12 @@ absl::StatusOr<network::Topology> BuildTopology(const RunOptions& options,
 absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& options,
                                                       const algorithms::Mesh& mesh,
                                                       core::FairShare& fair_share);
+
+// What cross-mesh resharding's scheduler knows of the machine (algorithms/reshard/reshard.h):
+// each chip's host, the NIC bandwidth between hosts and the NVLink bandwidth within one (the
+// system's hierarchical parameters).
+algorithms::reshard::HostModel MakeHostModel(const network::Topology& topology,
+                                             const RunOptions& options);
 
 }  // namespace meshsim::sim
 

@@ -26,7 +26,7 @@ namespace po = boost::program_options;
 
 const std::vector<std::string>& Workloads() {
   static const auto* v =
-      new std::vector<std::string>{"llm", "gemm", "collective", "chain", "layer"};
+      new std::vector<std::string>{"llm", "gemm", "collective", "chain", "layer", "pipeline"};
   return *v;
 }
 const std::vector<std::string>& Topologies() {
@@ -71,10 +71,12 @@ po::options_description Description() {
                             "8-15 or 0,4,1,5 (default: chips 0..R*C-1 = every chip)")
       ("topology", text(), "torus2d, torus3d, ring, mesh2d, fattree, switch, hierarchical, "
                            "graphviz:FILE (default: the system's; `meshsim list topologies`)")
-      ("workload", text(), "llm, gemm, collective, chain, layer (default llm); layer = one whole "
-                           "transformer layer, forward + backward, by a layer plugin (atp, "
-                           "megatron, tp2d)")
-      ("model", text(), "gpt3, megatron-nlg, atp-m1..atp-m4 (default gpt3)")
+      ("workload", text(), "llm, gemm, collective, chain, layer, pipeline (default llm); layer = "
+                           "one whole transformer layer, forward + backward, by a layer plugin "
+                           "(atp, megatron, tp2d); pipeline = a training step of every layer "
+                           "over --stages x --dp x --mesh chips")
+      ("model", text(), "gpt3, megatron-nlg, atp-m1..atp-m4, gpt-2.6b, u-transformer (default "
+                        "gpt3; `meshsim list models`)")
       ("hidden", text(), "custom model: hidden size H (replaces --model)")
       ("heads", text(), "custom model: attention heads (default H/128)")
       ("ffn", text(), "custom model: FFN size (default 4H)")
@@ -95,6 +97,23 @@ po::options_description Description() {
                          "else the plugin's default")
       ("chunks", text(), "--workload layer: 1, 2 or 4 chunks of the batch for ATP's chunk-based "
                          "overlap (§4.1); must divide --batch (default 1)")
+      ("stages", text(), "--workload pipeline: pipeline stages, each on its own chips (default 2)")
+      ("dp", text(), "--workload pipeline: data-parallel replicas per stage (default 1)")
+      ("microbatches", text(), "--workload pipeline: microbatches per step; must divide --batch "
+                               "(default 8)")
+      ("schedule", text(), "--workload pipeline: gpipe, 1f1b, eager-1f1b (default eager-1f1b)")
+      ("overlap", text(), "--workload pipeline: 1 = cross-stage transfers start as soon as their "
+                          "data is ready and overlap compute; 0 = a transfer waits until the "
+                          "receiving stage reaches it (default 1)")
+      ("delay-dw", text(), "--workload pipeline: 1 = backward-weight delaying: a backward sends "
+                           "its input gradient before computing its weight gradients (default 0)")
+      ("recompute", text(), "--workload pipeline: 1 = activation recomputation: keep each "
+                            "layer's input only and re-run its forward before its backward "
+                            "(default 0)")
+      ("reshard", text(), "--workload pipeline: cross-mesh strategy send-recv, local-allgather, "
+                          "global-allgather, broadcast, signal (default broadcast)")
+      ("reshard-scheduler", text(), "--workload pipeline: naive, load-balance, dfs, greedy, "
+                                    "ensemble (default ensemble)")
       ("set", po::value<std::vector<std::string>>()->composing(),
               "KEY=VALUE: override a system parameter (repeatable; keys: `meshsim show system`)")
       ("steps", text(), "--workload chain: steps per chip (default 8)")
@@ -315,6 +334,51 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
     }
   }
 
+  MESHSIM_RETURN_IF_ERROR(choice("workload", Workloads(), &o.workload));
+  const bool pipeline = o.workload == "pipeline";
+  {
+    int64_t stages = o.stages, dp = o.dp, microbatches = o.microbatches;
+    MESHSIM_RETURN_IF_ERROR(integer("stages", 1, 1024, &stages));
+    MESHSIM_RETURN_IF_ERROR(integer("dp", 1, kMaxChips, &dp));
+    MESHSIM_RETURN_IF_ERROR(integer("microbatches", 1, 4096, &microbatches));
+    o.stages = static_cast<int>(stages);
+    o.dp = static_cast<int>(dp);
+    o.microbatches = static_cast<int>(microbatches);
+    MESHSIM_RETURN_IF_ERROR(choice("schedule", {"gpipe", "1f1b", "eager-1f1b"}, &o.schedule));
+    std::string flag;
+    for (auto [key, out] : {std::pair{"overlap", &o.overlap}, std::pair{"delay-dw", &o.delay_dw},
+                             std::pair{"recompute", &o.recompute}}) {
+      flag = *out ? "1" : "0";
+      MESHSIM_RETURN_IF_ERROR(choice(key, {"0", "1"}, &flag));
+      *out = flag == "1";
+    }
+    MESHSIM_RETURN_IF_ERROR(choice(
+        "reshard", {"send-recv", "local-allgather", "global-allgather", "broadcast", "signal"},
+        &o.reshard));
+    MESHSIM_RETURN_IF_ERROR(choice("reshard-scheduler",
+                                   {"naive", "load-balance", "dfs", "greedy", "ensemble"},
+                                   &o.reshard_scheduler));
+    if (!pipeline) {
+      for (const char* key : {"stages", "dp", "microbatches", "schedule", "overlap", "delay-dw",
+                              "recompute", "reshard", "reshard-scheduler"}) {
+        if (const std::string* v = get(key)) {
+          return Invalid(key, *v, "it applies to --workload pipeline only");
+        }
+      }
+    } else {
+      if (!o.placement.empty()) {
+        return Invalid("placement", FormatPlacement(o.placement),
+                       "--workload pipeline places stage i on chips i*n..(i+1)*n-1 itself "
+                       "(n = --dp x the mesh's chips); drop --placement");
+      }
+      if (o.chips % (o.stages * o.dp) != 0) {
+        return Invalid("stages", absl::StrCat(o.stages),
+                       absl::StrFormat("--stages x --dp = %d must divide --chips %d",
+                                       o.stages * o.dp, o.chips));
+      }
+    }
+  }
+
   if (const std::string* v = get("mesh"); v != nullptr && *v != "auto") {
     std::vector<std::string> parts = absl::StrSplit(*v, 'x');
     int r = 0, c = 0;
@@ -322,7 +386,13 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
         r < 1 || c < 1) {
       return Invalid("mesh", *v, "expected RxC with positive R and C (e.g. 16x16), or auto");
     }
-    if (int64_t{r} * c != o.mesh_chips()) {
+    if (pipeline && int64_t{r} * c * o.stages * o.dp != o.chips) {
+      return Invalid("mesh", *v,
+                     absl::StrFormat("the operator mesh of each replica: R*C = %d must equal "
+                                     "--chips %d / (--stages %d x --dp %d)",
+                                     int64_t{r} * c, o.chips, o.stages, o.dp));
+    }
+    if (!pipeline && int64_t{r} * c != o.mesh_chips()) {
       return Invalid(
           "mesh", *v,
           o.placement.empty()
@@ -352,7 +422,6 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
     o.topology_given = true;
   }
 
-  MESHSIM_RETURN_IF_ERROR(choice("workload", Workloads(), &o.workload));
   MESHSIM_RETURN_IF_ERROR(choice("model", Models(), &o.model));
   MESHSIM_RETURN_IF_ERROR(integer("hidden", 1, int64_t{1} << 24, &o.hidden));
   MESHSIM_RETURN_IF_ERROR(integer("heads", 1, int64_t{1} << 16, &o.heads));
@@ -371,7 +440,9 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
                      absl::StrFormat("must be divisible by --heads %d", o.heads));
     }
   }
-  o.batch = o.workload == "layer" ? 4 : std::max(1, o.mesh_chips() / 2);
+  o.batch = o.workload == "layer"  ? 4
+            : pipeline              ? int64_t{o.microbatches} * o.dp
+                                    : std::max(1, o.mesh_chips() / 2);
   MESHSIM_RETURN_IF_ERROR(integer("batch", 1, int64_t{1} << 30, &o.batch));
   MESHSIM_RETURN_IF_ERROR(integer("seq", 1, int64_t{1} << 30, &o.seq));
   MESHSIM_RETURN_IF_ERROR(choice("pass", {"fwd", "bwd", "train"}, &o.pass));
@@ -391,6 +462,7 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
   if (const std::string* v = get("bytes")) {
     MESHSIM_ASSIGN_OR_RETURN(o.bytes, core::ParseInteger("--bytes", *v, core::Unit::kBytes, 1));
   }
+  if (pipeline) o.algorithm = "megatron";  // The default operator parallelism of a stage.
   MESHSIM_RETURN_IF_ERROR(choice("algorithm", Algorithms(), &o.algorithm));
   MESHSIM_RETURN_IF_ERROR(choice("dataflow", {"auto", "os", "ls", "rs"}, &o.dataflow));
   if (const std::string* v = get("slices"); v != nullptr && *v != "auto") {
@@ -401,8 +473,8 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
   if (const std::string* v = get("chunks")) {
     MESHSIM_RETURN_IF_ERROR(CheckOneOf("chunks", *v, {"1", "2", "4"}));
     o.chunks = std::stoi(*v);
-    if (o.workload != "layer" && o.chunks != 1) {
-      return Invalid("chunks", *v, "chunks apply to --workload layer only; use 1");
+    if (o.workload != "layer" && !pipeline && o.chunks != 1) {
+      return Invalid("chunks", *v, "chunks apply to --workload layer and pipeline only; use 1");
     }
     if (o.batch % o.chunks != 0) {
       return Invalid("chunks", *v,
@@ -426,6 +498,18 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
   }
 
   // Requirements of each workload.
+  if (pipeline && o.batch % o.microbatches != 0) {
+    return Invalid("microbatches", absl::StrCat(o.microbatches),
+                   absl::StrFormat("it must divide --batch %d", o.batch));
+  }
+  if (pipeline && o.pass != "train") {
+    return Invalid("pass", o.pass, "--workload pipeline runs a training step; use train");
+  }
+  if (!pipeline && o.model == "u-transformer") {
+    return Invalid("model", o.model,
+                   "the U-Transformer's layers differ and skip across the stack; it runs with "
+                   "--workload pipeline only");
+  }
   if (o.workload == "layer" && o.pass != "train") {
     return Invalid("pass", o.pass,
                    "--workload layer runs a whole layer forward and backward; use train");
@@ -502,6 +586,15 @@ std::vector<std::pair<std::string, std::string>> RunOptions::Resolved() const {
       {"dataflow", dataflow},
       {"slices", slices == 0 ? "auto" : absl::StrCat(slices)},
       {"chunks", absl::StrCat(chunks)},
+      {"stages", absl::StrCat(stages)},
+      {"dp", absl::StrCat(dp)},
+      {"microbatches", absl::StrCat(microbatches)},
+      {"schedule", schedule},
+      {"overlap", overlap ? "1" : "0"},
+      {"delay-dw", delay_dw ? "1" : "0"},
+      {"recompute", recompute ? "1" : "0"},
+      {"reshard", reshard},
+      {"reshard-scheduler", reshard_scheduler},
       {"steps", absl::StrCat(steps)},
       {"step-time", core::FormatDouble(step_time.seconds())},
   };

@@ -64,6 +64,16 @@ struct RunOptions {
   std::string dataflow = "auto";
   int slices = 0;  // 0 = auto.
   int chunks = 1;  // --workload layer: ATP chunk-based overlap (batch split into chunks).
+  // --workload pipeline (algorithms/pipeline/): stages × DP replicas × the operator mesh.
+  int stages = 2;
+  int dp = 1;
+  int microbatches = 8;
+  std::string schedule = "eager-1f1b";
+  bool overlap = true;
+  bool delay_dw = false;
+  bool recompute = false;
+  std::string reshard = "broadcast";
+  std::string reshard_scheduler = "ensemble";
   int steps = 8;   // `chain` workload: steps per chip.
   core::Time step_time = core::Time::Microseconds(10);  // `chain` workload: step duration.
   std::string out;                                      // HDF5 output path, empty = none.

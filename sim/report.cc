@@ -156,11 +156,26 @@ void PrintTable(const RunRecord& r, std::ostream& os) {
   line("comm transfer (per chip)", Seconds(r.Metric("comm.transfer_s")));
   line("comm exposed (per chip)", Seconds(r.Metric("comm.exposed_s")));
   line("bytes sent per chip", Bytes(r.Metric("bytes_sent_per_chip")));
-  if (const double tf = r.Metric("tflops_per_gpu", -1); tf >= 0) {
+  if (const double tf = r.Metric("tflops", -1); tf >= 0) {
+    // --workload pipeline: one training step of the whole model.
+    line("step TFLOPS", absl::StrFormat("%.2f over all chips, %.2f per chip (Megatron flops %.4g, "
+                                        "1 TFLOPS = 1e12/s)",
+                                        tf, r.Metric("tflops_per_gpu"), r.Metric("step_flops")));
+    for (int i = 0; r.Metric(absl::StrCat("stage", i, "_layers"), -1) >= 0; ++i) {
+      const std::string s = absl::StrCat("stage", i, "_");
+      line(absl::StrCat("stage ", i),
+           absl::StrFormat("%.0f layers, %.0f microbatches in flight, HBM per chip %s (weights "
+                           "and optimizer %s + activations %s per microbatch)",
+                           r.Metric(s + "layers"), r.Metric(s + "in_flight"),
+                           Bytes(r.Metric(s + "peak_bytes")), Bytes(r.Metric(s + "weight_bytes")),
+                           Bytes(r.Metric(s + "activation_bytes"))));
+    }
+  } else if (const double tf = r.Metric("tflops_per_gpu", -1); tf >= 0) {
     line("TFLOPS per GPU", absl::StrFormat("%.2f (Megatron layer flops %.4g, 1 TFLOPS = 1e12/s)",
                                            tf, r.Metric("layer_flops")));
   }
-  if (const double layers = r.Metric("model_layers", 1); layers > 1) {
+  if (const double layers = r.Metric("model_layers", 1);
+      layers > 1 && r.Metric("tflops", -1) < 0) {
     // --workload layer simulates a whole layer, llm only a block's FC layers.
     const bool whole = r.Metric("tflops_per_gpu", -1) >= 0;
     line(whole ? "model time" : "model FC time",
@@ -192,9 +207,16 @@ void PrintJson(const RunRecord& r, std::ostream& os, const std::vector<std::stri
        {"bytes_sent_per_chip", "ops", "events", "wall_s", "model_layers", "model_fc_time_s"}) {
     os << ", " << JsonString(key) << ": " << JsonNumber(r.Metric(key));
   }
-  for (const char* key : {"layer_flops", "tflops_per_gpu"}) {
+  for (const char* key : {"layer_flops", "tflops_per_gpu", "step_time_s", "step_flops", "tflops",
+                          "pipeline_messages"}) {
     if (const double v = r.Metric(key, -1); v >= 0) {
       os << ", " << JsonString(key) << ": " << JsonNumber(v);
+    }
+  }
+  // --workload pipeline: per stage, its layers, microbatches in flight and HBM per chip.
+  for (const auto& [key, value] : r.metrics) {
+    if (key.rfind("stage", 0) == 0 && key.find('_') != std::string::npos) {
+      os << ", " << JsonString(key) << ": " << JsonNumber(value);
     }
   }
   os << ", \"gemms\": [";

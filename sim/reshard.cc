@@ -219,13 +219,7 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
 
   const algorithms::Mesh whole{1, options.chips};
   MESHSIM_ASSIGN_OR_RETURN(network::Topology topology, BuildTopology(options, &whole));
-  rs::HostModel hosts;
-  for (int c = 0; c < topology.num_chips(); ++c) {
-    hosts.host_of_chip.push_back(topology.HostOf(core::ChipId(c)));
-  }
-  const network::HierarchicalParams& h = options.system.net.hierarchical;
-  hosts.inter_host_bytes_per_s = h.nic_bandwidth_bytes_per_s;
-  hosts.intra_host_bytes_per_s = h.nvlink_bandwidth_bytes_per_s;
+  const rs::HostModel hosts = MakeHostModel(topology, options);
 
   const auto t0 = std::chrono::steady_clock::now();
   const rs::ReshardPlan plan = rs::PlanReshard(p, ro, hosts);
@@ -240,7 +234,9 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
   constexpr const char* kOtherWorkloads[] = {
       "mesh",   "placement", "workload", "model",  "hidden", "heads",      "ffn",
       "layers", "batch",     "seq",      "pass",   "gemm",   "collective", "group",
-      "bytes",  "algorithm", "dataflow", "slices", "chunks", "steps",      "step-time"};
+      "bytes",  "algorithm", "dataflow", "slices", "chunks", "steps",      "step-time",
+      "stages", "dp",        "microbatches", "schedule", "overlap", "delay-dw", "recompute", "reshard",
+      "reshard-scheduler"};
   std::erase_if(rec.config, [&](const auto& kv) {
     return std::find(std::begin(kOtherWorkloads), std::end(kOtherWorkloads), kv.first) !=
            std::end(kOtherWorkloads);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "algorithms/autotune/autotuner.h"
 #include "algorithms/dataflow.h"
 #include "algorithms/layer_algorithm.h"
+#include "algorithms/pipeline/pipeline.h"
+#include "algorithms/reshard/reshard.h"
 #include "algorithms/llm.h"
 #include "algorithms/microbench.h"
 #include "algorithms/registry.h"
@@ -26,6 +29,7 @@
 #include "sim/metrics.h"
 #include "sim/tune.h"
 #include "workloads/layer.h"
+#include "workloads/stack.h"
 #include "workloads/transformer.h"
 
 namespace meshsim::sim {
@@ -44,6 +48,9 @@ struct Plan {
   algorithms::Mesh mesh;
   bool one_dimensional = false;
   std::vector<int> layer_slices;  // Indexed by FcLayer::index; empty = o.slices everywhere.
+  // --workload pipeline: the stages and messages (mesh = one replica's operator mesh).
+  std::optional<algorithms::pipeline::PipelinePlan> pipeline;
+  algorithms::reshard::HostModel hosts;
 };
 
 // `--mesh auto` and `--slices auto` mean the autotuner's choice for MeshSlice on the llm
@@ -65,8 +72,68 @@ absl::StatusOr<algorithms::TuneResult> AutotuneRun(const RunOptions& o,
 
 absl::Status CheckAlgorithmFitsWorkload(const RunOptions& o, const algorithms::AlgorithmInfo& info);
 
+// The layer plugin of a layer or pipeline run.
+absl::StatusOr<std::unique_ptr<algorithms::LayerAlgorithm>> LayerPlugin(const RunOptions& o) {
+  MESHSIM_ASSIGN_OR_RETURN(const algorithms::AlgorithmInfo* info,
+                           algorithms::FindAlgorithm(o.algorithm));
+  MESHSIM_RETURN_IF_ERROR(CheckAlgorithmFitsWorkload(o, *info));
+  std::unique_ptr<algorithms::LayerAlgorithm> layer = info->make_layer();
+  MESHSIM_CHECK(layer != nullptr) << "algorithm '" << o.algorithm << "' has no layer factory";
+  return layer;
+}
+
+// Plans a pipeline step (algorithms/pipeline/pipeline.h) on `op_mesh` and checks that every
+// stage fits in HBM.
+absl::StatusOr<algorithms::pipeline::PipelinePlan> PlanPipelineRun(
+    const RunOptions& o, const algorithms::Mesh& op_mesh,
+    const algorithms::reshard::HostModel& hosts) {
+  namespace pp = algorithms::pipeline;
+  namespace rs = algorithms::reshard;
+  MESHSIM_ASSIGN_OR_RETURN(const workloads::ModelShape model, Model(o));
+  pp::PipelineProblem p;
+  MESHSIM_ASSIGN_OR_RETURN(
+      p.stack,
+      workloads::StackOf(model, o.batch / o.microbatches, o.seq, o.system.chip.element_bytes));
+  p.stages = o.stages;
+  p.dp = o.dp;
+  p.microbatches = o.microbatches;
+  p.op_mesh = op_mesh;
+  MESHSIM_ASSIGN_OR_RETURN(p.schedule, pp::ParseSchedule(o.schedule));
+  p.overlap = o.overlap;
+  p.delay_weight_grads = o.delay_dw;
+  p.recompute = o.recompute;
+  p.chunks = o.chunks;
+  MESHSIM_ASSIGN_OR_RETURN(p.reshard.strategy, rs::ParseStrategy(o.reshard));
+  MESHSIM_ASSIGN_OR_RETURN(p.reshard.scheduler, rs::ParseScheduler(o.reshard_scheduler));
+  MESHSIM_ASSIGN_OR_RETURN(const std::unique_ptr<algorithms::LayerAlgorithm> layer,
+                           LayerPlugin(o));
+  MESHSIM_ASSIGN_OR_RETURN(pp::PipelinePlan plan, pp::PlanPipeline(p, *layer, hosts));
+  const int64_t capacity = o.system.chip.hbm_capacity_bytes;
+  for (size_t i = 0; i < plan.stages.size(); ++i) {
+    const pp::StagePlan& st = plan.stages[i];
+    if (st.peak_bytes_per_chip() <= capacity) continue;
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "hbm.capacity: %.1f GB is not enough; stage %d needs %.1f GB per chip (weights, "
+        "gradients and optimizer %.1f GB + %d microbatches in flight x %.2f GB of "
+        "activations%s); use more stages, a larger --mesh, smaller microbatches, --recompute 1 "
+        "or --schedule 1f1b",
+        capacity / 1e9, static_cast<int>(i), st.peak_bytes_per_chip() / 1e9,
+        st.weight_bytes_per_chip / 1e9, st.in_flight, st.activation_bytes_per_chip / 1e9,
+        st.workspace_bytes_per_chip > 0
+            ? absl::StrFormat(" + %.2f GB recomputation workspace", st.workspace_bytes_per_chip / 1e9)
+            : ""));
+  }
+  return plan;
+}
+
 absl::Status BuildWorkload(const RunOptions& o, const Plan& run_plan, core::OpGraph& graph) {
   const algorithms::Mesh& mesh = run_plan.mesh;
+  if (run_plan.pipeline.has_value()) {
+    MESHSIM_ASSIGN_OR_RETURN(const std::unique_ptr<algorithms::LayerAlgorithm> layer,
+                             LayerPlugin(o));
+    return algorithms::pipeline::LowerPipeline(*run_plan.pipeline, *layer, run_plan.hosts,
+                                               graph);
+  }
   if (o.workload == "chain") {
     return algorithms::BuildChain({.chips = o.chips, .steps = o.steps, .step = o.step_time}, graph);
   }
@@ -82,8 +149,8 @@ absl::Status BuildWorkload(const RunOptions& o, const Plan& run_plan, core::OpGr
   MESHSIM_RETURN_IF_ERROR(CheckAlgorithmFitsWorkload(o, *info));
   if (o.workload == "layer") {
     MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, Model(o));
-    const std::unique_ptr<algorithms::LayerAlgorithm> layer = info->make_layer();
-    MESHSIM_CHECK(layer != nullptr) << "algorithm '" << o.algorithm << "' has no layer factory";
+    MESHSIM_ASSIGN_OR_RETURN(const std::unique_ptr<algorithms::LayerAlgorithm> layer,
+                             LayerPlugin(o));
     const algorithms::LayerProblem problem{
         workloads::ShapeOf(model, o.batch, o.seq, o.system.chip.element_bytes), o.chunks};
     return algorithms::LowerLayer(problem, *layer, mesh, graph);
@@ -120,22 +187,25 @@ absl::Status BuildWorkload(const RunOptions& o, const Plan& run_plan, core::OpGr
                                    o.system.chip.element_bytes, graph);
 }
 
-// --workload layer takes a layer plugin, the other distributed workloads a GeMM plugin.
+// --workload layer and pipeline take a layer plugin, the other distributed workloads a GeMM
+// plugin.
 absl::Status CheckAlgorithmFitsWorkload(const RunOptions& o,
                                         const algorithms::AlgorithmInfo& info) {
-  if (o.workload == "layer" && !info.is_layer()) {
+  const bool layer_like = o.workload == "layer" || o.workload == "pipeline";
+  if (layer_like && !info.is_layer()) {
     std::vector<std::string> layer_plugins;
     for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
       if (a.is_layer()) layer_plugins.push_back(a.name);
     }
     return absl::InvalidArgumentError(absl::StrCat(
         "--algorithm: '", o.algorithm,
-        "' is not allowed with --workload layer; allowed: ", absl::StrJoin(layer_plugins, ", ")));
+        "' is not allowed with --workload ", o.workload,
+        "; allowed: ", absl::StrJoin(layer_plugins, ", ")));
   }
-  if (o.workload != "layer" && info.is_layer()) {
+  if (!layer_like && info.is_layer()) {
     return absl::InvalidArgumentError(absl::StrCat("--algorithm: '", o.algorithm,
                                                    "' is a layer plugin; it needs --workload "
-                                                   "layer, not --workload ",
+                                                   "layer or pipeline, not --workload ",
                                                    o.workload));
   }
   return absl::OkStatus();
@@ -182,6 +252,18 @@ namespace {
 absl::StatusOr<algorithms::Mesh> ResolveLogicalMesh(const RunOptions& o, bool* one_dimensional) {
   const int chips = o.mesh_chips();
   *one_dimensional = false;
+  if (o.workload == "pipeline") {
+    // One replica's operator mesh: as given, else N×1 (Megatron's, and ATP's 1D end), or q×q
+    // for tp2d when N is a square.
+    if (o.mesh_rows > 0) return algorithms::Mesh{o.mesh_rows, o.mesh_cols};
+    const int n = o.chips / (o.stages * o.dp);
+    if (o.algorithm == "tp2d") {
+      int q = 1;
+      while ((q + 1) * (q + 1) <= n) ++q;
+      if (q * q == n) return algorithms::Mesh{q, q};
+    }
+    return algorithms::Mesh{n, 1};
+  }
   if (o.workload == "layer") {
     MESHSIM_ASSIGN_OR_RETURN(const algorithms::AlgorithmInfo* info,
                              algorithms::FindAlgorithm(o.algorithm));
@@ -224,6 +306,12 @@ absl::StatusOr<algorithms::Mesh> ResolveMesh(const RunOptions& o, bool* one_dime
 absl::StatusOr<Plan> ResolvePlan(const RunOptions& o, const std::vector<int>* layer_slices) {
   Plan plan;
   MESHSIM_ASSIGN_OR_RETURN(plan.mesh, ResolveMesh(o, &plan.one_dimensional));
+  if (o.workload == "pipeline") {
+    MESHSIM_ASSIGN_OR_RETURN(const network::Topology topology, BuildTopology(o));
+    plan.hosts = MakeHostModel(topology, o);
+    MESHSIM_ASSIGN_OR_RETURN(plan.pipeline, PlanPipelineRun(o, plan.mesh, plan.hosts));
+    return plan;
+  }
   if (layer_slices != nullptr) {
     plan.layer_slices = *layer_slices;
   } else if (o.slices == 0 && UsesAutotuner(o)) {
@@ -277,6 +365,10 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ResolvedConfig(
     if (key == "steps" && o.workload != "chain") value.clear();  // Keys of other workloads.
     if (key == "step-time" && o.workload != "chain") value.clear();
     if (key == "bytes" && o.workload != "collective") value.clear();
+    for (const char* k : {"stages", "dp", "microbatches", "schedule", "overlap", "delay-dw",
+                          "recompute", "reshard", "reshard-scheduler"}) {
+      if (key == k && o.workload != "pipeline") value.clear();
+    }
     if (key == "hidden") value = hidden;
     if (key == "heads") value = heads;
     if (key == "ffn") value = ffn;
@@ -366,6 +458,30 @@ absl::StatusOr<RunRecord> RunGraph(const RunOptions& o, const algorithms::Mesh& 
   return rec;
 }
 
+// A pipeline step's metrics: Megatron flops of the step, aggregate and per-chip TFLOPS (the
+// resharding paper's Fig. 7 plots the aggregate; 1 TFLOPS = 1e12 flop/s), and per stage its
+// layers, microbatches in flight and HBM use per chip.
+void AddPipelineMetrics(const algorithms::pipeline::PipelinePlan& plan, double makespan_s,
+                        RunRecord& rec) {
+  const double flops = algorithms::pipeline::StepFlops(plan.problem);
+  rec.metrics.emplace_back("step_time_s", makespan_s);
+  rec.metrics.emplace_back("step_flops", flops);
+  rec.metrics.emplace_back("tflops", makespan_s > 0 ? flops / makespan_s / 1e12 : 0.0);
+  rec.metrics.emplace_back("tflops_per_gpu",
+                           makespan_s > 0 ? flops / makespan_s / 1e12 / plan.chips : 0.0);
+  rec.metrics.emplace_back("pipeline_messages", static_cast<double>(plan.messages.size()));
+  for (size_t i = 0; i < plan.stages.size(); ++i) {
+    const algorithms::pipeline::StagePlan& st = plan.stages[i];
+    const std::string s = absl::StrCat("stage", i, "_");
+    rec.metrics.emplace_back(s + "layers", st.layers);
+    rec.metrics.emplace_back(s + "in_flight", st.in_flight);
+    rec.metrics.emplace_back(s + "weight_bytes", static_cast<double>(st.weight_bytes_per_chip));
+    rec.metrics.emplace_back(s + "activation_bytes",
+                             static_cast<double>(st.activation_bytes_per_chip));
+    rec.metrics.emplace_back(s + "peak_bytes", static_cast<double>(st.peak_bytes_per_chip()));
+  }
+}
+
 absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
                                        const std::vector<int>* layer_slices) {
   const auto wall_start = std::chrono::steady_clock::now();
@@ -381,6 +497,16 @@ absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
   std::vector<std::pair<std::string, double>> tail(rec.metrics.end() - 5, rec.metrics.end());
   rec.metrics.resize(rec.metrics.size() - 5);
   MESHSIM_ASSIGN_OR_RETURN(rec.config, ResolvedConfig(o, plan, graph));
+  if (plan.pipeline.has_value()) {
+    AddPipelineMetrics(*plan.pipeline, makespan_s, rec);
+    // The whole model is simulated: one step of every layer.
+    rec.metrics.emplace_back("model_layers",
+                             static_cast<double>(plan.pipeline->problem.stack.layers.size()));
+    rec.metrics.emplace_back("model_fc_time_s", makespan_s);
+    rec.metrics.emplace_back("chip_peak_flops", o.system.chip.PeakFlops());
+    rec.metrics.insert(rec.metrics.end(), tail.begin(), tail.end());
+    return rec;
+  }
   // One block is simulated; the model's FC time is that block's times its layer count.
   int64_t layers = 1;
   if (o.workload == "llm" || o.workload == "layer") {

@@ -18,6 +18,19 @@ const std::vector<ModelShape>& Models() {
       {"atp-m2", "ATP Table 2 M2: hidden 4096, 32 heads, FFN 4H (per layer)", 4096, 32, 0, 1},
       {"atp-m3", "ATP Table 2 M3: hidden 8192, 64 heads, FFN 4H (per layer)", 8192, 64, 0, 1},
       {"atp-m4", "ATP Table 2 M4: hidden 12288, 96 heads, FFN 4H (per layer)", 12288, 96, 0, 1},
+      // The resharding paper's GPT (MLSys'23 Table 3: 2.6B parameters): GPT-3 2.7B's shape
+      // (Brown et al. 2020, Table 2.1), 12·H²·32 = 2.5B in the layers plus the embeddings.
+      {"gpt-2.6b", "MLSys'23 GPT (2.6B): hidden 2560, 32 heads, FFN 4H, 32 layers", 2560, 32, 0,
+       32},
+      // The resharding paper's U-Transformer (Table 3: 2.1B parameters; a U-Net whose layers
+      // carry attention, with skip connections from layer i to layer L−1−i). The paper gives no
+      // shape; this stand-in has 13 attention layers over 4 resolution levels, 576 channels and
+      // 9 heads at the top, each level a quarter of the tokens and twice the channels
+      // (workloads/stack.h): 1.95B parameters in the layers.
+      {"u-transformer",
+       "MLSys'23 U-Transformer stand-in: 13 layers over 4 levels, hidden 576..4608, skips "
+       "i -> 12-i",
+       576, 9, 0, 13, 4},
   };
   return *models;
 }

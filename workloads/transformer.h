@@ -29,6 +29,9 @@ struct ModelShape {
   int64_t heads = 0;
   int64_t ffn = 0;     // F (0 = 4H)
   int64_t layers = 0;  // Transformer blocks.
+  // 0: a plain stack of identical layers. n > 0: a U-shaped stack over n resolution levels
+  // (workloads/stack.h), the resharding paper's U-Transformer.
+  int unet_levels = 0;
 
   int64_t ffn_dim() const { return ffn > 0 ? ffn : 4 * hidden; }
 };
@@ -40,7 +43,8 @@ struct FcLayerShape {
   bool column_parallel = true;
 };
 
-// Built-in models, in display order: gpt3, megatron-nlg, atp-m1 … atp-m4.
+// Built-in models, in display order: gpt3, megatron-nlg, atp-m1 … atp-m4, gpt-2.6b,
+// u-transformer.
 const std::vector<ModelShape>& Models();
 
 // NotFound naming the known models.

@@ -72,6 +72,7 @@ class AtpLowering {
     // The heads of one chunk on one device: b·a/(c·d1·d2) (Check makes this whole).
     const int64_t local_heads = (s.batch / c) * s.heads / (d1_ * d2_);
     for (const LayerOp& op : workloads::LayerOps(s)) {
+      if (!InPart(op, p_.part)) continue;
       for (int k = 0; k < c; ++k) {
         switch (op.kind) {
           case LayerOpKind::kVector:
@@ -160,6 +161,10 @@ class Atp : public LayerAlgorithm {
     AtpLowering(p, ctx).Run();
     return absl::OkStatus();
   }
+  // Between layers every device (i, j) holds X[T × h/d2]: hidden split over mesh columns.
+  absl::StatusOr<std::string> BoundarySpec(const Mesh& mesh) const override {
+    return std::string(mesh.cols > 1 ? "RRS1" : "RRR");
+  }
 };
 
 // Megatron-LM = ATP on DeviceMesh(N, 1): the same lowering, restricted to N×1 meshes.
@@ -178,6 +183,10 @@ class Megatron : public LayerAlgorithm {
     MESHSIM_RETURN_IF_ERROR(Check(p, ctx.mesh));
     AtpLowering(p, ctx).Run();
     return absl::OkStatus();
+  }
+  // Megatron-LM replicates the activations between layers on every tensor-parallel rank.
+  absl::StatusOr<std::string> BoundarySpec(const Mesh&) const override {
+    return std::string("RRR");
   }
 };
 

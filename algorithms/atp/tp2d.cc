@@ -95,6 +95,7 @@ class Tp2d : public LayerAlgorithm {
     }
     std::vector<std::vector<core::OpId>> side(ctx.mesh.chips());  // Depth AllReduces per chip.
     for (const LayerOp& op : workloads::LayerOps(s)) {
+      if (!InPart(op, p.part)) continue;
       const core::OpTags gemm = LayerTags(ctx.graph, op, "gemm", -1);
       const core::OpTags vector = LayerTags(ctx.graph, op, "vector", -1);
       for (LoweringContext& sc : slices) {
@@ -147,6 +148,19 @@ class Tp2d : public LayerAlgorithm {
       }
     }
     return absl::OkStatus();
+  }
+
+  // On a q×q mesh (depth 1) SUMMA's activations X[T × h] are split by tokens over mesh rows
+  // (whole sequences, Check) and by hidden over mesh columns. A 2.5D mesh splits tokens over
+  // rows and depth slices, which no spec of the q × d·q mesh names.
+  absl::StatusOr<std::string> BoundarySpec(const Mesh& mesh) const override {
+    if (mesh.cols != mesh.rows) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: --mesh: '%s' is not allowed in a pipeline stage; the 2.5D layout (tokens over "
+          "rows and depth slices) has no sharding spec; use a square mesh",
+          kName, mesh.ToString()));
+    }
+    return std::string("S0RS1");
   }
 
  private:

@@ -65,12 +65,14 @@ double Duration(const UnitTask& t, int h, Strategy strategy, const HostModel& ho
 
 class Lowerer {
  public:
-  Lowerer(const HostModel& hosts, core::OpGraph& graph, HostTraffic* traffic)
-      : hosts_(hosts), graph_(graph), traffic_(traffic) {}
+  Lowerer(const HostModel& hosts, core::OpGraph& graph, HostTraffic* traffic,
+          const core::OpTags& tags)
+      : hosts_(hosts), graph_(graph), traffic_(traffic), tags_(tags) {}
 
   core::OpId Transfer(core::ChipId from, core::ChipId to, int64_t bytes,
                       const std::vector<core::OpId>& deps, const std::string& name) {
     core::Op op = core::Op::Transfer(from, to, bytes);
+    op.tags = tags_;
     op.tags.name = graph_.Intern(name);
     Count(from, to, bytes);
     return graph_.Add(op, deps);
@@ -80,6 +82,7 @@ class Lowerer {
                         int64_t bytes, const std::vector<core::OpId>& deps,
                         const std::string& name) {
     core::Op op = core::Op::Collective(kind, graph_.AddGroup(group), bytes);
+    op.tags = tags_;
     op.tags.name = graph_.Intern(name);
     if (kind == core::CollectiveKind::kBroadcast) {
       for (size_t i = 1; i < group.size(); ++i) Count(group[i - 1], group[i], bytes);
@@ -94,6 +97,7 @@ class Lowerer {
 
   core::OpId Join(core::ChipId chip, const std::vector<core::OpId>& deps, const std::string& name) {
     core::Op op = core::Op::Delay(chip, core::Time());
+    op.tags = tags_;
     op.tags.name = graph_.Intern(name);
     return graph_.Add(op, deps);
   }
@@ -113,7 +117,16 @@ class Lowerer {
   const HostModel& hosts_;
   core::OpGraph& graph_;
   HostTraffic* traffic_;
+  core::OpTags tags_;
 };
+
+// link->send_after / recv_after of `chip` into `deps` when set.
+void AddLinkDep(const std::vector<core::OpId>& after, core::ChipId chip,
+                std::vector<core::OpId>& deps) {
+  if (chip.value() < after.size() && after[chip.value()].valid()) {
+    deps.push_back(after[chip.value()]);
+  }
+}
 
 }  // namespace
 
@@ -187,9 +200,11 @@ ReshardPlan PlanReshard(const ReshardProblem& p, const ReshardOptions& options,
 }
 
 void LowerReshard(const ReshardProblem& p, const ReshardPlan& plan, const HostModel& hosts,
-                  core::OpGraph& graph, HostTraffic* traffic) {
+                  core::OpGraph& graph, HostTraffic* traffic, ReshardLink* link) {
   (void)p;
-  Lowerer low(hosts, graph, traffic);
+  const ReshardLink none;
+  const ReshardLink& l = link != nullptr ? *link : none;
+  Lowerer low(hosts, graph, traffic, l.tags);
   std::map<int, core::OpId> send_last, recv_last;  // Per host side: the last task's join.
   for (size_t k = 0; k < plan.schedule.order.size(); ++k) {
     const int i = plan.schedule.order[k];
@@ -202,9 +217,11 @@ void LowerReshard(const ReshardProblem& p, const ReshardPlan& plan, const HostMo
     for (const auto& [r, devs] : groups) {
       if (auto it = recv_last.find(r); it != recv_last.end()) deps.push_back(it->second);
     }
+    AddLinkDep(l.send_after, s, deps);
+    for (core::ChipId d : t.receivers) AddLinkDep(l.recv_after, d, deps);
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-    const std::string name = absl::StrFormat("reshard.task%d", i);
+    const std::string name = absl::StrFormat("%s.task%d", l.name, i);
     std::vector<core::OpId> ops;
     // The tile split over `devs` (one piece each) and all-gathered among them, or, when it cannot
     // be split evenly (or there is one device), sent whole to each.
@@ -263,6 +280,12 @@ void LowerReshard(const ReshardProblem& p, const ReshardPlan& plan, const HostMo
     const core::OpId end = low.Join(s, ops, name + ".done");
     send_last[sh] = end;
     for (const auto& [r, devs] : groups) recv_last[r] = end;
+    if (link != nullptr) {
+      for (core::ChipId d : t.receivers) {
+        if (link->received.size() <= d.value()) link->received.resize(d.value() + 1);
+        link->received[d.value()].push_back(end);
+      }
+    }
   }
 }
 

@@ -81,10 +81,25 @@ struct HostTraffic {
   std::vector<int64_t> sent, received;
 };
 
+// How one resharding fits into a larger program (a pipeline step, algorithms/pipeline/): what
+// its ops wait for, how they are tagged, and which ops end it on each receiver.
+struct ReshardLink {
+  // By physical chip id (a shorter vector or an invalid id = nothing): the op a unit task waits
+  // for when that chip sends in it (its copy of the data is ready) or receives in it (the
+  // receiving stage has reached the receive).
+  std::vector<core::OpId> send_after, recv_after;
+  core::OpTags tags;             // Copied onto every op; the name is "<name>.task<i>.<what>".
+  std::string name = "reshard";
+  // Filled: by physical chip id, the end ops of the tasks that chip received in.
+  std::vector<std::vector<core::OpId>> received;
+};
+
 // Appends the plan's ops to `graph` (see the banner). `traffic` (optional) receives the
-// inter-host bytes the ops move. Cost O(Σ |receivers|).
+// inter-host bytes the ops move; `link` (optional) adds dependencies and tags and collects each
+// receiver's end ops. Cost O(Σ |receivers|).
 void LowerReshard(const ReshardProblem& p, const ReshardPlan& plan, const HostModel& hosts,
-                  core::OpGraph& graph, HostTraffic* traffic = nullptr);
+                  core::OpGraph& graph, HostTraffic* traffic = nullptr,
+                  ReshardLink* link = nullptr);
 
 }  // namespace meshsim::algorithms::reshard
 

@@ -1,0 +1,493 @@
+#include "algorithms/pipeline/pipeline.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+
+namespace meshsim::algorithms::pipeline {
+
+namespace {
+
+namespace rs = reshard;
+using workloads::LayerShape;
+
+bool SameShape(const LayerShape& a, const LayerShape& b) {
+  return a.batch == b.batch && a.seq == b.seq && a.hidden == b.hidden && a.heads == b.heads &&
+         a.ffn_dim() == b.ffn_dim() && a.element_bytes == b.element_bytes;
+}
+
+double Flops(const LayerShape& s) { return workloads::LayerFlops(s.batch, s.seq, s.hidden); }
+
+// Layers per stage (banner): L/S for identical layers, else the contiguous split whose largest
+// stage has the fewest flops (dynamic programming over prefixes, O(S·L²)).
+absl::StatusOr<std::vector<int>> SplitLayers(const workloads::LayerStack& stack, int stages) {
+  const int n = static_cast<int>(stack.layers.size());
+  if (stages < 1 || stages > n) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--stages: %d is not allowed; it must be between 1 and the model's %d layers", stages, n));
+  }
+  const bool uniform =
+      stack.skips.empty() &&
+      std::all_of(stack.layers.begin(), stack.layers.end(),
+                  [&](const LayerShape& s) { return SameShape(s, stack.layers[0]); });
+  if (uniform) {
+    if (n % stages != 0) {
+      std::vector<int> divisors;
+      for (int d = 1; d <= n; ++d) {
+        if (n % d == 0) divisors.push_back(d);
+      }
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--stages: %d is not allowed; it must divide the model's %d layers (allowed: %s)",
+          stages, n, absl::StrJoin(divisors, ", ")));
+    }
+    return std::vector<int>(stages, n / stages);
+  }
+  std::vector<double> prefix(n + 1, 0);
+  for (int l = 0; l < n; ++l) prefix[l + 1] = prefix[l] + Flops(stack.layers[l]);
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  // best[k][j]: the smallest largest stage when the first j layers form k stages.
+  std::vector<std::vector<double>> best(stages + 1, std::vector<double>(n + 1, kInf));
+  std::vector<std::vector<int>> cut(stages + 1, std::vector<int>(n + 1, 0));
+  best[0][0] = 0;
+  for (int k = 1; k <= stages; ++k) {
+    for (int j = k; j <= n; ++j) {
+      for (int i = k - 1; i < j; ++i) {
+        const double v = std::max(best[k - 1][i], prefix[j] - prefix[i]);
+        if (v < best[k][j]) {
+          best[k][j] = v;
+          cut[k][j] = i;
+        }
+      }
+    }
+  }
+  std::vector<int> layers(stages);
+  for (int k = stages, j = n; k >= 1; --k) {
+    layers[k - 1] = j - cut[k][j];
+    j = cut[k][j];
+  }
+  return layers;
+}
+
+// The activations' spec on the stage's mesh (banner): the plugin's spec on one replica, with
+// the batch split over the D replicas of a D × R·C mesh. The R×C operator mesh becomes the
+// second dimension (local index r·C + c), so a plugin axis survives only when it still names
+// whole shards there: columns of a one-row mesh, rows of a one-column mesh, or both axes.
+absl::StatusOr<std::string> StageSpec(const std::string& replica_spec, const Mesh& op, int dp) {
+  if (dp == 1) return replica_spec;
+  MESHSIM_ASSIGN_OR_RETURN(rs::ShardingSpec spec, rs::ParseSpec(replica_spec, 3));
+  const auto fail = [&] {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--dp: %d is not allowed with --mesh %s; the layer's activations (%s on each replica) "
+        "are no sharding spec of the stage's %dx%d mesh; use --dp 1 or a one-row or "
+        "one-column --mesh",
+        dp, op.ToString(), replica_spec, dp, op.chips()));
+  };
+  for (rs::DimSharding& d : spec.dims) {
+    switch (d) {
+      case rs::DimSharding::kReplicated:
+        break;
+      case rs::DimSharding::kRows:
+        if (op.cols != 1) return fail();
+        d = rs::DimSharding::kCols;
+        break;
+      case rs::DimSharding::kCols:
+        if (op.rows != 1) return fail();
+        break;
+      case rs::DimSharding::kBoth:
+        d = rs::DimSharding::kCols;
+        break;
+    }
+  }
+  rs::DimSharding& batch = spec.dims[0];
+  batch = batch == rs::DimSharding::kReplicated ? rs::DimSharding::kRows : rs::DimSharding::kBoth;
+  return spec.ToString();
+}
+
+// Bytes one device of `t` holds of a tensor of `bytes`: one shard of every split dimension.
+int64_t BytesPerDevice(int64_t bytes, const rs::ShardedTensor& t) {
+  int64_t shards = 1;
+  for (rs::DimSharding d : t.spec.dims) shards *= rs::NumShards(d, t.mesh);
+  return (bytes + shards - 1) / shards;
+}
+
+LayerShape ReplicaShape(LayerShape s, int dp) {
+  s.batch /= dp;
+  return s;
+}
+
+}  // namespace
+
+absl::StatusOr<PipelinePlan> PlanPipeline(const PipelineProblem& p, const LayerAlgorithm& op,
+                                          const rs::HostModel& hosts) {
+  PipelinePlan plan;
+  plan.problem = p;
+  if (p.microbatches < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--microbatches: %d is not allowed; it must be at least 1", p.microbatches));
+  }
+  if (p.stack.layers.empty()) return absl::InvalidArgumentError("--layers: the model has none");
+  const int64_t batch = p.stack.layers[0].batch;
+  if (p.dp < 1 || batch % p.dp != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--dp: %d is not allowed; it must divide the microbatch of %d sequences (--batch / "
+        "--microbatches)",
+        p.dp, batch));
+  }
+  MESHSIM_ASSIGN_OR_RETURN(const std::vector<int> split, SplitLayers(p.stack, p.stages));
+  const int rc = p.op_mesh.chips();
+  const int per_stage = p.dp * rc;
+  plan.chips = p.stages * per_stage;
+  if (hosts.host_of_chip.size() < static_cast<size_t>(plan.chips)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--chips: %d is not allowed; --stages %d x --dp %d x --mesh %s need %d chips",
+        static_cast<int>(hosts.host_of_chip.size()), p.stages, p.dp, p.op_mesh.ToString(),
+        plan.chips));
+  }
+  // Check every distinct layer shape once per part the step lowers.
+  std::vector<LayerShape> checked;
+  const Mesh probe{p.op_mesh.rows, p.op_mesh.cols};
+  for (size_t l = 0; l < p.stack.layers.size(); ++l) {
+    const LayerShape s = ReplicaShape(p.stack.layers[l], p.dp);
+    if (std::any_of(checked.begin(), checked.end(),
+                    [&](const LayerShape& c) { return SameShape(c, s); })) {
+      continue;
+    }
+    checked.push_back(s);
+    if (absl::Status st = op.Check(LayerProblem{s, p.chunks, LayerPart::kAll}, probe); !st.ok()) {
+      return absl::InvalidArgumentError(
+          p.stack.layers.size() > 1 ? absl::StrCat("layer ", l, ": ", st.message())
+                                    : std::string(st.message()));
+    }
+  }
+  MESHSIM_ASSIGN_OR_RETURN(const std::string replica_spec, op.BoundarySpec(probe));
+
+  int first = 0;
+  for (int i = 0; i < p.stages; ++i) {
+    StagePlan st;
+    st.first_layer = first;
+    st.layers = split[i];
+    first += split[i];
+    std::vector<core::ChipId> all;
+    for (int d = 0; d < p.dp; ++d) {
+      std::vector<core::ChipId> chips;
+      for (int k = 0; k < rc; ++k) chips.push_back(core::ChipId(i * per_stage + d * rc + k));
+      all.insert(all.end(), chips.begin(), chips.end());
+      MESHSIM_ASSIGN_OR_RETURN(Mesh m,
+                               Mesh::Placed(p.op_mesh.rows, p.op_mesh.cols, std::move(chips)));
+      st.replicas.push_back(std::move(m));
+    }
+    if (p.dp == 1) {
+      st.mesh = st.replicas[0];
+    } else {
+      MESHSIM_ASSIGN_OR_RETURN(st.mesh, Mesh::Placed(p.dp, rc, all));
+    }
+    MESHSIM_ASSIGN_OR_RETURN(st.spec, StageSpec(replica_spec, p.op_mesh, p.dp));
+    st.order = StageOrder(p.schedule, p.stages, i, p.microbatches);
+    st.in_flight = MaxInFlight(st.order);
+    int64_t params = 0, saved = 0, workspace = 0;
+    for (int l = st.first_layer; l < st.first_layer + st.layers; ++l) {
+      const LayerShape& s = p.stack.layers[l];
+      const LayerShape r = ReplicaShape(s, p.dp);
+      params += workloads::LayerParameters(s);
+      saved += p.recompute ? workloads::ActivationBytes(r) : workloads::SavedActivationBytes(r);
+      if (p.recompute) workspace = std::max(workspace, workloads::SavedActivationBytes(r));
+      st.flops_per_microbatch += Flops(s);
+    }
+    st.weight_bytes_per_chip = params * workloads::kTrainingBytesPerParameter / rc;
+    st.activation_bytes_per_chip = saved / rc;
+    st.workspace_bytes_per_chip = workspace / rc;
+    plan.stages.push_back(std::move(st));
+  }
+
+  // Messages: each stage boundary, then every skip connection that crosses stages.
+  const auto stage_of = [&](int layer) {
+    int i = 0;
+    while (plan.stages[i].first_layer + plan.stages[i].layers <= layer) ++i;
+    return i;
+  };
+  std::vector<std::pair<int, int>> sends;  // (layer, consuming stage)
+  for (int i = 0; i + 1 < p.stages; ++i) {
+    sends.push_back({plan.stages[i].first_layer + plan.stages[i].layers - 1, i + 1});
+  }
+  for (const workloads::Skip& s : p.stack.skips) {
+    if (stage_of(s.from) != stage_of(s.to)) sends.push_back({s.from, stage_of(s.to)});
+  }
+  for (const auto& [layer, to] : sends) {
+    Message m;
+    m.from = stage_of(layer);
+    m.to = to;
+    m.layer = layer;
+    const LayerShape& s = p.stack.layers[layer];
+    const StagePlan& a = plan.stages[m.from];
+    const StagePlan& b = plan.stages[m.to];
+    MESHSIM_ASSIGN_OR_RETURN(rs::ShardingSpec sa, rs::ParseSpec(a.spec, 3));
+    MESHSIM_ASSIGN_OR_RETURN(rs::ShardingSpec sb, rs::ParseSpec(b.spec, 3));
+    m.fwd_problem = {{s.batch, s.seq, s.hidden}, s.element_bytes, {a.mesh, sa}, {b.mesh, sb}};
+    m.bwd_problem = {{s.batch, s.seq, s.hidden}, s.element_bytes, {b.mesh, sb}, {a.mesh, sa}};
+    MESHSIM_RETURN_IF_ERROR(rs::CheckProblem(m.fwd_problem));
+    m.fwd = rs::PlanReshard(m.fwd_problem, p.reshard, hosts);
+    m.bwd = rs::PlanReshard(m.bwd_problem, p.reshard, hosts);
+    // The receiving stage keeps its copy of the activation for the backward pass.
+    plan.stages[m.to].activation_bytes_per_chip +=
+        BytesPerDevice(workloads::ActivationBytes(s), m.fwd_problem.dst);
+    plan.messages.push_back(std::move(m));
+  }
+  return plan;
+}
+
+namespace {
+
+// Lowers one step (the banner's "Step").
+class StepLowering {
+ public:
+  StepLowering(const PipelinePlan& plan, const LayerAlgorithm& op, const rs::HostModel& hosts,
+               core::OpGraph& graph)
+      : plan_(plan),
+        p_(plan.problem),
+        op_(op),
+        hosts_(hosts),
+        graph_(graph),
+        rc_(p_.op_mesh.chips()),
+        per_stage_(p_.dp * rc_),
+        recv_name_(graph.Intern("pipeline.recv")),
+        allreduce_name_(graph.Intern("dp.allreduce")) {
+    for (const StagePlan& s : plan.stages) {
+      for (const Mesh& m : s.replicas) {
+        ctx_.push_back(LoweringContext{graph, m, p_.stack.layers[0].element_bytes, 0,
+                                       std::vector<core::OpId>(plan.chips)});
+      }
+    }
+    const size_t n = plan.messages.size(), mb = p_.microbatches;
+    fwd_.assign(n, std::vector<Transit>(mb));
+    bwd_.assign(n, std::vector<Transit>(mb));
+  }
+
+  absl::Status Run() {
+    const int stages = p_.stages;
+    std::vector<size_t> next(stages, 0);
+    for (;;) {
+      bool progress = false, done = true;
+      for (int i = 0; i < stages; ++i) {
+        const std::vector<Task>& order = plan_.stages[i].order;
+        while (next[i] < order.size() && Ready(i, order[next[i]])) {
+          MESHSIM_RETURN_IF_ERROR(Lower(i, order[next[i]], next[i] + 1 == order.size()));
+          ++next[i];
+          progress = true;
+        }
+        done &= next[i] == order.size();
+      }
+      if (done) return absl::OkStatus();
+      if (!progress) {
+        // Orders from schedule.h never get here: a task waits only for messages that earlier
+        // tasks of other stages produce.
+        std::vector<std::string> stuck;
+        for (int i = 0; i < stages; ++i) {
+          if (next[i] < plan_.stages[i].order.size()) {
+            stuck.push_back(
+                absl::StrCat("stage ", i, " at ", plan_.stages[i].order[next[i]].ToString()));
+          }
+        }
+        return absl::InternalError(
+            absl::StrCat("pipeline: the schedule deadlocks (", absl::StrJoin(stuck, ", "), ")"));
+      }
+    }
+  }
+
+ private:
+  // One message of one microbatch in one direction.
+  struct Transit {
+    bool produced = false;                // The sending task is lowered; send_after is set.
+    bool lowered = false;                 // Its transfers are in the graph.
+    std::vector<core::OpId> send_after;   // By chip: the sender's frontier after producing it.
+    std::vector<std::vector<core::OpId>> received;  // By chip: the ends of its transfers.
+  };
+
+  core::OpId& Front(core::ChipId chip) {
+    const int c = static_cast<int>(chip.value());
+    return ctx_[c / rc_].frontier[c];
+  }
+  LoweringContext& Ctx(int stage, int replica) { return ctx_[stage * p_.dp + replica]; }
+
+  // Messages a task consumes: forward ones into the stage, or gradients of the ones it sent.
+  bool Consumes(int stage, const Task& t, const Message& m) const {
+    return t.forward ? m.to == stage : m.from == stage;
+  }
+  bool Produces(int stage, bool forward, const Message& m) const {
+    return forward ? m.from == stage : m.to == stage;
+  }
+  std::vector<Transit>& Transits(bool forward, size_t m) { return forward ? fwd_[m] : bwd_[m]; }
+
+  bool Ready(int stage, const Task& t) {
+    for (size_t m = 0; m < plan_.messages.size(); ++m) {
+      if (Consumes(stage, t, plan_.messages[m]) &&
+          !Transits(t.forward, m)[t.microbatch].produced) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // The stage's frontier by chip (invalid elsewhere).
+  std::vector<core::OpId> Snapshot(int stage) {
+    std::vector<core::OpId> out(plan_.chips);
+    for (int c = stage * per_stage_; c < (stage + 1) * per_stage_; ++c) {
+      out[c] = Front(core::ChipId(c));
+    }
+    return out;
+  }
+
+  void LowerTransit(size_t m, bool forward, int microbatch) {
+    const Message& msg = plan_.messages[m];
+    Transit& t = Transits(forward, m)[microbatch];
+    const int sender = forward ? msg.from : msg.to, receiver = forward ? msg.to : msg.from;
+    rs::ReshardLink link;
+    link.send_after = t.send_after;
+    if (!p_.overlap) link.recv_after = Snapshot(receiver);
+    link.tags.stage = static_cast<int16_t>(sender);
+    link.tags.microbatch = static_cast<int16_t>(microbatch);
+    link.name = absl::StrFormat("reshard.%s.l%d", forward ? "fwd" : "bwd", msg.layer);
+    rs::LowerReshard(forward ? msg.fwd_problem : msg.bwd_problem, forward ? msg.fwd : msg.bwd,
+                     hosts_, graph_, nullptr, &link);
+    t.received = std::move(link.received);
+    t.lowered = true;
+  }
+
+  // Makes every chip of the stage wait for the transfers the task consumes.
+  void Receive(int stage, const Task& t) {
+    std::vector<const Transit*> in;
+    for (size_t m = 0; m < plan_.messages.size(); ++m) {
+      if (!Consumes(stage, t, plan_.messages[m])) continue;
+      Transit& tr = Transits(t.forward, m)[t.microbatch];
+      if (!tr.lowered) LowerTransit(m, t.forward, t.microbatch);
+      in.push_back(&tr);
+    }
+    for (int c = stage * per_stage_; c < (stage + 1) * per_stage_; ++c) {
+      std::vector<core::OpId> deps;
+      for (const Transit* tr : in) {
+        if (static_cast<size_t>(c) < tr->received.size()) {
+          deps.insert(deps.end(), tr->received[c].begin(), tr->received[c].end());
+        }
+      }
+      if (deps.empty()) continue;
+      const core::ChipId chip(c);
+      if (Front(chip).valid()) deps.push_back(Front(chip));
+      core::Op join = core::Op::Delay(chip, core::Time::Zero());
+      join.tags.name = recv_name_;
+      Front(chip) = graph_.Add(join, deps);
+    }
+  }
+
+  // Records the stage's frontier as the send point of every message the task produces, and
+  // lowers their transfers at once when they overlap.
+  void Send(int stage, bool forward, int microbatch) {
+    std::vector<core::OpId> after;
+    for (size_t m = 0; m < plan_.messages.size(); ++m) {
+      if (!Produces(stage, forward, plan_.messages[m])) continue;
+      if (after.empty()) after = Snapshot(stage);
+      Transit& t = Transits(forward, m)[microbatch];
+      t.send_after = after;
+      t.produced = true;
+      if (p_.overlap) LowerTransit(m, forward, microbatch);
+    }
+  }
+
+  absl::Status LowerLayers(int stage, LayerPart part, bool reverse, bool reduce) {
+    const StagePlan& st = plan_.stages[stage];
+    for (int k = 0; k < st.layers; ++k) {
+      const int l = reverse ? st.first_layer + st.layers - 1 - k : st.first_layer + k;
+      const LayerShape shape = ReplicaShape(p_.stack.layers[l], p_.dp);
+      // Recomputation re-runs the layer's forward before the first part of its backward.
+      const bool again =
+          p_.recompute && (part == LayerPart::kBackward || part == LayerPart::kBackwardData);
+      for (int d = 0; d < p_.dp; ++d) {
+        if (again) {
+          MESHSIM_RETURN_IF_ERROR(
+              op_.Lower(LayerProblem{shape, p_.chunks, LayerPart::kForward}, Ctx(stage, d)));
+        }
+        MESHSIM_RETURN_IF_ERROR(op_.Lower(LayerProblem{shape, p_.chunks, part}, Ctx(stage, d)));
+      }
+      if (reduce) ReduceGradients(stage, shape);
+    }
+    return absl::OkStatus();
+  }
+
+  // One AllReduce per operator-mesh position over the replicas: the layer's gradients.
+  void ReduceGradients(int stage, const LayerShape& shape) {
+    const int64_t bytes = workloads::LayerParameters(shape) / rc_ * shape.element_bytes;
+    for (int k = 0; k < rc_; ++k) {
+      std::vector<core::ChipId> members;
+      std::vector<core::OpId> deps;
+      for (int d = 0; d < p_.dp; ++d) {
+        const core::ChipId chip = Ctx(stage, d).mesh.Chip(k);
+        members.push_back(chip);
+        if (Front(chip).valid()) deps.push_back(Front(chip));
+      }
+      core::Op ar = core::Op::Collective(core::CollectiveKind::kAllReduce,
+                                         graph_.AddGroup(members), bytes);
+      ar.tags.name = allreduce_name_;
+      reductions_.push_back(graph_.Add(ar, deps));
+    }
+  }
+
+  absl::Status Lower(int stage, const Task& t, bool last) {
+    const size_t first = graph_.size();
+    Receive(stage, t);
+    const size_t body = graph_.size();
+    const bool reduce = last && p_.dp > 1;
+    if (t.forward) {
+      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, LayerPart::kForward, false, false));
+    } else if (p_.delay_weight_grads) {
+      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, LayerPart::kBackwardData, true, false));
+      Send(stage, false, t.microbatch);
+      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, LayerPart::kBackwardWeight, true, reduce));
+    } else {
+      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, LayerPart::kBackward, true, reduce));
+    }
+    // Tag what the task lowered: the receive joins and the layers' ops (transfers lowered in
+    // Receive or Send carry their own tags).
+    for (size_t id = first; id < graph_.size(); ++id) {
+      core::OpTags& tags = graph_.mutable_tags(core::OpId(static_cast<uint32_t>(id)));
+      if (id >= body || tags.name == recv_name_) {
+        if (tags.stage < 0) {
+          tags.stage = static_cast<int16_t>(stage);
+          tags.microbatch = static_cast<int16_t>(t.microbatch);
+        }
+      }
+    }
+    for (core::OpId id : reductions_) graph_.mutable_tags(id).microbatch = -1;
+    reductions_.clear();
+    if (t.forward || !p_.delay_weight_grads) Send(stage, t.forward, t.microbatch);
+    return absl::OkStatus();
+  }
+
+  const PipelinePlan& plan_;
+  const PipelineProblem& p_;
+  const LayerAlgorithm& op_;
+  const rs::HostModel& hosts_;
+  core::OpGraph& graph_;
+  const int rc_, per_stage_;
+  const core::NameId recv_name_, allreduce_name_;
+  std::vector<LoweringContext> ctx_;  // By stage · D + replica.
+  std::vector<std::vector<Transit>> fwd_, bwd_;  // [message][microbatch]
+  std::vector<core::OpId> reductions_;           // The current task's gradient AllReduces.
+};
+
+}  // namespace
+
+absl::Status LowerPipeline(const PipelinePlan& plan, const LayerAlgorithm& op,
+                           const rs::HostModel& hosts, core::OpGraph& graph) {
+  return StepLowering(plan, op, hosts, graph).Run();
+}
+
+double StepFlops(const PipelineProblem& p) {
+  double flops = 0;
+  for (const LayerShape& s : p.stack.layers) flops += Flops(s);
+  return flops * p.microbatches;
+}
+
+}  // namespace meshsim::algorithms::pipeline

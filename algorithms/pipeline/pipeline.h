@@ -1,0 +1,144 @@
+// One training step of a model split into pipeline stages on disjoint placed meshes, with data
+// (DP), operator (OP) and pipeline (PP) parallelism and cross-mesh resharding between stages
+// (MLSys'23 §4–§5: "parallel config (DP, OP, PP)", Table 3).
+//
+// Placement. With S stages, DP degree D and an R×C operator mesh, stage i owns the n = D·R·C
+// chips i·n … (i+1)·n − 1: replica d of the stage is the R×C mesh on chips i·n + d·R·C + k
+// (row-major), and runs the stage's layers with the layer plugin (layer_algorithm.h) on
+// microbatch/D sequences. On a hierarchical machine consecutive chips share a host, so a stage
+// of one host's GPUs talks to the next stage over the NICs, as in the paper's 2-node setup.
+//
+// Stages. Layers are split into S consecutive groups: L/S each for a stack of identical layers
+// (S must divide L), otherwise (the U-Transformer) the contiguous split with the smallest
+// largest stage in Megatron flops (the paper "balances pipeline stages with respect to FLOPs").
+//
+// Messages. A microbatch's activation [b, s, h] leaving the last layer of stage i is resharded
+// onto stage i + 1, and the output of layer a feeds layer c of another stage for every skip
+// connection (a, c) (workloads/stack.h); in the backward pass each message's gradient goes the
+// other way. A message's sharding on a stage is the plugin's BoundarySpec on the replica's mesh,
+// with the batch split over replicas: on the D × R·C mesh of the stage's chips (dimension 0 =
+// replica) "RRS1" on a 1×C operator mesh becomes "S0RS1"; with D = 1 the stage's mesh is the
+// operator mesh itself. Each message is planned once (reshard.h: strategy and scheduler) and
+// lowered once per microbatch.
+//
+// Step. Each stage runs its schedule's task order (schedule.h). A forward task lowers, per
+// replica, every layer's forward (LayerPart::kForward) after the stage's previous task; a
+// backward task every layer's backward in reverse order (kBackward; with backward-weight
+// delaying first every layer's kBackwardData, then every layer's kBackwardWeight). A task starts
+// after the messages it consumes arrived. A message's transfers start when the sending stage
+// finished the task that produced it (its backward data part, when delaying) and
+//   • overlap on:  at once — the receive is posted ahead, so the transfer overlaps whatever
+//                  both stages compute meanwhile (the paper's "Overlap");
+//   • overlap off: not before the receiving stage has finished the task before the one that
+//                  consumes it — the receive is an instruction in its stream, so nothing
+//                  overlaps the transfer on the receiving side (the paper's "Broadcast").
+// Senders never wait for their sends (buffered, as NCCL's asynchronous sends), so no order
+// deadlocks. With D > 1, once a stage's last backward has produced a layer's weight gradients,
+// one AllReduce per operator-mesh position over the D replicas (the layer's parameters / (R·C),
+// element bytes each) starts and overlaps the rest of the backward (gradient accumulation over
+// the microbatches, one reduction per step).
+//
+// Tags: every op of stage i's task for microbatch j carries stage = i, microbatch = j; the
+// transfers of a message carry the sending stage and j (names "reshard.fwd.l<a>.task<k>.…" and
+// "reshard.bwd.l<a>…" for the output of layer a); the gradient AllReduces stage = i,
+// microbatch = −1 ("dp.allreduce").
+//
+// Memory per chip of stage i (reported; sim/ fails a run above HBM capacity): the stage's
+// parameters / (R·C) × 16 bytes (workloads/stack.h) plus, for each of the w_i microbatches in
+// flight (schedule.h), the saved activations of its layers / (R·C) and the messages it received
+// (one copy each). The operator split of activations is the ideal one (no replicated tensors).
+// With recomputation a layer saves only its input [b, s, h], and the backward holds one layer's
+// saved activations at a time (workspace); the backward task lowers each layer's forward again
+// (LayerPart::kForward) right before that layer's backward.
+//
+// Example:
+//   PipelineProblem p{.stack = stack, .stages = 2, .dp = 2, .microbatches = 8,
+//                     .op_mesh = Mesh{2, 1}, .schedule = ScheduleKind::kEager1F1B};
+//   MESHSIM_ASSIGN_OR_RETURN(PipelinePlan plan, PlanPipeline(p, *megatron, hosts));
+//   MESHSIM_RETURN_IF_ERROR(LowerPipeline(plan, *megatron, hosts, graph));
+#ifndef MESHSIM_ALGORITHMS_PIPELINE_PIPELINE_H_
+#define MESHSIM_ALGORITHMS_PIPELINE_PIPELINE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "algorithms/layer_algorithm.h"
+#include "algorithms/mesh.h"
+#include "algorithms/pipeline/schedule.h"
+#include "algorithms/reshard/reshard.h"
+#include "core/op_graph.h"
+#include "workloads/stack.h"
+
+namespace meshsim::algorithms::pipeline {
+
+struct PipelineProblem {
+  workloads::LayerStack stack;  // Shapes of one microbatch (every replica's sequences).
+  int stages = 1;
+  int dp = 1;
+  int microbatches = 1;
+  Mesh op_mesh;  // One replica's operator mesh, unplaced.
+  ScheduleKind schedule = ScheduleKind::k1F1B;
+  bool overlap = true;
+  bool delay_weight_grads = false;
+  // Activation recomputation (rematerialization): a stage keeps only each layer's input per
+  // microbatch and re-runs the layer's forward just before its backward.
+  bool recompute = false;
+  int chunks = 1;  // Passed to the layer plugin (ATP's chunk-based overlap).
+  reshard::ReshardOptions reshard;
+};
+
+struct StagePlan {
+  int first_layer = 0;
+  int layers = 0;
+  std::vector<Mesh> replicas;  // Placed operator meshes, one per DP replica.
+  Mesh mesh;                   // Every chip of the stage, as the mesh messages are sharded on.
+  std::string spec;            // The activations' spec on `mesh`, e.g. "S0RR".
+  std::vector<Task> order;
+  int in_flight = 0;                     // MaxInFlight(order).
+  int64_t weight_bytes_per_chip = 0;     // Parameters × 16 / (R·C).
+  int64_t activation_bytes_per_chip = 0;  // Per microbatch in flight (saved + received).
+  int64_t workspace_bytes_per_chip = 0;   // Recomputation: one layer's activations at a time.
+  double flops_per_microbatch = 0;        // Megatron flops of the stage's layers.
+  int64_t peak_bytes_per_chip() const {
+    return weight_bytes_per_chip + in_flight * activation_bytes_per_chip +
+           workspace_bytes_per_chip;
+  }
+};
+
+// A tensor that crosses stages every microbatch: the output of layer `layer` of stage `from`,
+// consumed by stage `to` (> from). `fwd` and `bwd` are planned reshards of the activation and of
+// its gradient.
+struct Message {
+  int from = 0, to = 0, layer = 0;
+  reshard::ReshardProblem fwd_problem, bwd_problem;
+  reshard::ReshardPlan fwd, bwd;
+};
+
+struct PipelinePlan {
+  PipelineProblem problem;
+  std::vector<StagePlan> stages;
+  std::vector<Message> messages;
+  int chips = 0;  // Chips the step uses: S·D·R·C.
+};
+
+// Checks the problem (stage split, DP split of the microbatch, the plugin on every layer and
+// replica mesh, expressible message specs) and plans stages and messages. InvalidArgument with
+// one line naming the option, the value and what is allowed.
+absl::StatusOr<PipelinePlan> PlanPipeline(const PipelineProblem& p, const LayerAlgorithm& op,
+                                          const reshard::HostModel& hosts);
+
+// Appends the step's ops to `graph` (banner). Requires a plan from PlanPipeline with the same
+// plugin and hosts.
+absl::Status LowerPipeline(const PipelinePlan& plan, const LayerAlgorithm& op,
+                           const reshard::HostModel& hosts, core::OpGraph& graph);
+
+// Megatron flops of one step: Σ over layers of LayerFlops(b, s, h) (workloads/layer.h) for the
+// microbatch's shapes, times the microbatches.
+double StepFlops(const PipelineProblem& p);
+
+}  // namespace meshsim::algorithms::pipeline
+
+#endif  // MESHSIM_ALGORITHMS_PIPELINE_PIPELINE_H_
