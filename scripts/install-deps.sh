@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libboost-graph-dev libboost-program-options-dev
-  libabsl-dev libhdf5-dev hdf5-tools
+  libabsl-dev libhdf5-dev hdf5-tools libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-h5py python3-matplotlib python3-numpy
 )

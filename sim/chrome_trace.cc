@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -21,7 +22,9 @@
 #include "core/op.h"
 #include "core/time.h"
 #include "core/timeline.h"
+#include "sim/perfetto_trace.h"
 #include "sim/temp_files.h"
+#include "sim/trace_encoder.h"
 
 namespace meshsim::sim {
 namespace {
@@ -62,6 +65,31 @@ char* FormatMicros(char* p, int64_t ps) {
     p += n;
   }
   return p;
+}
+
+// Length of the valid UTF-8 sequence starting at s[i] (a byte >= 0x80), or 0 if invalid.
+size_t Utf8Length(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) -> unsigned {
+    return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u;
+  };
+  const auto cont = [](unsigned b) { return b >= 0x80 && b <= 0xbf; };
+  const unsigned c = byte(0);
+  if (c >= 0xc2 && c <= 0xdf) return cont(byte(1)) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    const unsigned b1 = byte(1);
+    const bool ok1 = c == 0xe0   ? (b1 >= 0xa0 && b1 <= 0xbf)
+                     : c == 0xed ? (b1 >= 0x80 && b1 <= 0x9f)
+                                 : cont(b1);
+    return ok1 && cont(byte(2)) ? 3 : 0;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    const unsigned b1 = byte(1);
+    const bool ok1 = c == 0xf0   ? (b1 >= 0x90 && b1 <= 0xbf)
+                     : c == 0xf4 ? (b1 >= 0x80 && b1 <= 0x8f)
+                                 : cont(b1);
+    return ok1 && cont(byte(2)) && cont(byte(3)) ? 4 : 0;
+  }
+  return 0;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -224,31 +252,6 @@ class JsonWriter {
     len_ += 6;
   }
 
-  // Length of the valid UTF-8 sequence starting at s[i] (a byte >= 0x80), or 0 if invalid.
-  static size_t Utf8Length(std::string_view s, size_t i) {
-    const auto byte = [&](size_t k) -> unsigned {
-      return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u;
-    };
-    const auto cont = [](unsigned b) { return b >= 0x80 && b <= 0xbf; };
-    const unsigned c = byte(0);
-    if (c >= 0xc2 && c <= 0xdf) return cont(byte(1)) ? 2 : 0;
-    if (c >= 0xe0 && c <= 0xef) {
-      const unsigned b1 = byte(1);
-      const bool ok1 = c == 0xe0   ? (b1 >= 0xa0 && b1 <= 0xbf)
-                       : c == 0xed ? (b1 >= 0x80 && b1 <= 0x9f)
-                                   : cont(b1);
-      return ok1 && cont(byte(2)) ? 3 : 0;
-    }
-    if (c >= 0xf0 && c <= 0xf4) {
-      const unsigned b1 = byte(1);
-      const bool ok1 = c == 0xf0   ? (b1 >= 0x90 && b1 <= 0xbf)
-                       : c == 0xf4 ? (b1 >= 0x80 && b1 <= 0x8f)
-                                   : cont(b1);
-      return ok1 && cont(byte(2)) && cont(byte(3)) ? 4 : 0;
-    }
-    return 0;
-  }
-
   FILE* file_;
   std::unique_ptr<char[]> buf_;
   size_t len_ = 0;
@@ -296,8 +299,8 @@ class Exporter {
   Exporter(const RunRecord& run, const ChromeTraceOptions& options)
       : run_(run), rows_(run.timeline), options_(options) {}
 
-  // Writes the whole document. I/O errors are left in `w`.
-  void Write(JsonWriter& w) {
+  // Computes the layout and hands the whole trace to `enc`. I/O errors are left in `enc`.
+  void Write(TraceEncoder& enc) {
     int64_t phase_rows = 0;
     for (const TimelineRow& r : rows_) phase_rows += r.phase != Phase::kOp;
     phases_ =
@@ -305,14 +308,14 @@ class Exporter {
     phases_omitted_ = options_.phases && !phases_ ? phase_rows : 0;
     ComputeLayout();
     ComputePids();
-    w.Raw("{\"traceEvents\":[\n");
-    WriteMetadata(w);
-    WriteSlices(w);
-    if (options_.flows) WriteFlows(w);
-    if (options_.counters) WriteCounters(w);
-    w.Raw("\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{");
-    WriteOtherData(w);
-    w.Raw("}}\n");
+    if (options_.flows) ComputeFlows();
+    counter_base_ = tid_base_ + static_cast<int64_t>(layout_.threads.size());
+    WriteMetadata(enc);
+    if (options_.counters) WriteCounterTracks(enc);
+    WriteSlices(enc);
+    if (options_.flows) WriteFlows(enc);
+    if (options_.counters) WriteCounters(enc);
+    enc.Finish(Facts(), counter_base_ + 2 * static_cast<int64_t>(run_.resources.size()));
   }
 
  private:
@@ -519,44 +522,12 @@ class Exporter {
     return name;
   }
 
-  void WriteProcess(JsonWriter& w, int64_t pid, const std::string& name, int64_t sort_index) {
-    w.NextEvent();
-    w.Raw("{\"ph\":\"M\",\"pid\":");
-    w.Int(pid);
-    w.Raw(",\"name\":\"process_name\",\"args\":{\"name\":");
-    w.String(name);
-    w.Raw("}}");
-    w.NextEvent();
-    w.Raw("{\"ph\":\"M\",\"pid\":");
-    w.Int(pid);
-    w.Raw(",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":");
-    w.Int(sort_index);
-    w.Raw("}}");
-  }
-
-  void WriteMetadata(JsonWriter& w) {
-    if (uses_cluster_) WriteProcess(w, cluster_pid_, "cluster", -1);
-    for (int64_t c = 0; c < chip_processes_; ++c)
-      WriteProcess(w, c + 1, absl::StrCat("chip ", c), c);
+  void WriteMetadata(TraceEncoder& enc) {
+    if (uses_cluster_) enc.Process(cluster_pid_, "cluster", -1);
+    for (int64_t c = 0; c < chip_processes_; ++c) enc.Process(c + 1, absl::StrCat("chip ", c), c);
     const auto& threads = layout_.threads;
     for (uint32_t t = 0; t < threads.size(); ++t) {
-      const int64_t pid = Pid(ChipId(threads[t].chip));
-      w.NextEvent();
-      w.Raw("{\"ph\":\"M\",\"pid\":");
-      w.Int(pid);
-      w.Raw(",\"tid\":");
-      w.Int(Tid(t));
-      w.Raw(",\"name\":\"thread_name\",\"args\":{\"name\":");
-      w.String(ThreadName(threads[t]));
-      w.Raw("}}");
-      w.NextEvent();
-      w.Raw("{\"ph\":\"M\",\"pid\":");
-      w.Int(pid);
-      w.Raw(",\"tid\":");
-      w.Int(Tid(t));
-      w.Raw(",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
-      w.Int(t);
-      w.Raw("}}");
+      enc.Thread(Pid(ChipId(threads[t].chip)), Tid(t), ThreadName(threads[t]), t);
     }
   }
 
@@ -568,73 +539,40 @@ class Exporter {
     return core::ToString(r.kind);
   }
 
-  void WriteSlices(JsonWriter& w) {
+  void WriteSlices(TraceEncoder& enc) {
+    // Arrow ends by row, for encoders that attach arrows to slices.
+    std::vector<std::pair<uint32_t, SliceFlow>> ends;
+    ends.reserve(2 * flows_.size());
+    for (size_t k = 0; k < flows_.size(); ++k) {
+      const int64_t id = static_cast<int64_t>(k) + 1;
+      ends.push_back({flows_[k].first, {id, true}});
+      ends.push_back({flows_[k].second, {id, false}});
+    }
+    std::stable_sort(ends.begin(), ends.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<SliceFlow> attached;
     for (const uint32_t i : layout_.order) {
-      if (!w.ok()) return;
+      if (!enc.ok()) return;
       const TimelineRow& r = rows_[i];
-      const bool is_phase = r.phase != Phase::kOp;
-      w.NextEvent();
-      w.Raw("{\"ph\":\"X\",\"pid\":");
-      w.Int(Pid(r.chip));
-      w.Raw(",\"tid\":");
-      w.Int(Tid(layout_.thread_of_row[i]));
-      w.Raw(",\"ts\":");
-      const int64_t start = OutStart(r);
-      w.Micros(start);
-      w.Raw(",\"dur\":");
-      w.Micros(OutEnd(r) - start);
-      w.Raw(",\"name\":\"");
-      w.StringBody(Label(r));
-      if (is_phase) {
-        w.Raw(" \xc2\xb7 ");  // " · "
-        w.Raw(core::ToString(r.phase));
-      }
-      w.Raw("\",\"cat\":\"");
-      w.Raw(core::ToString(r.kind));
-      if (is_phase) {
-        w.Char(',');
-        w.Raw(core::ToString(r.phase));
-      }
-      w.Raw("\",\"args\":{");
-      if (r.op.valid()) {
-        w.Raw("\"op\":");
-        w.Int(r.op.value());
-        w.Char(',');
-      }
-      w.Raw("\"bytes\":");
-      w.Int(r.bytes);
-      w.Raw(",\"flops\":");
-      w.Double(r.flops);
-      if (r.layer != -1) {
-        w.Raw(",\"layer\":");
-        w.Int(r.layer);
-      }
-      if (r.pass != core::Pass::kNone) {
-        w.Raw(",\"pass\":\"");
-        w.Raw(core::ToString(r.pass));
-        w.Char('"');
-      }
-      if (r.slice != -1) {
-        w.Raw(",\"slice\":");
-        w.Int(r.slice);
-      }
-      if (r.collective != CollectiveKind::kNone) {
-        w.Raw(",\"collective\":\"");
-        w.Raw(core::ToString(r.collective));
-        w.Char('"');
-      }
-      w.Raw(",\"phase\":\"");
-      w.Raw(core::ToString(r.phase));
-      w.Raw("\"}}");
+      attached.clear();
+      auto it = std::lower_bound(ends.begin(), ends.end(), i,
+                                 [](const auto& e, uint32_t row) { return e.first < row; });
+      for (; it != ends.end() && it->first == i; ++it) attached.push_back(it->second);
+      enc.Slice({.row = &r,
+                 .pid = Pid(r.chip),
+                 .tid = Tid(layout_.thread_of_row[i]),
+                 .start_ps = OutStart(r),
+                 .end_ps = OutEnd(r),
+                 .label = Label(r),
+                 .flows = attached});
     }
   }
 
   // One arrow per (edge, op-level row of `to` on a chip where `from` has no op-level row), from
   // the latest-ending op-level row of `from` (ties: lowest chip) to the start of that row.
-  void WriteFlows(JsonWriter& w) {
+  void ComputeFlows() {
     const auto& ops = layout_.op_rows;
     for (const DepEdge& edge : run_.edges) {
-      if (!w.ok()) return;
       const auto [fb, fe] = OpRange(edge.from);
       if (fb == fe) continue;
       const auto [tb, te] = OpRange(edge.to);
@@ -650,9 +588,9 @@ class Exporter {
                                [&](const auto& a, const auto& b) { return ChipOf(a) < ChipOf(b); });
         if (same_chip) continue;
         ++flows_total_;
-        if (options_.max_flows >= 0 && flows_written_ >= options_.max_flows) continue;
-        ++flows_written_;
-        WriteFlow(w, src, dst, flows_written_);
+        if (options_.max_flows >= 0 && static_cast<int64_t>(flows_.size()) >= options_.max_flows)
+          continue;
+        flows_.emplace_back(src, dst);
       }
     }
   }
@@ -660,64 +598,71 @@ class Exporter {
   ChipId ChipOf(uint32_t row) const { return rows_[row].chip; }
   static ChipId ChipOf(ChipId chip) { return chip; }
 
-  void WriteFlow(JsonWriter& w, uint32_t src, uint32_t dst, int64_t id) {
-    const TimelineRow &s = rows_[src], &d = rows_[dst];
-    // Both ends sit 1 ns inside their slices (less for shorter slices): a slice's end is exclusive,
-    // and a point strictly inside binds to the right slice in both viewers whatever order they
-    // process events with equal timestamps in.
-    const int64_t s_start = OutStart(s), s_end = OutEnd(s);
-    const int64_t d_start = OutStart(d), d_end = OutEnd(d);
-    const int64_t s_ts = s_end - std::min(kOneNs, s_end - s_start);
-    const int64_t d_ts = d_start + std::min(kOneNs, d_end - d_start);
-    w.NextEvent();
-    w.Raw("{\"ph\":\"s\",\"id\":");
-    w.Int(id);
-    w.Raw(",\"pid\":");
-    w.Int(Pid(s.chip));
-    w.Raw(",\"tid\":");
-    w.Int(Tid(layout_.thread_of_row[src]));
-    w.Raw(",\"ts\":");
-    w.Micros(s_ts);
-    w.Raw(",\"name\":\"dep\",\"cat\":\"dep\",\"args\":{\"from\":");
-    w.Int(s.op.value());
-    w.Raw(",\"to\":");
-    w.Int(d.op.value());
-    w.Raw("}}");
-    w.NextEvent();
-    w.Raw("{\"ph\":\"f\",\"bp\":\"e\",\"id\":");
-    w.Int(id);
-    w.Raw(",\"pid\":");
-    w.Int(Pid(d.chip));
-    w.Raw(",\"tid\":");
-    w.Int(Tid(layout_.thread_of_row[dst]));
-    w.Raw(",\"ts\":");
-    w.Micros(d_ts);
-    w.Raw(",\"name\":\"dep\",\"cat\":\"dep\"}");
+  void WriteFlows(TraceEncoder& enc) {
+    for (size_t k = 0; k < flows_.size() && enc.ok(); ++k) {
+      const auto [src, dst] = flows_[k];
+      const TimelineRow &s = rows_[src], &d = rows_[dst];
+      // Both ends sit 1 ns inside their slices (less for shorter slices): a slice's end is
+      // exclusive, and a point strictly inside binds to the right slice in both viewers whatever
+      // order they process events with equal timestamps in.
+      const int64_t s_start = OutStart(s), s_end = OutEnd(s);
+      const int64_t d_start = OutStart(d), d_end = OutEnd(d);
+      enc.Flow({.id = static_cast<int64_t>(k) + 1,
+                .from_pid = Pid(s.chip),
+                .from_tid = Tid(layout_.thread_of_row[src]),
+                .from_ps = s_end - std::min(kOneNs, s_end - s_start),
+                .to_pid = Pid(d.chip),
+                .to_tid = Tid(layout_.thread_of_row[dst]),
+                .to_ps = d_start + std::min(kOneNs, d_end - d_start),
+                .from_op = s.op.value(),
+                .to_op = d.op.value()});
+    }
   }
 
-  void WriteCounter(JsonWriter& w, int64_t pid, const std::string& name, const char* suffix,
-                    const char* key, int64_t ts, double value) {
-    w.NextEvent();
-    w.Raw("{\"ph\":\"C\",\"pid\":");
-    w.Int(pid);
-    w.Raw(",\"ts\":");
-    w.Micros(Out(ts));
-    w.Raw(",\"name\":\"");
-    w.StringBody(name);
-    w.Raw(suffix);
-    w.Raw("\",\"args\":{\"");
-    w.Raw(key);
-    w.Raw("\":");
-    w.Double(value, 6);
-    w.Raw("}}");
+  // Counter tracks of resource r: utilization counter_base_ + 2r, rate counter_base_ + 2r + 1.
+  bool HasUtilTrack(const core::ResourceInfo& res) const { return res.capacity_bytes_per_s > 0; }
+  bool HasRateTrack(const core::ResourceInfo& res) const {
+    return options_.counter_rates || res.capacity_bytes_per_s <= 0;
+  }
+  int64_t UtilTrack(size_t r) const { return counter_base_ + 2 * static_cast<int64_t>(r); }
+  int64_t RateTrack(size_t r) const { return UtilTrack(r) + 1; }
+
+  void WriteCounterTracks(TraceEncoder& enc) {
+    std::vector<bool> sampled(run_.resources.size(), false);
+    for (const core::CounterSample& s : run_.counters) {
+      if (s.resource.valid() && s.resource.value() < run_.resources.size())
+        sampled[s.resource.value()] = true;
+    }
+    for (size_t r = 0; r < run_.resources.size(); ++r) {
+      if (!sampled[r]) continue;
+      const core::ResourceInfo& res = run_.resources[r];
+      if (HasUtilTrack(res)) enc.CounterTrack(UtilTrack(r), Pid(res.chip), res.name, "");
+      if (HasRateTrack(res)) enc.CounterTrack(RateTrack(r), Pid(res.chip), res.name, " GB/s");
+    }
+  }
+
+  // Writes the utilization and/or rate of resource `r` at `ps` (rate in bytes/s).
+  void WriteSample(TraceEncoder& enc, size_t r, int64_t ps, double rate) {
+    const core::ResourceInfo& res = run_.resources[r];
+    const int64_t pid = Pid(res.chip);
+    if (HasUtilTrack(res)) {
+      enc.Counter(UtilTrack(r), pid, res.name, "", "util %", Out(ps),
+                  100.0 * rate / res.capacity_bytes_per_s);
+    }
+    if (HasRateTrack(res))
+      enc.Counter(RateTrack(r), pid, res.name, " GB/s", "GB/s", Out(ps), rate * 1e-9);
   }
 
   // Exact samples when they fit the budget; otherwise per-resource averages over buckets of
   // `counter_bucket_ps_`, written only where the average changes (by ≥ 0.1% of capacity).
-  void WriteCounters(JsonWriter& w) {
+  void WriteCounters(TraceEncoder& enc) {
     const int64_t budget = options_.max_counter_samples;
     if (budget < 0 || static_cast<int64_t>(run_.counters.size()) <= budget) {
-      WriteExactCounters(w);
+      for (const core::CounterSample& s : run_.counters) {
+        if (!enc.ok()) return;
+        if (!s.resource.valid() || s.resource.value() >= run_.resources.size()) continue;
+        WriteSample(enc, s.resource.value(), s.time.ps(), s.rate_bytes_per_s);
+      }
       return;
     }
     int64_t makespan = 0;
@@ -732,12 +677,11 @@ class Exporter {
     int64_t tracks = 0;
     for (const auto& samples : by_resource) tracks += samples.empty() ? 0 : 1;
     counter_bucket_ps_ = std::max<int64_t>(1, (makespan * tracks + budget - 1) / budget);
-    for (size_t r = 0; r < by_resource.size() && w.ok(); ++r) {
+    for (size_t r = 0; r < by_resource.size() && enc.ok(); ++r) {
       const auto& samples = by_resource[r];
       if (samples.empty()) continue;
       const core::ResourceInfo& res = run_.resources[r];
       const double capacity = res.capacity_bytes_per_s > 0 ? res.capacity_bytes_per_s : 1.0;
-      const int64_t pid = Pid(res.chip);
       // The rate is piecewise constant: samples[i] holds from its time to the next sample.
       size_t i = 0;
       double rate = 0, last_written = -1;
@@ -756,38 +700,9 @@ class Exporter {
         const double average = area / static_cast<double>(counter_bucket_ps_);
         if (last_written >= 0 && std::abs(average - last_written) < 1e-3 * capacity) continue;
         last_written = average;
-        if (res.capacity_bytes_per_s > 0) {
-          WriteCounter(w, pid, res.name, "", "util %", start, 100.0 * average / capacity);
-        }
-        if (options_.counter_rates || res.capacity_bytes_per_s <= 0) {
-          WriteCounter(w, pid, res.name, " GB/s", "GB/s", start, average * 1e-9);
-        }
+        WriteSample(enc, r, start, average);
       }
     }
-  }
-
-  void WriteExactCounters(JsonWriter& w) {
-    for (const core::CounterSample& s : run_.counters) {
-      if (!w.ok()) return;
-      if (!s.resource.valid() || s.resource.value() >= run_.resources.size()) continue;
-      const core::ResourceInfo& res = run_.resources[s.resource.value()];
-      const int64_t pid = Pid(res.chip);
-      const bool has_capacity = res.capacity_bytes_per_s > 0;
-      if (has_capacity) {
-        WriteCounter(w, pid, res.name, "", "util %", s.time.ps(),
-                     100.0 * s.rate_bytes_per_s / res.capacity_bytes_per_s);
-      }
-      if (options_.counter_rates || !has_capacity) {
-        WriteCounter(w, pid, res.name, " GB/s", "GB/s", s.time.ps(), s.rate_bytes_per_s * 1e-9);
-      }
-    }
-  }
-
-  void OtherString(JsonWriter& w, const std::string& key, const std::string& value) {
-    if (other_fields_++ > 0) w.Raw(",\n");
-    w.String(key);
-    w.Char(':');
-    w.String(value);
   }
 
   static std::string ExactMicros(int64_t ps) {
@@ -795,41 +710,44 @@ class Exporter {
     return std::string(buf, FormatMicros(buf, ps));
   }
 
-  void WriteOtherData(JsonWriter& w) {
+  // Run-level facts, all values strings (JSON: otherData).
+  std::vector<std::pair<std::string, std::string>> Facts() const {
+    std::vector<std::pair<std::string, std::string>> f;
     int64_t makespan = 0;
     for (const TimelineRow& r : rows_) makespan = std::max(makespan, EndPs(r));
-    OtherString(w, "generator", "meshsim");
-    OtherString(w, "run", run_.name);
-    OtherString(w, "chips", absl::StrCat(run_.chips));
-    OtherString(w, "rows", absl::StrCat(rows_.size()));
-    OtherString(w, "makespan", core::Time::Picoseconds(makespan).ToString());
-    OtherString(w, "makespan_us", ExactMicros(makespan));
+    f.emplace_back("generator", "meshsim");
+    f.emplace_back("run", run_.name);
+    f.emplace_back("chips", absl::StrCat(run_.chips));
+    f.emplace_back("rows", absl::StrCat(rows_.size()));
+    f.emplace_back("makespan", core::Time::Picoseconds(makespan).ToString());
+    f.emplace_back("makespan_us", ExactMicros(makespan));
     if (phases_omitted_ > 0) {
-      OtherString(w, "phases",
-                  absl::StrCat("omitted: ", phases_omitted_, " phase rows exceed the budget of ",
-                               options_.max_phase_rows, " (ChromeTraceOptions::max_phase_rows)"));
+      f.emplace_back(
+          "phases", absl::StrCat("omitted: ", phases_omitted_, " phase rows exceed the budget of ",
+                                 options_.max_phase_rows, " (ChromeTraceOptions::max_phase_rows)"));
     }
     if (options_.counters) {
-      OtherString(w, "counters",
-                  counter_bucket_ps_ > 0
-                      ? absl::StrCat("averaged over buckets of ",
-                                     core::Time::Picoseconds(counter_bucket_ps_).ToString())
-                      : "exact");
+      f.emplace_back("counters",
+                     counter_bucket_ps_ > 0
+                         ? absl::StrCat("averaged over buckets of ",
+                                        core::Time::Picoseconds(counter_bucket_ps_).ToString())
+                         : "exact");
     }
     if (options_.flows) {
-      OtherString(w, "flows", absl::StrCat(flows_written_));
-      OtherString(w, "flows_total", absl::StrCat(flows_total_));
-      OtherString(w, "flows_capped",
-                  flows_written_ < flows_total_
-                      ? absl::StrCat("true: max_flows = ", options_.max_flows)
-                      : std::string("false"));
+      const int64_t written = static_cast<int64_t>(flows_.size());
+      f.emplace_back("flows", absl::StrCat(written));
+      f.emplace_back("flows_total", absl::StrCat(flows_total_));
+      f.emplace_back("flows_capped", written < flows_total_
+                                         ? absl::StrCat("true: max_flows = ", options_.max_flows)
+                                         : std::string("false"));
     }
     char num[64];
     for (const auto& [key, value] : run_.metrics) {
       const std::to_chars_result r = std::to_chars(num, num + sizeof(num), value);
-      OtherString(w, "metric." + key, std::string(num, r.ptr));
+      f.emplace_back("metric." + key, std::string(num, r.ptr));
     }
-    for (const auto& [key, value] : run_.config) OtherString(w, "config." + key, value);
+    for (const auto& [key, value] : run_.config) f.emplace_back("config." + key, value);
+    return f;
   }
 
   const RunRecord& run_;
@@ -840,12 +758,177 @@ class Exporter {
   int64_t chip_processes_ = 0;
   int64_t cluster_pid_ = 1;
   int64_t tid_base_ = 2;
+  int64_t counter_base_ = 2;
+  std::vector<std::pair<uint32_t, uint32_t>>
+      flows_;  // (source row, destination row); id = index + 1
   int64_t flows_total_ = 0;
   int64_t counter_bucket_ps_ = 0;  // 0 = exact counter samples.
   bool phases_ = true;             // Phase rows written (options and budget).
   int64_t phases_omitted_ = 0;
-  int64_t flows_written_ = 0;
-  int other_fields_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// JsonEncoder: the Trace Event Format (JSON object form).
+// ---------------------------------------------------------------------------------------------
+class JsonEncoder final : public TraceEncoder {
+ public:
+  explicit JsonEncoder(FILE* file) : w_(file) { w_.Raw("{\"traceEvents\":[\n"); }
+
+  void Process(int64_t pid, const std::string& name, int64_t sort_index) override {
+    w_.NextEvent();
+    w_.Raw("{\"ph\":\"M\",\"pid\":");
+    w_.Int(pid);
+    w_.Raw(",\"name\":\"process_name\",\"args\":{\"name\":");
+    w_.String(name);
+    w_.Raw("}}");
+    w_.NextEvent();
+    w_.Raw("{\"ph\":\"M\",\"pid\":");
+    w_.Int(pid);
+    w_.Raw(",\"name\":\"process_sort_index\",\"args\":{\"sort_index\":");
+    w_.Int(sort_index);
+    w_.Raw("}}");
+  }
+
+  void Thread(int64_t pid, int64_t tid, const std::string& name, int64_t sort_index) override {
+    w_.NextEvent();
+    w_.Raw("{\"ph\":\"M\",\"pid\":");
+    w_.Int(pid);
+    w_.Raw(",\"tid\":");
+    w_.Int(tid);
+    w_.Raw(",\"name\":\"thread_name\",\"args\":{\"name\":");
+    w_.String(name);
+    w_.Raw("}}");
+    w_.NextEvent();
+    w_.Raw("{\"ph\":\"M\",\"pid\":");
+    w_.Int(pid);
+    w_.Raw(",\"tid\":");
+    w_.Int(tid);
+    w_.Raw(",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":");
+    w_.Int(sort_index);
+    w_.Raw("}}");
+  }
+
+  // Counter events name their track themselves.
+  void CounterTrack(int64_t, int64_t, const std::string&, const char*) override {}
+
+  void Slice(const TraceSlice& s) override {
+    const TimelineRow& r = *s.row;
+    const bool is_phase = r.phase != Phase::kOp;
+    w_.NextEvent();
+    w_.Raw("{\"ph\":\"X\",\"pid\":");
+    w_.Int(s.pid);
+    w_.Raw(",\"tid\":");
+    w_.Int(s.tid);
+    w_.Raw(",\"ts\":");
+    w_.Micros(s.start_ps);
+    w_.Raw(",\"dur\":");
+    w_.Micros(s.end_ps - s.start_ps);
+    w_.Raw(",\"name\":\"");
+    w_.StringBody(s.label);
+    if (is_phase) {
+      w_.Raw(" \xc2\xb7 ");  // " · "
+      w_.Raw(core::ToString(r.phase));
+    }
+    w_.Raw("\",\"cat\":\"");
+    w_.Raw(core::ToString(r.kind));
+    if (is_phase) {
+      w_.Char(',');
+      w_.Raw(core::ToString(r.phase));
+    }
+    w_.Raw("\",\"args\":{");
+    if (r.op.valid()) {
+      w_.Raw("\"op\":");
+      w_.Int(r.op.value());
+      w_.Char(',');
+    }
+    w_.Raw("\"bytes\":");
+    w_.Int(r.bytes);
+    w_.Raw(",\"flops\":");
+    w_.Double(r.flops);
+    if (r.layer != -1) {
+      w_.Raw(",\"layer\":");
+      w_.Int(r.layer);
+    }
+    if (r.pass != core::Pass::kNone) {
+      w_.Raw(",\"pass\":\"");
+      w_.Raw(core::ToString(r.pass));
+      w_.Char('"');
+    }
+    if (r.slice != -1) {
+      w_.Raw(",\"slice\":");
+      w_.Int(r.slice);
+    }
+    if (r.collective != CollectiveKind::kNone) {
+      w_.Raw(",\"collective\":\"");
+      w_.Raw(core::ToString(r.collective));
+      w_.Char('"');
+    }
+    w_.Raw(",\"phase\":\"");
+    w_.Raw(core::ToString(r.phase));
+    w_.Raw("\"}}");
+  }
+
+  void Flow(const TraceFlow& f) override {
+    w_.NextEvent();
+    w_.Raw("{\"ph\":\"s\",\"id\":");
+    w_.Int(f.id);
+    w_.Raw(",\"pid\":");
+    w_.Int(f.from_pid);
+    w_.Raw(",\"tid\":");
+    w_.Int(f.from_tid);
+    w_.Raw(",\"ts\":");
+    w_.Micros(f.from_ps);
+    w_.Raw(",\"name\":\"dep\",\"cat\":\"dep\",\"args\":{\"from\":");
+    w_.Int(f.from_op);
+    w_.Raw(",\"to\":");
+    w_.Int(f.to_op);
+    w_.Raw("}}");
+    w_.NextEvent();
+    w_.Raw("{\"ph\":\"f\",\"bp\":\"e\",\"id\":");
+    w_.Int(f.id);
+    w_.Raw(",\"pid\":");
+    w_.Int(f.to_pid);
+    w_.Raw(",\"tid\":");
+    w_.Int(f.to_tid);
+    w_.Raw(",\"ts\":");
+    w_.Micros(f.to_ps);
+    w_.Raw(",\"name\":\"dep\",\"cat\":\"dep\"}");
+  }
+
+  void Counter(int64_t, int64_t pid, const std::string& name, const char* suffix, const char* key,
+               int64_t ps, double value) override {
+    w_.NextEvent();
+    w_.Raw("{\"ph\":\"C\",\"pid\":");
+    w_.Int(pid);
+    w_.Raw(",\"ts\":");
+    w_.Micros(ps);
+    w_.Raw(",\"name\":\"");
+    w_.StringBody(name);
+    w_.Raw(suffix);
+    w_.Raw("\",\"args\":{\"");
+    w_.Raw(key);
+    w_.Raw("\":");
+    w_.Double(value, 6);
+    w_.Raw("}}");
+  }
+
+  void Finish(const std::vector<std::pair<std::string, std::string>>& facts, int64_t) override {
+    w_.Raw("\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{");
+    for (size_t i = 0; i < facts.size(); ++i) {
+      if (i > 0) w_.Raw(",\n");
+      w_.String(facts[i].first);
+      w_.Char(':');
+      w_.String(facts[i].second);
+    }
+    w_.Raw("}}\n");
+  }
+
+  bool Flush() override { return w_.Flush(); }
+  bool ok() const override { return w_.ok(); }
+  int error() const override { return w_.error(); }
+
+ private:
+  JsonWriter w_;
 };
 
 absl::Status WriteError(const std::string& path, const std::string& why) {
@@ -853,6 +936,77 @@ absl::Status WriteError(const std::string& path, const std::string& why) {
 }
 
 }  // namespace
+
+std::string ToValidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80 ? 1 : Utf8Length(s, i);
+    if (n == 0) {
+      out += "\xef\xbf\xbd";  // U+FFFD
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+const char* ToString(TraceFormat format) {
+  return format == TraceFormat::kPerfetto ? "perfetto" : "json";
+}
+
+absl::StatusOr<ChromeTraceOptions> TraceOptionsForDetail(const std::string& key,
+                                                         const std::string& detail) {
+  ChromeTraceOptions options;
+  if (detail == "full") {
+    options.max_phase_rows = -1;
+    options.max_counter_samples = -1;
+    options.max_flows = -1;
+  } else if (detail == "minimal") {
+    options.phases = options.counters = options.flows = false;
+  } else if (detail != "auto") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", key, ": '", detail, "' is not allowed; allowed: auto, full, minimal"));
+  }
+  return options;
+}
+
+const char* TraceKind(const ChromeTraceOptions& options) {
+  return options.format == TraceFormat::kPerfetto ? "Perfetto trace" : "Chrome trace";
+}
+
+absl::StatusOr<TraceFormat> ResolveTraceFormat(const std::string& path_key, const std::string& path,
+                                               const std::string& format_key,
+                                               const std::string& format) {
+  const auto ends_with = [&](std::string_view suffix) {
+    return path.size() >= suffix.size() &&
+           std::equal(suffix.rbegin(), suffix.rend(), path.rbegin(), [](char a, char b) {
+             return a == std::tolower(static_cast<unsigned char>(b));
+           });
+  };
+  const bool perfetto_name = ends_with(".pftrace") || ends_with(".perfetto-trace");
+  const bool json_name = ends_with(".json");
+  if (format.empty()) return perfetto_name ? TraceFormat::kPerfetto : TraceFormat::kJson;
+  TraceFormat f;
+  if (format == "json") {
+    f = TraceFormat::kJson;
+  } else if (format == "perfetto") {
+    f = TraceFormat::kPerfetto;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", format_key, ": '", format, "' is not allowed; allowed: json, perfetto"));
+  }
+  if ((f == TraceFormat::kJson && perfetto_name) || (f == TraceFormat::kPerfetto && json_name)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", format_key, ": '", format, "' contradicts the file name '", path,
+                     "' of --", path_key, "; allowed: ", perfetto_name ? "perfetto" : "json",
+                     " for that name, or drop --", format_key, " (the extension chooses)"));
+  }
+  return f;
+}
 
 absl::Status WriteChromeTrace(const RunRecord& run, const std::string& path,
                               const ChromeTraceOptions& options) {
@@ -864,9 +1018,16 @@ absl::Status WriteChromeTrace(const RunRecord& run, const std::string& path,
 
   int error = 0;
   {
-    JsonWriter w(file);
-    Exporter(run, options).Write(w);
-    if (!w.Flush()) error = w.error();
+    ChromeTraceOptions effective = options;
+    std::unique_ptr<TraceEncoder> encoder;
+    if (options.format == TraceFormat::kPerfetto) {
+      effective.resolution = TraceTimeResolution::kNanosecond;  // Perfetto stores nanoseconds.
+      encoder = MakePerfettoEncoder(file);
+    } else {
+      encoder = std::make_unique<JsonEncoder>(file);
+    }
+    Exporter(run, effective).Write(*encoder);
+    if (!encoder->Flush()) error = encoder->error();
   }
   if (std::fclose(file) != 0 && error == 0) error = errno != 0 ? errno : EIO;
   if (error == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) error = errno != 0 ? errno : EIO;

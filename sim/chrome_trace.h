@@ -1,5 +1,6 @@
-// Chrome-trace exporter: writes a RunRecord as Trace Event Format JSON for Perfetto UI
-// (https://ui.perfetto.dev) and chrome://tracing.
+// Trace exporter: writes a RunRecord as Trace Event Format JSON (Perfetto UI at
+// https://ui.perfetto.dev, chrome://tracing) or as Perfetto's native protobuf trace (Perfetto UI,
+// trace_processor), about 3x smaller for the same content; see TraceFormat.
 //
 // Layout (details in docs/traces.md):
 //   - one process per chip ("chip N", pid = N + 1) plus a process "cluster" for rows and
@@ -11,6 +12,9 @@
 //   - counter tracks with the utilization (%) of every bandwidth resource.
 // Times are exact decimal microseconds, by default rounded to whole nanoseconds so that the slices
 // nest exactly in Perfetto (see TraceTimeResolution).
+//
+// Both formats show the same processes, threads, slices, arrows and counter tracks (one exporter
+// decides what the trace shows; sim/trace_encoder.h is the seam to the two encoders).
 //
 // The file is streamed: events are formatted into a fixed buffer and written as they are produced,
 // so memory stays O(rows) for the sort indices regardless of the JSON size. It is written to
@@ -30,6 +34,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "sim/run_record.h"
 
 namespace meshsim::sim {
@@ -45,6 +50,28 @@ enum class TraceTimeResolution {
   // chrome://tracing; Perfetto may drop some slices (see kNanosecond).
   kPicosecond,
 };
+
+// The file format of a trace.
+enum class TraceFormat {
+  // Trace Event Format, JSON object form ("traceEvents", "otherData"). Any viewer, any script.
+  kJson,
+  // Perfetto's protobuf trace: a stream of length-delimited TracePackets (sim/perfetto_trace.proto)
+  // with interned names. Timestamps are whole nanoseconds (resolution is always kNanosecond).
+  // The run facts that JSON keeps in otherData are the arguments of an instant event "meshsim
+  // run" at time 0 on a track of that name.
+  kPerfetto,
+};
+
+// "json" or "perfetto".
+const char* ToString(TraceFormat format);
+
+// The format for a trace written to `path`: `format` when given ("json" or "perfetto"), else by
+// the extension (".pftrace" and ".perfetto-trace" are Perfetto, anything else JSON). An unknown
+// `format`, or one that contradicts a ".json"/".pftrace"/".perfetto-trace" name, is
+// InvalidArgument naming `--<format_key>`, the value and what is allowed.
+absl::StatusOr<TraceFormat> ResolveTraceFormat(const std::string& path_key, const std::string& path,
+                                               const std::string& format_key,
+                                               const std::string& format);
 
 // What WriteChromeTrace emits besides the op-level rows, which are always written.
 struct ChromeTraceOptions {
@@ -67,14 +94,26 @@ struct ChromeTraceOptions {
   int64_t max_counter_samples = 400000;
   // At most this many arrows are written; otherData records when the cap was hit. < 0 = no cap.
   int64_t max_flows = 100000;
-  // Resolution of every `ts` / `dur` in the file.
+  // Resolution of every `ts` / `dur` in the file (JSON only; Perfetto is always kNanosecond).
   TraceTimeResolution resolution = TraceTimeResolution::kNanosecond;
+  // File format.
+  TraceFormat format = TraceFormat::kJson;
 };
 
-// Writes `run` to `path` as a Chrome trace (JSON object form, timestamps in microseconds at
-// `options.resolution`). Returns InvalidArgumentError naming the path and the reason when the file
-// cannot be created, written or renamed into place; nothing is left at `path` (or the temporary
-// file) in that case, and a previous file at `path` is left untouched.
+// The options of a detail level, as `--<key>` takes it: "auto" (the defaults: budgets keep a large
+// run's trace loadable), "full" (every phase row, counter sample and arrow) or "minimal" (op rows
+// only). Anything else is InvalidArgument naming `--<key>`, the value and the allowed values.
+absl::StatusOr<ChromeTraceOptions> TraceOptionsForDetail(const std::string& key,
+                                                         const std::string& detail);
+
+// "Chrome trace" or "Perfetto trace", for messages.
+const char* TraceKind(const ChromeTraceOptions& options);
+
+// Writes `run` to `path` in `options.format`: a Chrome trace (JSON object form, timestamps in
+// microseconds at `options.resolution`) or a Perfetto protobuf trace. Returns InvalidArgumentError
+// naming the path and the reason when the file cannot be created, written or renamed into place;
+// nothing is left at `path` (or the temporary file) in that case, and a previous file at `path` is
+// left untouched.
 absl::Status WriteChromeTrace(const RunRecord& run, const std::string& path,
                               const ChromeTraceOptions& options = {});
 

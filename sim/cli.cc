@@ -44,7 +44,8 @@ namespace {
 constexpr char kUsage[] = R"(usage: meshsim <command> [options]
 
 commands:
-  run     [--config FILE] [OPTIONS] [--out RUN.h5] [--trace RUN.json] [--format table|json|csv]
+  run     [--config FILE] [OPTIONS] [--out RUN.h5] [--trace RUN.json|RUN.pftrace]
+          [--trace-format json|perfetto] [--trace-detail auto|full|minimal] [--format F]
           simulate one scenario (`meshsim run --help` lists every option)
   sweep   EXPERIMENT.ini [--out SWEEP.h5] [--jobs N] [--shard K/N] [--timelines] [--format F]
           every combination of the experiment's values, in parallel (docs/experiments.md)
@@ -57,8 +58,9 @@ commands:
   reshard --src-mesh RxC --src-placement A-B --src-spec SPEC --dst-mesh RxC --dst-placement
           A-B --dst-spec SPEC --shape D0,D1,.. [--strategy S] [--scheduler S] [run options]
           one cross-mesh resharding task (`meshsim reshard --help`, docs/resharding.md)
-  trace   FILE.h5 [--run NAME] --out TRACE.json [--detail auto|full|minimal]
-          export a stored run as a Chrome trace
+  trace   FILE.h5 [--run NAME] --out TRACE.json|TRACE.pftrace [--detail auto|full|minimal]
+          [--trace-format json|perfetto]
+          export a stored run as a Chrome (JSON) or Perfetto (protobuf) trace
   report  FILE.h5 [--format table|json|csv]        print the metrics of stored runs
   list    algorithms|models|systems|topologies|collectives|workloads
   show    system NAME                              every parameter with its unit (a config file)
@@ -124,13 +126,16 @@ absl::Status Run(const std::vector<std::string>& args, std::ostream& out, std::o
     MESHSIM_RETURN_IF_ERROR(ForOption("out", WriteRuns(options.out, {&record}, Version())));
   }
   if (!options.trace.empty()) {
-    MESHSIM_RETURN_IF_ERROR(ForOption("trace", WriteChromeTrace(record, options.trace)));
+    MESHSIM_RETURN_IF_ERROR(
+        ForOption("trace", WriteChromeTrace(record, options.trace, options.trace_options)));
   }
   PrintRuns({&record}, options.format, out);
   // Where the files went is for people: on stderr when stdout is machine-readable.
   std::ostream& note = options.format == "table" ? out : err;
   if (!options.out.empty()) note << "wrote " << options.out << " (HDF5)\n";
-  if (!options.trace.empty()) note << "wrote " << options.trace << " (Chrome trace)\n";
+  if (!options.trace.empty()) {
+    note << "wrote " << options.trace << " (" << TraceKind(options.trace_options) << ")\n";
+  }
   return absl::OkStatus();
 }
 
@@ -214,7 +219,8 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
     MESHSIM_RETURN_IF_ERROR(ForOption("out", WriteRuns(first.out, ptrs, Version())));
   }
   if (!first.trace.empty()) {
-    MESHSIM_RETURN_IF_ERROR(ForOption("trace", WriteChromeTrace(records.front(), first.trace)));
+    MESHSIM_RETURN_IF_ERROR(
+        ForOption("trace", WriteChromeTrace(records.front(), first.trace, first.trace_options)));
   }
   if (first.format == "table") {
     PrintComparison(ptrs, out);
@@ -224,41 +230,36 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
   std::ostream& note = first.format == "table" ? out : err;
   if (!first.out.empty()) note << "wrote " << first.out << " (HDF5, one group per algorithm)\n";
   if (!first.trace.empty()) {
-    note << "wrote " << first.trace << " (Chrome trace of " << names.front() << ")\n";
+    note << "wrote " << first.trace << " (" << TraceKind(first.trace_options) << " of "
+         << names.front() << ")\n";
   }
   return absl::OkStatus();
 }
 
 absl::Status Trace(const std::vector<std::string>& args, std::ostream& out) {
   const std::string usage =
-      "usage: meshsim trace FILE.h5 [--run NAME] --out TRACE.json [--detail auto|full|minimal]";
+      "usage: meshsim trace FILE.h5 [--run NAME] --out TRACE.json|TRACE.pftrace "
+      "[--detail auto|full|minimal] [--trace-format json|perfetto]";
   const po::options_description d =
       Options({{"run", "the run to export (default: the first)"},
-               {"out", "the Chrome trace (JSON) to write"},
-               {"detail", "auto (default: budgets keep a large trace loadable), full, minimal"}});
+               {"out",
+                "the trace to write: Chrome JSON, or Perfetto protobuf for a .pftrace / "
+                ".perfetto-trace name"},
+               {"detail", "auto (default: budgets keep a large trace loadable), full, minimal"},
+               {"trace-format", "json, perfetto (default: by the extension of --out)"}});
   MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("trace", args, d, 1, 1, usage));
   if (a.help) {
     out << HelpText(usage, d);
     return absl::OkStatus();
   }
-  // auto: budgets keep a large run's trace loadable; full: every phase row and counter sample;
-  // minimal: op rows only.
-  ChromeTraceOptions trace_options;
-  const std::string detail = ArgOr(a, "detail", "auto");
-  if (detail == "full") {
-    trace_options.max_phase_rows = -1;
-    trace_options.max_counter_samples = -1;
-    trace_options.max_flows = -1;
-  } else if (detail == "minimal") {
-    trace_options.phases = trace_options.counters = trace_options.flows = false;
-  } else if (detail != "auto") {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--detail: '%s' is not allowed; allowed: auto, full, minimal", detail));
-  }
+  MESHSIM_ASSIGN_OR_RETURN(ChromeTraceOptions trace_options,
+                           TraceOptionsForDetail("detail", ArgOr(a, "detail", "auto")));
   if (!a.vm.count("out")) {
-    return absl::InvalidArgumentError("--out: required (the trace JSON to write)");
+    return absl::InvalidArgumentError("--out: required (the trace file to write)");
   }
   const std::string path = ArgOr(a, "out");
+  MESHSIM_ASSIGN_OR_RETURN(trace_options.format, ResolveTraceFormat("out", path, "trace-format",
+                                                                    ArgOr(a, "trace-format")));
   MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", path));
   MESHSIM_ASSIGN_OR_RETURN(RunRecord record, ReadRun(a.positional[0], ArgOr(a, "run")));
   if (record.timeline.empty() && record.Metric("ops") > 0) {
@@ -268,7 +269,8 @@ absl::Status Trace(const std::vector<std::string>& args, std::ostream& out) {
         record.name, a.positional[0]));
   }
   MESHSIM_RETURN_IF_ERROR(ForOption("out", WriteChromeTrace(record, path, trace_options)));
-  out << "wrote " << path << " (Chrome trace of run '" << record.name << "')\n";
+  out << "wrote " << path << " (" << TraceKind(trace_options) << " of run '" << record.name
+      << "')\n";
   return absl::OkStatus();
 }
 

@@ -119,7 +119,12 @@ po::options_description Description() {
       ("steps", text(), "--workload chain: steps per chip (default 8)")
       ("step-time", text(), "--workload chain: duration of one step (default 10us)")
       ("out", text(), "write the run to this HDF5 file")
-      ("trace", text(), "write a Chrome trace (JSON) to this file")
+      ("trace", text(), "write a trace of the run to this file: Chrome JSON, or Perfetto protobuf "
+                        "for a .pftrace / .perfetto-trace name (docs/traces.md)")
+      ("trace-format", text(), "json, perfetto: the --trace file's format (default: by its "
+                               "extension, .pftrace and .perfetto-trace = perfetto, else json)")
+      ("trace-detail", text(), "auto (default: budgets keep a large trace loadable), full, "
+                               "minimal: what the --trace file holds")
       ("format", text(), "table, json, csv (default table)");
   // clang-format on
   // System parameters are options too, so `meshsim show system` output is a valid config file.
@@ -162,7 +167,8 @@ std::vector<std::string> RunOptionKeys() {
 
 std::string RunHelp() {
   std::ostringstream os;
-  os << "usage: meshsim run [--config FILE] [OPTIONS] [--out RUN.h5] [--trace RUN.json] "
+  os << "usage: meshsim run [--config FILE] [OPTIONS] [--out RUN.h5] "
+        "[--trace RUN.json|RUN.pftrace] "
         "[--format table|json|csv]\n\n"
      << Description();
   return os.str();
@@ -535,6 +541,15 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
   if (const std::string* v = get("trace")) {
     MESHSIM_RETURN_IF_ERROR(CheckOutputPath("trace", *v));
     o.trace = *v;
+  }
+  {
+    const std::string* detail = get("trace-detail");
+    MESHSIM_ASSIGN_OR_RETURN(o.trace_options,
+                             TraceOptionsForDetail("trace-detail", detail ? *detail : "auto"));
+    const std::string* format = get("trace-format");
+    MESHSIM_ASSIGN_OR_RETURN(
+        o.trace_options.format,
+        ResolveTraceFormat("trace", o.trace, "trace-format", format ? *format : ""));
   }
   if (!o.out.empty() && !o.trace.empty()) {
     std::error_code ec1, ec2;

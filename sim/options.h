@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/time.h"
+#include "sim/chrome_trace.h"
 #include "sim/system.h"
 
 namespace boost::program_options {
@@ -77,7 +78,9 @@ struct RunOptions {
   int steps = 8;   // `chain` workload: steps per chip.
   core::Time step_time = core::Time::Microseconds(10);  // `chain` workload: step duration.
   std::string out;                                      // HDF5 output path, empty = none.
-  std::string trace;                                    // Chrome-trace output path, empty = none.
+  std::string trace;                                    // Trace output path, empty = none.
+  // How the trace is written: --trace-format (or the extension of --trace), --trace-detail.
+  ChromeTraceOptions trace_options;
   std::string format = "table";
   // Whether Simulate keeps the timeline rows and counter samples in its RunRecord (the HDF5 file
   // and the Chrome trace need them). Without, the metrics and GeMM spans are streamed from the

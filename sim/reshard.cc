@@ -34,11 +34,12 @@ constexpr char kUsage[] =
     "SPEC --dst-mesh RxC --dst-placement A-B --dst-spec SPEC --shape D0,D1,... [--dtype-bytes 2] "
     "[--strategy send-recv|local-allgather|global-allgather|broadcast|signal] "
     "[--scheduler naive|load-balance|dfs|greedy|ensemble] [--seed N] [--dfs-budget NODES] "
-    "[--format table|json] [--out RUN.h5] [--trace RUN.json] [--set KEY=VALUE]...";
+    "[--format table|json] [--out RUN.h5] [--trace RUN.json|RUN.pftrace] [--set KEY=VALUE]...";
 
 // The run options that make sense for a resharding task; the others (workload, model, mesh …)
 // are rejected instead of ignored.
-constexpr const char* kRunKeys[] = {"system", "chips", "topology", "format", "out", "trace"};
+constexpr const char* kRunKeys[] = {"system", "chips", "topology",     "format",
+                                    "out",    "trace", "trace-format", "trace-detail"};
 
 absl::Status Invalid(const std::string& key, const std::string& value, const std::string& why) {
   return absl::InvalidArgumentError(
@@ -275,7 +276,7 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--out: ", s.message()));
   }
   if (!options.trace.empty()) {
-    absl::Status s = WriteChromeTrace(rec, options.trace);
+    absl::Status s = WriteChromeTrace(rec, options.trace, options.trace_options);
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--trace: ", s.message()));
   }
   if (options.format == "json") {
@@ -317,7 +318,8 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
   }
   std::ostream& note = options.format == "table" ? out : err;
   if (!options.out.empty()) note << "wrote " << options.out << " (HDF5)\n";
-  if (!options.trace.empty()) note << "wrote " << options.trace << " (Chrome trace)\n";
+  if (!options.trace.empty())
+    note << "wrote " << options.trace << " (" << TraceKind(options.trace_options) << ")\n";
   return absl::OkStatus();
 }
 

@@ -36,7 +36,8 @@ namespace {
 
 // Keys an experiment may not set: the sweep decides where output goes.
 const std::set<std::string>& ReservedKeys() {
-  static const auto* keys = new std::set<std::string>{"out", "trace", "format", "config", "help"};
+  static const auto* keys = new std::set<std::string>{
+      "out", "trace", "trace-format", "trace-detail", "format", "config", "help"};
   return *keys;
 }
 

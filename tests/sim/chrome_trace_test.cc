@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -24,6 +25,9 @@
 #include "core/timeline.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sim/options.h"
+#include "sim/perfetto_trace.pb.h"
+#include "sim/run.h"
 #include "sim/run_record.h"
 
 namespace meshsim::sim {
@@ -911,6 +915,418 @@ TEST(ChromeTraceTest, ManyRowsStream) {
   EXPECT_GT(t.text.size(), size_t{1} << 21);
   EXPECT_EQ(t.Phase("X").size(), 20000u);
   EXPECT_EQ(t.Phase("s").size(), 19999u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Perfetto protobuf traces: the same tracks, slices, arrows, counters and facts as the JSON.
+// ---------------------------------------------------------------------------------------------
+namespace pb = ::meshsim::perfetto;
+
+// A number as comparable text (JSON numbers and protobuf ints/doubles alike).
+std::string NumberText(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  return buf;
+}
+
+// A slice as both formats describe it: where, when (ns), what, how deep it nests, its arguments.
+struct SliceKey {
+  int64_t pid = 0, tid = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  std::string name, category;
+  int depth = 0;
+  std::map<std::string, std::string> args;
+  auto operator<=>(const SliceKey&) const = default;
+};
+
+struct FlowEnd {
+  int64_t pid = 0, tid = 0;
+  int64_t at_ns = 0;  // JSON: the flow event's ts; protobuf: -1 (bound to its slice)
+  int64_t op = -1;
+};
+
+// What a trace shows, in either format.
+struct Shown {
+  std::map<int64_t, std::string> processes;                    // pid -> name
+  std::map<std::pair<int64_t, int64_t>, std::string> threads;  // (pid, tid) -> name
+  std::vector<SliceKey> slices;                                // sorted
+  std::map<std::pair<int64_t, std::string>, std::vector<std::pair<int64_t, double>>> counters;
+  std::map<int64_t, std::pair<SliceKey, SliceKey>> flows;      // id -> (source, destination)
+  std::map<int64_t, std::pair<FlowEnd, FlowEnd>> flow_points;  // JSON only
+  std::map<std::string, std::string> facts;
+};
+
+int64_t MicrosTextToNs(const std::string& text) { return std::llround(std::stod(text) * 1000); }
+
+// Nesting depth of each slice by the viewers' rule: per thread, by start ascending and end
+// descending, a slice closes when the next one starts at or after its end.
+void AssignDepths(std::vector<SliceKey>& slices) {
+  std::sort(slices.begin(), slices.end(), [](const SliceKey& a, const SliceKey& b) {
+    return std::tie(a.pid, a.tid, a.start_ns, b.end_ns) <
+           std::tie(b.pid, b.tid, b.start_ns, a.end_ns);
+  });
+  std::vector<int64_t> open;
+  for (size_t i = 0; i < slices.size(); ++i) {
+    if (i == 0 || slices[i].tid != slices[i - 1].tid || slices[i].pid != slices[i - 1].pid) {
+      open.clear();
+    }
+    while (!open.empty() && open.back() <= slices[i].start_ns) open.pop_back();
+    slices[i].depth = static_cast<int>(open.size());
+    open.push_back(slices[i].end_ns);
+  }
+}
+
+Shown FromJson(const Trace& t) {
+  Shown s;
+  std::map<int64_t, FlowEnd> starts, finishes;
+  for (const Json* e : t.events) {
+    const std::string& ph = e->Str("ph");
+    if (ph == "M" && e->Str("name") == "process_name") {
+      s.processes[static_cast<int64_t>(e->Num("pid"))] = e->Get("args")->Str("name");
+    } else if (ph == "M" && e->Str("name") == "thread_name") {
+      s.threads[{static_cast<int64_t>(e->Num("pid")), static_cast<int64_t>(e->Num("tid"))}] =
+          e->Get("args")->Str("name");
+    } else if (ph == "X") {
+      SliceKey k;
+      k.pid = static_cast<int64_t>(e->Num("pid"));
+      k.tid = static_cast<int64_t>(e->Num("tid"));
+      k.start_ns = MicrosTextToNs(e->NumText("ts"));
+      k.end_ns = k.start_ns + MicrosTextToNs(e->NumText("dur"));
+      k.name = e->Str("name");
+      k.category = e->Str("cat");
+      const Json* args = e->Get("args");
+      for (size_t i = 0; i < args->keys.size(); ++i) {
+        const Json& v = args->items[i];
+        k.args[args->keys[i]] = v.type == Json::kNumber ? NumberText(v.number) : v.text;
+      }
+      s.slices.push_back(k);
+    } else if (ph == "C") {
+      const Json* args = e->Get("args");
+      const std::string& key = args->keys.at(0);
+      const std::string track = key == "util %" ? e->Str("name") + " util %" : e->Str("name");
+      s.counters[{static_cast<int64_t>(e->Num("pid")), track}].emplace_back(
+          MicrosTextToNs(e->NumText("ts")), args->items.at(0).number);
+    } else if (ph == "s" || ph == "f") {
+      FlowEnd end{static_cast<int64_t>(e->Num("pid")), static_cast<int64_t>(e->Num("tid")),
+                  MicrosTextToNs(e->NumText("ts"))};
+      const int64_t id = static_cast<int64_t>(e->Num("id"));
+      if (ph == "s") {
+        end.op = static_cast<int64_t>(e->Get("args")->Num("from"));
+        starts[id] = end;
+      } else {
+        finishes[id] = end;
+      }
+    }
+  }
+  AssignDepths(s.slices);
+  for (const auto& [id, from] : starts) s.flow_points[id] = {from, finishes.at(id)};
+  const Json* other = t.root.Get("otherData");
+  for (size_t i = 0; i < other->keys.size(); ++i) s.facts[other->keys[i]] = other->items[i].text;
+  return s;
+}
+
+// Replays a protobuf trace packet by packet, checking the interning and sequence rules on the way.
+Shown FromPerfetto(const std::string& bytes) {
+  Shown s;
+  pb::Trace trace;
+  EXPECT_TRUE(trace.ParseFromString(bytes)) << "not a Trace message";
+  std::map<uint64_t, std::string> names, categories, arg_names;
+  std::map<uint64_t, std::pair<int64_t, int64_t>> thread_of_track;  // uuid -> (pid, tid)
+  std::map<uint64_t, std::pair<int64_t, std::string>> counter_of_track;
+  std::map<uint64_t, std::vector<std::pair<SliceKey, const pb::TrackEvent*>>> open;
+  std::map<int64_t, SliceKey> flow_from, flow_to;
+  std::set<uint64_t> uuids;
+  bool first = true;
+  const auto intern = [](std::map<uint64_t, std::string>& table, uint64_t iid,
+                         const std::string& name) {
+    EXPECT_GT(iid, 0u);
+    EXPECT_TRUE(table.emplace(iid, name).second) << "iid " << iid << " interned twice";
+  };
+  for (const pb::TracePacket& p : trace.packet()) {
+    EXPECT_EQ(p.trusted_packet_sequence_id(), 1u);
+    if (first) {
+      EXPECT_TRUE(p.sequence_flags() & pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+      first = false;
+    }
+    if (p.has_interned_data()) {
+      EXPECT_TRUE(p.sequence_flags() & pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
+      for (const auto& n : p.interned_data().event_names()) intern(names, n.iid(), n.name());
+      for (const auto& c : p.interned_data().event_categories()) {
+        intern(categories, c.iid(), c.name());
+      }
+      for (const auto& a : p.interned_data().debug_annotation_names()) {
+        intern(arg_names, a.iid(), a.name());
+      }
+    }
+    if (p.has_track_descriptor()) {
+      const pb::TrackDescriptor& d = p.track_descriptor();
+      EXPECT_TRUE(uuids.insert(d.uuid()).second) << "track " << d.uuid() << " described twice";
+      if (d.has_process()) s.processes[d.process().pid()] = d.process().process_name();
+      if (d.has_thread()) {
+        s.threads[{d.thread().pid(), d.thread().tid()}] = d.thread().thread_name();
+        thread_of_track[d.uuid()] = {d.thread().pid(), d.thread().tid()};
+        EXPECT_EQ(d.parent_uuid(), static_cast<uint64_t>(d.thread().pid()));
+      }
+      if (d.has_counter()) counter_of_track[d.uuid()] = {d.parent_uuid(), d.name()};
+    }
+    if (!p.has_track_event()) continue;
+    const pb::TrackEvent& e = p.track_event();
+    const int64_t ts = static_cast<int64_t>(p.timestamp());
+    switch (e.type()) {
+      case pb::TrackEvent::TYPE_SLICE_BEGIN: {
+        EXPECT_TRUE(p.sequence_flags() & pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
+        EXPECT_TRUE(thread_of_track.count(e.track_uuid())) << "slice on an undescribed track";
+        SliceKey k;
+        std::tie(k.pid, k.tid) = thread_of_track[e.track_uuid()];
+        k.start_ns = ts;
+        EXPECT_FALSE(e.has_name()) << "slice names are interned";
+        k.name = names.at(e.name_iid());
+        for (uint64_t c : e.category_iids()) {
+          k.category += (k.category.empty() ? "" : ",") + categories.at(c);
+        }
+        for (const pb::DebugAnnotation& a : e.debug_annotations()) {
+          const std::string& key = arg_names.at(a.name_iid());
+          if (a.has_int_value()) {
+            k.args[key] = NumberText(static_cast<double>(a.int_value()));
+          } else if (a.has_double_value()) {
+            k.args[key] = NumberText(a.double_value());
+          } else {
+            k.args[key] = a.string_value();
+          }
+        }
+        open[e.track_uuid()].emplace_back(k, &e);
+        break;
+      }
+      case pb::TrackEvent::TYPE_SLICE_END: {
+        auto& stack = open[e.track_uuid()];
+        EXPECT_FALSE(stack.empty()) << "end without begin";
+        if (stack.empty()) break;
+        auto [k, begin] = stack.back();
+        stack.pop_back();
+        k.end_ns = ts;
+        EXPECT_GE(k.end_ns, k.start_ns);
+        k.depth = static_cast<int>(stack.size());
+        for (uint64_t id : begin->flow_ids()) flow_from[static_cast<int64_t>(id)] = k;
+        for (uint64_t id : begin->terminating_flow_ids()) flow_to[static_cast<int64_t>(id)] = k;
+        s.slices.push_back(k);
+        break;
+      }
+      case pb::TrackEvent::TYPE_COUNTER: {
+        EXPECT_TRUE(counter_of_track.count(e.track_uuid())) << "counter on an undescribed track";
+        s.counters[counter_of_track[e.track_uuid()]].emplace_back(ts, e.double_counter_value());
+        break;
+      }
+      case pb::TrackEvent::TYPE_INSTANT:
+        EXPECT_EQ(e.name(), "meshsim run");
+        for (const pb::DebugAnnotation& a : e.debug_annotations()) {
+          s.facts[a.name()] = a.string_value();
+        }
+        break;
+      default:
+        ADD_FAILURE() << "unexpected event type " << e.type();
+    }
+  }
+  for (const auto& [track, stack] : open) EXPECT_TRUE(stack.empty()) << "unclosed slice";
+  std::sort(s.slices.begin(), s.slices.end(), [](const SliceKey& a, const SliceKey& b) {
+    return std::tie(a.pid, a.tid, a.start_ns, b.end_ns) <
+           std::tie(b.pid, b.tid, b.start_ns, a.end_ns);
+  });
+  EXPECT_EQ(flow_from.size(), flow_to.size());
+  for (const auto& [id, from] : flow_from) s.flows[id] = {from, flow_to[id]};
+  return s;
+}
+
+std::vector<SliceKey> Sorted(std::vector<SliceKey> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// Writes `run` in both formats and checks that they show the same thing; returns what they show.
+Shown ExpectSameInBothFormats(const RunRecord& run, const std::string& name,
+                              ChromeTraceOptions options = {}) {
+  SCOPED_TRACE(name);
+  options.format = TraceFormat::kJson;
+  const Trace json = Export(run, name + ".json", options);
+  options.format = TraceFormat::kPerfetto;
+  const std::string path = TempPath(name + ".pftrace");
+  EXPECT_TRUE(WriteChromeTrace(run, path, options).ok());
+  const Shown a = FromJson(json), b = FromPerfetto(ReadFile(path));
+
+  EXPECT_EQ(a.processes, b.processes);
+  EXPECT_EQ(a.threads, b.threads);
+  EXPECT_EQ(a.slices.size(), b.slices.size());
+  EXPECT_EQ(Sorted(a.slices), Sorted(b.slices));  // times, names, categories, args and depth
+  // Slice counts per track.
+  std::map<std::pair<int64_t, int64_t>, int> per_track_a, per_track_b;
+  for (const SliceKey& k : a.slices) ++per_track_a[{k.pid, k.tid}];
+  for (const SliceKey& k : b.slices) ++per_track_b[{k.pid, k.tid}];
+  EXPECT_EQ(per_track_a, per_track_b);
+
+  // Counters: JSON keeps 6 significant digits.
+  EXPECT_EQ(a.counters.size(), b.counters.size());
+  for (const auto& [track, samples] : a.counters) {
+    EXPECT_TRUE(b.counters.count(track)) << track.second;
+    if (!b.counters.count(track)) continue;
+    const auto& other = b.counters.at(track);
+    EXPECT_EQ(samples.size(), other.size()) << track.second;
+    for (size_t i = 0; i < std::min(samples.size(), other.size()); ++i) {
+      EXPECT_EQ(samples[i].first, other[i].first) << track.second;
+      EXPECT_NEAR(samples[i].second, other[i].second, 1e-5 * std::abs(other[i].second) + 1e-9);
+    }
+  }
+
+  // Arrows: the same ids, each from the slice holding the JSON arrow's start to the one holding
+  // its end, between the same ops.
+  EXPECT_EQ(a.flow_points.size(), b.flows.size());
+  for (const auto& [id, points] : a.flow_points) {
+    EXPECT_TRUE(b.flows.count(id)) << "flow " << id;
+    if (!b.flows.count(id)) continue;
+    const auto& [from, to] = b.flows.at(id);
+    EXPECT_EQ(std::make_pair(points.first.pid, points.first.tid),
+              std::make_pair(from.pid, from.tid));
+    EXPECT_EQ(std::make_pair(points.second.pid, points.second.tid), std::make_pair(to.pid, to.tid));
+    EXPECT_TRUE(from.start_ns <= points.first.at_ns && points.first.at_ns <= from.end_ns);
+    EXPECT_TRUE(to.start_ns <= points.second.at_ns && points.second.at_ns <= to.end_ns);
+    EXPECT_EQ(from.args.at("op"), NumberText(static_cast<double>(points.first.op)));
+    EXPECT_EQ(from.depth, 0);  // arrows bind to op slices, not phases
+    EXPECT_EQ(to.depth, 0);
+  }
+  EXPECT_EQ(a.facts, b.facts);
+  return b;
+}
+
+TEST(PerfettoTraceTest, ShowsWhatTheJsonShows) {
+  ChromeTraceOptions options;
+  const Shown s = ExpectSameInBothFormats(MakeRecord(), "perfetto_same");
+  EXPECT_EQ(s.slices.size(), MakeRecord().timeline.size());
+  EXPECT_EQ(s.flows.size(), 2u);  // 0->1 to chips 1 and 2
+  EXPECT_EQ(s.counters.size(), 2u);
+  EXPECT_EQ(s.processes.size(), 4u);  // cluster + 3 chips
+  options.counter_rates = true;
+  EXPECT_EQ(ExpectSameInBothFormats(MakeRecord(), "perfetto_same_rates", options).counters.size(),
+            4u);
+}
+
+TEST(PerfettoTraceTest, ShowsWhatTheJsonShowsWithRatesAndBucketedCounters) {
+  ChromeTraceOptions options;
+  options.counter_rates = true;
+  options.max_counter_samples = 2;
+  ExpectSameInBothFormats(MakeRecord(), "perfetto_buckets", options);
+}
+
+TEST(PerfettoTraceTest, ShowsWhatTheJsonShowsForASimulatedRun) {
+  RawOptions raw;
+  raw.values = {{"chips", "4"},          {"mesh", "2x2"}, {"workload", "gemm"},
+                {"gemm", "512,512,512"}, {"slices", "2"}, {"algorithm", "meshslice"}};
+  absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
+  ASSERT_TRUE(o.ok()) << o.status();
+  absl::StatusOr<RunRecord> run = Simulate(*o);
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_GT(run->timeline.size(), 20u);
+  ChromeTraceOptions full;
+  full.max_phase_rows = full.max_counter_samples = full.max_flows = -1;
+  const Shown s = ExpectSameInBothFormats(*run, "perfetto_run", full);
+  EXPECT_EQ(s.slices.size(), run->timeline.size());
+  EXPECT_FALSE(s.counters.empty());
+  int max_depth = 0;
+  for (const SliceKey& k : s.slices) max_depth = std::max(max_depth, k.depth);
+  EXPECT_GE(max_depth, 1);  // phases nest in their ops
+}
+
+TEST(PerfettoTraceTest, NamesAreInternedOnceAndTheFileIsSmaller) {
+  RunRecord run = MakeRecord();
+  // Many rows with few distinct names: each name is sent once.
+  for (int i = 0; i < 2000; ++i) {
+    TimelineRow r = Row(100 + i, 1, OpKind::kGemm, 20 + i, 20.5 + i, UnitKind::kCore, 1);
+    r.name = NameId(0);
+    run.timeline.push_back(r);
+  }
+  ChromeTraceOptions options;
+  options.format = TraceFormat::kPerfetto;
+  const std::string path = TempPath("perfetto_interned.pftrace");
+  ASSERT_TRUE(WriteChromeTrace(run, path, options).ok());
+  const std::string bytes = ReadFile(path);
+  pb::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(bytes));
+  std::multiset<std::string> interned;
+  for (const pb::TracePacket& p : trace.packet()) {
+    for (const auto& n : p.interned_data().event_names()) interned.insert(n.name());
+  }
+  EXPECT_EQ(interned.count("qkv.fwd.gemm"), 1u);
+  EXPECT_EQ(interned.count("allgather \xc2\xb7 sync"), 1u);
+  EXPECT_EQ(std::set<std::string>(interned.begin(), interned.end()).size(), interned.size());
+  const Trace json = Export(run, "perfetto_interned.json");
+  EXPECT_LT(bytes.size() * 2, json.text.size());
+}
+
+TEST(PerfettoTraceTest, PicosecondResolutionStillWritesNanoseconds) {
+  ChromeTraceOptions options;
+  options.resolution = TraceTimeResolution::kPicosecond;
+  options.format = TraceFormat::kPerfetto;
+  const std::string path = TempPath("perfetto_ps.pftrace");
+  ASSERT_TRUE(WriteChromeTrace(MakeRecord(), path, options).ok());
+  const Shown s = FromPerfetto(ReadFile(path));
+  // The copy on chip 0 starts at 123.456789 us: 123457 ns.
+  bool found = false;
+  for (const SliceKey& k : s.slices) found |= k.start_ns == 123457 && k.args.at("op") == "6";
+  EXPECT_TRUE(found);
+}
+
+TEST(PerfettoTraceTest, EmptyRecordIsAValidTrace) {
+  ChromeTraceOptions options;
+  options.format = TraceFormat::kPerfetto;
+  const std::string path = TempPath("perfetto_empty.pftrace");
+  ASSERT_TRUE(WriteChromeTrace(RunRecord{}, path, options).ok());
+  const Shown s = FromPerfetto(ReadFile(path));
+  EXPECT_TRUE(s.slices.empty());
+  EXPECT_EQ(s.facts.at("generator"), "meshsim");
+}
+
+TEST(PerfettoTraceTest, UnwritablePathFailsCleanly) {
+  ChromeTraceOptions options;
+  options.format = TraceFormat::kPerfetto;
+  const absl::Status s =
+      WriteChromeTrace(MakeRecord(), "/nonexistent-meshsim-dir/t.pftrace", options);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("/nonexistent-meshsim-dir/t.pftrace"));
+}
+
+TEST(TraceFormatTest, ExtensionChoosesUnlessTheFormatIsGiven) {
+  const auto format = [](const std::string& path, const std::string& f) {
+    return ResolveTraceFormat("trace", path, "trace-format", f);
+  };
+  EXPECT_EQ(*format("a.json", ""), TraceFormat::kJson);
+  EXPECT_EQ(*format("a.pftrace", ""), TraceFormat::kPerfetto);
+  EXPECT_EQ(*format("dir/a.PFTRACE", ""), TraceFormat::kPerfetto);
+  EXPECT_EQ(*format("a.perfetto-trace", ""), TraceFormat::kPerfetto);
+  EXPECT_EQ(*format("a.trace", ""), TraceFormat::kJson);
+  EXPECT_EQ(*format("", ""), TraceFormat::kJson);
+  EXPECT_EQ(*format("a.trace", "perfetto"), TraceFormat::kPerfetto);
+  EXPECT_EQ(*format("a.pftrace", "perfetto"), TraceFormat::kPerfetto);
+  EXPECT_EQ(*format("a.trace", "json"), TraceFormat::kJson);
+
+  absl::StatusOr<TraceFormat> bad = format("a.trace", "protobuf");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(),
+            "--trace-format: 'protobuf' is not allowed; allowed: json, perfetto");
+  bad = format("a.json", "perfetto");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("'perfetto' contradicts the file name 'a.json'"));
+  bad = format("a.pftrace", "json");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TraceFormatTest, DetailLevels) {
+  EXPECT_EQ(TraceOptionsForDetail("detail", "auto")->max_phase_rows,
+            ChromeTraceOptions{}.max_phase_rows);
+  const ChromeTraceOptions full = *TraceOptionsForDetail("detail", "full");
+  EXPECT_EQ(full.max_phase_rows, -1);
+  EXPECT_EQ(full.max_counter_samples, -1);
+  EXPECT_EQ(full.max_flows, -1);
+  const ChromeTraceOptions minimal = *TraceOptionsForDetail("detail", "minimal");
+  EXPECT_FALSE(minimal.phases || minimal.flows || minimal.counters);
+  EXPECT_EQ(TraceOptionsForDetail("trace-detail", "most").status().message(),
+            "--trace-detail: 'most' is not allowed; allowed: auto, full, minimal");
 }
 
 }  // namespace

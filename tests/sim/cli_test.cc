@@ -164,7 +164,18 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"trace", "x.h5", "--out", "/nonexistent-dir/t.json"}, {"--out", "does not exist"}},
         BadCase{{"trace", "x.h5", "--colour", "red"}, {"--colour", "unknown option"}},
         BadCase{{"trace", "x.h5", "--out", "/tmp/t.json", "--detail", "huge"},
-                {"--detail", "'huge'", "auto, full, minimal"}}),
+                {"--detail", "'huge'", "auto, full, minimal"}},
+        BadCase{{"trace", "x.h5", "--out", "/tmp/t.pftrace", "--trace-format", "protobuf"},
+                {"--trace-format", "'protobuf'", "json, perfetto"}},
+        BadCase{{"trace", "x.h5", "--out", "/tmp/t.pftrace", "--trace-format", "json"},
+                {"--trace-format", "'json'", "/tmp/t.pftrace", "perfetto"}},
+        BadCase{{"run", "--workload", "chain", "--trace", "/tmp/t.json", "--trace-format", "xml"},
+                {"--trace-format", "'xml'", "json, perfetto"}},
+        BadCase{
+            {"run", "--workload", "chain", "--trace", "/tmp/t.json", "--trace-format", "perfetto"},
+            {"--trace-format", "'perfetto'", "/tmp/t.json"}},
+        BadCase{{"run", "--workload", "chain", "--trace-detail", "most"},
+                {"--trace-detail", "'most'", "auto, full, minimal"}}),
     [](const testing::TestParamInfo<BadCase>& info) {
       // e.g. "7_run_chips_0": the index, then the arguments with non-alphanumerics dropped.
       std::string name = std::to_string(info.index);
@@ -389,6 +400,28 @@ TEST(CliTest, RunWritesHdf5AndTraceThatReportAndTraceReadBack) {
   r = Cli({"trace", h5, "--out", t2});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(ReadFile(t1), ReadFile(t2));  // `trace` on the file == `run --trace`.
+}
+
+TEST(CliTest, PerfettoTraceByExtensionOrOption) {
+  const std::string h5 = TempPath("pf_roundtrip.h5"), t1 = TempPath("t1.pftrace"),
+                    t2 = TempPath("t2.pftrace"), t3 = TempPath("t3.trace");
+  Result r = Cli(
+      {"run", "--workload", "chain", "--chips", "3", "--steps", "4", "--out", h5, "--trace", t1});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("wrote " + t1 + " (Perfetto trace)"));
+  r = Cli({"trace", h5, "--out", t2});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("(Perfetto trace of run"));
+  EXPECT_EQ(ReadFile(t1), ReadFile(t2));  // `trace` on the file == `run --trace`.
+  r = Cli({"trace", h5, "--out", t3, "--trace-format", "perfetto", "--detail", "full"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ReadFile(t1), ReadFile(t3));  // The chain run is below every budget.
+  const std::string bytes = ReadFile(t1);
+  ASSERT_FALSE(bytes.empty());
+  EXPECT_EQ(bytes[0], '\x0a');  // Trace.packet, length-delimited: not JSON.
+  r = Cli({"trace", h5, "--out", t3, "--trace-format", "json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(ReadFile(t3).substr(0, 15), "{\"traceEvents\":");
 }
 
 TEST(CliTest, GoldenChainScenario) {

@@ -98,6 +98,30 @@ TEST(ContractTest, SigtermOrSigintWhileWritingLeavesNoTemporaryFile) {
   }
 }
 
+TEST(ContractTest, UnknownTraceFormatIsExit2WithOneLineAndNoFile) {
+  const std::string dir = Dir("trace_format");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", "--workload", "chain", "--chips", "4", "--trace",
+                                 "t.pftrace", "--trace-format", "protobuf"},
+        std::vector<std::string>{"run", "--workload", "chain", "--chips", "4", "--trace", "t.json",
+                                 "--trace-format", "perfetto"},
+        std::vector<std::string>{"trace", "missing.h5", "--out", "t.pftrace", "--trace-format",
+                                 "chrome"}}) {
+    const Outcome o = Spawn(kBinary, args, dir, milliseconds(60000));
+    EXPECT_TRUE(o.exited) << "signal " << o.status;
+    EXPECT_EQ(o.status, 2) << o.err;
+    EXPECT_EQ(Lines(o.err), 1) << o.err;
+    EXPECT_THAT(o.err, HasSubstr("--trace-format: '" + args.back() + "'"));
+    EXPECT_THAT(FilesIn(dir), ElementsAre());
+  }
+  // A good one, for contrast: a Perfetto trace and nothing else.
+  const Outcome ok =
+      Spawn(kBinary, {"run", "--workload", "chain", "--chips", "4", "--trace", "t.pftrace"}, dir,
+            milliseconds(60000));
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_THAT(FilesIn(dir), ElementsAre("t.pftrace"));
+}
+
 TEST(ContractTest, FullDiskIsAnErrorNotACrash) {
   const std::string dir = Dir("disk_full");
   // RLIMIT_FSIZE with SIGXFSZ ignored: writes fail (EFBIG) as on a full disk.
