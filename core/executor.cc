@@ -118,10 +118,11 @@ TimelineRow Executor::MakeRow(OpId id, ChipId chip, Phase phase, UnitKind unit, 
   row.chip = chip;
   row.name = op.tags.name;
   row.layer = op.tags.layer;
-  row.slice = op.tags.slice;
+  row.slice = static_cast<int16_t>(op.tags.slice);
   row.pass = op.tags.pass;
   row.stage = op.tags.stage;
   row.microbatch = op.tags.microbatch;
+  row.task = op.tags.task;
   row.kind = op.kind;
   row.collective = op.collective;
   row.phase = phase;

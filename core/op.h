@@ -55,6 +55,7 @@ struct OpTags {
   Pass pass = Pass::kNone;
   int16_t stage = -1;       // Pipeline stage (algorithms/pipeline/); -1 = none.
   int16_t microbatch = -1;  // Pipeline microbatch; -1 = none.
+  uint8_t task = 0;         // Pipeline task the op belongs to: 0 none, 1 forward, 2 backward.
 };
 
 struct Op {

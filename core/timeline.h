@@ -39,16 +39,18 @@ struct TimelineRow {
   ChipId chip;
   NameId name;  // Label; invalid = the op kind's name.
   int32_t layer = -1;
-  int32_t slice = -1;
+  int16_t slice = -1;  // OpTags::slice (MeshSlice S ≤ 4096, ATP chunks ≤ 4).
   OpKind kind = OpKind::kDelay;
   Phase phase = Phase::kOp;
   Pass pass = Pass::kNone;
   UnitKind unit_kind = UnitKind::kChip;
   uint16_t unit_index = 0;
   CollectiveKind collective = CollectiveKind::kNone;
-  int16_t stage = -1;       // Pipeline stage and microbatch of the op (OpTags); -1 = none.
+  uint8_t task = 0;         // Pipeline stage, microbatch and task of the op (OpTags).
+  int16_t stage = -1;
   int16_t microbatch = -1;
 };
+static_assert(sizeof(TimelineRow) == 64, "rows are kept by the million; keep them one line");
 
 // A capacity resource of the fair-share solver, described for reports and traces.
 enum class ResourceKind : uint8_t { kHbm, kLink, kDma, kOther };

@@ -11,6 +11,9 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
+#include <numeric>
+#include <tuple>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -308,14 +311,17 @@ class Exporter {
     phases_omitted_ = options_.phases && !phases_ ? phase_rows : 0;
     ComputeLayout();
     ComputePids();
+    ComputeTaskSpans();
     if (options_.flows) ComputeFlows();
     counter_base_ = tid_base_ + static_cast<int64_t>(layout_.threads.size());
+    stage_base_ = counter_base_ + 2 * static_cast<int64_t>(run_.resources.size());
     WriteMetadata(enc);
     if (options_.counters) WriteCounterTracks(enc);
     WriteSlices(enc);
+    WriteTaskSpans(enc);
     if (options_.flows) WriteFlows(enc);
     if (options_.counters) WriteCounters(enc);
-    enc.Finish(Facts(), counter_base_ + 2 * static_cast<int64_t>(run_.resources.size()));
+    enc.Finish(Facts(), stage_base_ + static_cast<int64_t>(stage_lanes_.size()));
   }
 
  private:
@@ -508,6 +514,113 @@ class Exporter {
     chip_processes_ = std::max<int64_t>(run_.chips, max_chip + 1);
     cluster_pid_ = chip_processes_ + 1;
     tid_base_ = cluster_pid_ + 1;
+    if (std::any_of(rows_.begin(), rows_.end(), [](const TimelineRow& r) { return r.task != 0; })) {
+      pipeline_pid_ = cluster_pid_ + 1;
+      tid_base_ = pipeline_pid_ + 1;
+    }
+  }
+
+  // The chips of one DP replica of a pipeline stage (the run's operator mesh, config "mesh" =
+  // RxC) and the DP degree (config "dp"); 0 when the config does not say.
+  std::pair<int64_t, int64_t> ReplicaGeometry() const {
+    int64_t rows = 0, cols = 0, dp = 0;
+    for (const auto& [key, value] : run_.config) {
+      if (key == "mesh") {
+        const size_t x = value.find('x');
+        if (x != std::string::npos) {
+          std::from_chars(value.data(), value.data() + x, rows);
+          std::from_chars(value.data() + x + 1, value.data() + value.size(), cols);
+        }
+      }
+      if (key == "dp") std::from_chars(value.data(), value.data() + value.size(), dp);
+    }
+    return {rows > 0 && cols > 0 ? rows * cols : 0, dp};
+  }
+
+  // --workload pipeline: one slice per task of each stage ("F3", "B3") from the first start to
+  // the last end of the task's ops on the first chip of the replica (its chips do the same work
+  // slightly out of step, so spans over all of them would overlap), on a "pipeline" process
+  // with a track per stage (per stage and DP replica when there are several) — the view of
+  // MLSys'23 Figure 4. Tasks of one track that still overlap go to extra lanes ("stage 1 #2").
+  void ComputeTaskSpans() {
+    if (pipeline_pid_ < 0) return;
+    const auto [replica_chips, dp] = ReplicaGeometry();
+    replicas_ = dp > 1 && replica_chips > 0 ? static_cast<int>(dp) : 1;
+    struct Key {
+      int stage, replica, microbatch, task;
+      bool operator<(const Key& o) const {
+        return std::tie(stage, replica, microbatch, task) <
+               std::tie(o.stage, o.replica, o.microbatch, o.task);
+      }
+    };
+    std::map<Key, std::pair<int64_t, int64_t>> spans;
+    for (const TimelineRow& r : rows_) {
+      if (r.task == 0 || r.phase != Phase::kOp || r.stage < 0 || r.microbatch < 0) continue;
+      if (replica_chips > 0 && (!r.chip.valid() || r.chip.value() % replica_chips != 0)) continue;
+      const int replica = replicas_ > 1 && r.chip.valid()
+                              ? static_cast<int>((r.chip.value() / replica_chips) % replicas_)
+                              : 0;
+      auto [it, fresh] = spans.try_emplace(Key{r.stage, replica, r.microbatch, r.task},
+                                           std::make_pair(OutStart(r), OutEnd(r)));
+      if (!fresh) {
+        it->second.first = std::min(it->second.first, OutStart(r));
+        it->second.second = std::max(it->second.second, OutEnd(r));
+      }
+    }
+    std::vector<std::pair<Key, std::pair<int64_t, int64_t>>> sorted(spans.begin(), spans.end());
+    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+      if (a.first.stage != b.first.stage) return a.first.stage < b.first.stage;
+      if (a.first.replica != b.first.replica) return a.first.replica < b.first.replica;
+      if (a.second.first != b.second.first) return a.second.first < b.second.first;
+      return a.second.second > b.second.second;
+    });
+    std::vector<int64_t> lane_end;  // Of the current track's lanes.
+    int track = -1;
+    for (const auto& [key, span] : sorted) {
+      const int stage = key.stage * replicas_ + key.replica;  // The track before lanes.
+      if (stage != track) {
+        track = stage;
+        lane_end.clear();
+      }
+      size_t lane = 0;
+      while (lane < lane_end.size() && lane_end[lane] > span.first) ++lane;
+      if (lane == lane_end.size()) {
+        lane_end.push_back(0);
+        stage_lanes_.push_back({stage, static_cast<int>(lane)});
+      }
+      lane_end[lane] = span.second;
+      TimelineRow row;
+      row.start = core::Time::Picoseconds(span.first);
+      row.end = core::Time::Picoseconds(span.second);
+      row.stage = static_cast<int16_t>(key.stage);
+      row.microbatch = static_cast<int16_t>(key.microbatch);
+      row.task = static_cast<uint8_t>(key.task);
+      task_rows_.push_back(row);
+      task_labels_.push_back(absl::StrCat(key.task == 1 ? "F" : "B", key.microbatch));
+      const auto track = std::find(stage_lanes_.begin(), stage_lanes_.end(),
+                                   std::make_pair(stage, static_cast<int>(lane)));
+      task_track_.push_back(track - stage_lanes_.begin());
+    }
+    // Slices must come by track, then by start.
+    std::vector<size_t> order(task_rows_.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return task_track_[a] < task_track_[b]; });
+    task_order_ = std::move(order);
+  }
+
+  void WriteTaskSpans(TraceEncoder& enc) {
+    for (size_t i : task_order_) {
+      if (!enc.ok()) return;
+      const TimelineRow& r = task_rows_[i];
+      enc.Slice({.row = &r,
+                 .pid = pipeline_pid_,
+                 .tid = stage_base_ + task_track_[i],
+                 .start_ps = r.start.ps(),
+                 .end_ps = r.end.ps(),
+                 .label = task_labels_[i],
+                 .flows = {}});
+    }
   }
 
   int64_t Pid(ChipId chip) const { return chip.valid() ? int64_t{chip.value()} + 1 : cluster_pid_; }
@@ -524,10 +637,19 @@ class Exporter {
 
   void WriteMetadata(TraceEncoder& enc) {
     if (uses_cluster_) enc.Process(cluster_pid_, "cluster", -1);
+    if (pipeline_pid_ >= 0) enc.Process(pipeline_pid_, "pipeline", -2);
     for (int64_t c = 0; c < chip_processes_; ++c) enc.Process(c + 1, absl::StrCat("chip ", c), c);
     const auto& threads = layout_.threads;
     for (uint32_t t = 0; t < threads.size(); ++t) {
       enc.Thread(Pid(ChipId(threads[t].chip)), Tid(t), ThreadName(threads[t]), t);
+    }
+    for (size_t k = 0; k < stage_lanes_.size(); ++k) {
+      const auto [track, lane] = stage_lanes_[k];
+      std::string name = absl::StrCat("stage ", track / replicas_);
+      if (replicas_ > 1) absl::StrAppend(&name, " replica ", track % replicas_);
+      if (lane > 0) absl::StrAppend(&name, " #", lane + 1);
+      enc.Thread(pipeline_pid_, stage_base_ + static_cast<int64_t>(k), name,
+                 static_cast<int64_t>(threads.size() + k));
     }
   }
 
@@ -757,8 +879,16 @@ class Exporter {
   bool uses_cluster_ = false;
   int64_t chip_processes_ = 0;
   int64_t cluster_pid_ = 1;
+  int64_t pipeline_pid_ = -1;  // The pipeline process, when rows carry pipeline tasks.
   int64_t tid_base_ = 2;
   int64_t counter_base_ = 2;
+  int64_t stage_base_ = 2;                        // The stage tracks' first tid.
+  int replicas_ = 1;                              // DP replicas per stage with own tracks.
+  std::vector<std::pair<int, int>> stage_lanes_;  // Per track: (stage·replicas_ + replica, lane).
+  std::vector<TimelineRow> task_rows_;            // One per task span.
+  std::vector<std::string> task_labels_;
+  std::vector<int64_t> task_track_;  // Index into stage_lanes_.
+  std::vector<size_t> task_order_;
   std::vector<std::pair<uint32_t, uint32_t>>
       flows_;  // (source row, destination row); id = index + 1
   int64_t flows_total_ = 0;
@@ -865,7 +995,16 @@ class JsonEncoder final : public TraceEncoder {
     }
     w_.Raw(",\"phase\":\"");
     w_.Raw(core::ToString(r.phase));
-    w_.Raw("\"}}");
+    w_.Char('"');
+    if (r.stage != -1) {
+      w_.Raw(",\"stage\":");
+      w_.Int(r.stage);
+    }
+    if (r.microbatch != -1) {
+      w_.Raw(",\"microbatch\":");
+      w_.Int(r.microbatch);
+    }
+    w_.Raw("}}");
   }
 
   void Flow(const TraceFlow& f) override {

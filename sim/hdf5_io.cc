@@ -322,12 +322,13 @@ std::vector<Column> TimelineColumns(const Types& t) {
       {"flops", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, HOFFSET(R, flops)},
       {"layer", H5T_STD_I32LE, H5T_NATIVE_INT32, HOFFSET(R, layer)},
       {"pass", t.pass.get(), t.pass.get(), HOFFSET(R, pass)},
-      {"slice", H5T_STD_I32LE, H5T_NATIVE_INT32, HOFFSET(R, slice)},
+      {"slice", H5T_STD_I32LE, H5T_NATIVE_INT16, HOFFSET(R, slice)},
       IdColumn("op", HOFFSET(R, op)),
-      // Added within schema 3: a file written before them lacks both columns, and reading it
-      // leaves the rows' -1 (libhdf5 converts compound members by name).
+      // Added within schema 3: a file written before them lacks these columns, and reading it
+      // leaves the rows' defaults (libhdf5 converts compound members by name).
       {"stage", H5T_STD_I16LE, H5T_NATIVE_INT16, HOFFSET(R, stage)},
       {"microbatch", H5T_STD_I16LE, H5T_NATIVE_INT16, HOFFSET(R, microbatch)},
+      {"task", H5T_STD_U8LE, H5T_NATIVE_UINT8, HOFFSET(R, task)},
   };
 }
 

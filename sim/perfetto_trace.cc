@@ -25,9 +25,20 @@ constexpr size_t kBufferSize = size_t{1} << 20;
 constexpr uint8_t kTracePacketTag = (1 << 3) | 2;  // Trace.packet: field 1, length-delimited.
 
 // Interned debug-annotation names, in the order of their iids (1, 2, ...).
-enum Arg : uint64_t { kOp = 1, kBytes, kFlops, kLayer, kPass, kSlice, kCollective, kPhase };
-constexpr const char* kArgNames[] = {"op",   "bytes", "flops",      "layer",
-                                     "pass", "slice", "collective", "phase"};
+enum Arg : uint64_t {
+  kOp = 1,
+  kBytes,
+  kFlops,
+  kLayer,
+  kPass,
+  kSlice,
+  kCollective,
+  kPhase,
+  kStage,
+  kMicrobatch
+};
+constexpr const char* kArgNames[] = {"op",   "bytes",      "flops", "layer", "pass",
+                                     "slice", "collective", "phase", "stage", "microbatch"};
 
 // Whole nanoseconds of a time already rounded to them.
 uint64_t Nanos(int64_t ps) { return ps <= 0 ? 0 : static_cast<uint64_t>(ps / 1000); }
@@ -154,6 +165,8 @@ class PerfettoEncoder final : public TraceEncoder {
       Annotation(e, kCollective)->set_string_value(core::ToString(r.collective));
     }
     Annotation(e, kPhase)->set_string_value(core::ToString(r.phase));
+    if (r.stage != -1) Annotation(e, kStage)->set_int_value(r.stage);
+    if (r.microbatch != -1) Annotation(e, kMicrobatch)->set_int_value(r.microbatch);
     for (const SliceFlow& f : s.flows) {
       if (f.source) {
         e->add_flow_ids(static_cast<uint64_t>(f.id));

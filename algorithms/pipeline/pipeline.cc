@@ -456,10 +456,14 @@ class StepLowering {
         if (tags.stage < 0) {
           tags.stage = static_cast<int16_t>(stage);
           tags.microbatch = static_cast<int16_t>(t.microbatch);
+          tags.task = t.forward ? 1 : 2;
         }
       }
     }
-    for (core::OpId id : reductions_) graph_.mutable_tags(id).microbatch = -1;
+    for (core::OpId id : reductions_) {
+      graph_.mutable_tags(id).microbatch = -1;
+      graph_.mutable_tags(id).task = 0;
+    }
     reductions_.clear();
     if (t.forward || !p_.delay_weight_grads) Send(stage, t.forward, t.microbatch);
     return absl::OkStatus();
