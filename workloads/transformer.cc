@@ -25,12 +25,13 @@ const std::vector<ModelShape>& Models() {
       // The resharding paper's U-Transformer (Table 3: 2.1B parameters; a U-Net whose layers
       // carry attention, with skip connections from layer i to layer L−1−i). The paper gives no
       // shape; this stand-in has 13 attention layers over 4 resolution levels, 576 channels and
-      // 9 heads at the top, each level a quarter of the tokens and twice the channels
-      // (workloads/stack.h): 1.95B parameters in the layers.
+      // 16 heads (of 36 channels, so that 2, 4, 8 and 16-way tensor parallelism divide them) at
+      // the top, each level a quarter of the tokens and twice the channels (workloads/stack.h):
+      // 1.95B parameters in the layers.
       {"u-transformer",
        "MLSys'23 U-Transformer stand-in: 13 layers over 4 levels, hidden 576..4608, skips "
        "i -> 12-i",
-       576, 9, 0, 13, 4},
+       576, 16, 0, 13, 4},
   };
   return *models;
 }

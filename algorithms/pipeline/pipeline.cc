@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
@@ -346,6 +347,9 @@ class StepLowering {
     Transit& t = Transits(forward, m)[microbatch];
     const int sender = forward ? msg.from : msg.to, receiver = forward ? msg.to : msg.from;
     rs::ReshardLink link;
+    Queues& q = queues_[{sender, receiver}];
+    link.send_last = std::move(q.send_last);
+    link.recv_last = std::move(q.recv_last);
     link.send_after = t.send_after;
     if (!p_.overlap) link.recv_after = Snapshot(receiver);
     link.tags.stage = static_cast<int16_t>(sender);
@@ -355,6 +359,8 @@ class StepLowering {
                      hosts_, graph_, nullptr, &link);
     t.received = std::move(link.received);
     t.lowered = true;
+    q.send_last = std::move(link.send_last);
+    q.recv_last = std::move(link.recv_last);
   }
 
   // Makes every chip of the stage wait for the transfers the task consumes.
@@ -479,6 +485,12 @@ class StepLowering {
   std::vector<LoweringContext> ctx_;  // By stage · D + replica.
   std::vector<std::vector<Transit>> fwd_, bwd_;  // [message][microbatch]
   std::vector<core::OpId> reductions_;           // The current task's gradient AllReduces.
+  // Per (sending stage, receiving stage): per host, the last transfer task it sent / received
+  // in, over the whole step (reshard.h's per-host order; one stream per stage pair).
+  struct Queues {
+    std::map<int, core::OpId> send_last, recv_last;
+  };
+  std::map<std::pair<int, int>, Queues> queues_;
 };
 
 }  // namespace

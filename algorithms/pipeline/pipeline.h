@@ -33,7 +33,11 @@
 //                  consumes it — the receive is an instruction in its stream, so nothing
 //                  overlaps the transfer on the receiving side (the paper's "Broadcast").
 // Senders never wait for their sends (buffered, as NCCL's asynchronous sends), so no order
-// deadlocks. With D > 1, once a stage's last backward has produced a layer's weight gradients,
+// deadlocks. The transfers from one stage to another run one at a time per host in the order
+// they are issued (a communication stream per stage pair: reshard.h's per-host order kept
+// across the step), so a transfer needed now does not share the NIC with the same pair's
+// transfers needed later; transfers of different pairs (activations in, gradients back) run
+// concurrently and share the links. With D > 1, once a stage's last backward has produced a layer's weight gradients,
 // one AllReduce per operator-mesh position over the D replicas (the layer's parameters / (R·C),
 // element bytes each) starts and overlaps the rest of the backward (gradient accumulation over
 // the microbatches, one reduction per step).

@@ -202,10 +202,11 @@ ReshardPlan PlanReshard(const ReshardProblem& p, const ReshardOptions& options,
 void LowerReshard(const ReshardProblem& p, const ReshardPlan& plan, const HostModel& hosts,
                   core::OpGraph& graph, HostTraffic* traffic, ReshardLink* link) {
   (void)p;
-  const ReshardLink none;
-  const ReshardLink& l = link != nullptr ? *link : none;
+  ReshardLink none;
+  ReshardLink& l = link != nullptr ? *link : none;
   Lowerer low(hosts, graph, traffic, l.tags);
-  std::map<int, core::OpId> send_last, recv_last;  // Per host side: the last task's join.
+  std::map<int, core::OpId>& send_last = l.send_last;  // Per host side: the last task's join.
+  std::map<int, core::OpId>& recv_last = l.recv_last;
   for (size_t k = 0; k < plan.schedule.order.size(); ++k) {
     const int i = plan.schedule.order[k];
     const UnitTask& t = plan.tasks[i];

@@ -29,6 +29,7 @@
 #define MESHSIM_ALGORITHMS_RESHARD_RESHARD_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,10 @@ struct ReshardLink {
   std::vector<core::OpId> send_after, recv_after;
   core::OpTags tags;             // Copied onto every op; the name is "<name>.task<i>.<what>".
   std::string name = "reshard";
+  // Per host, the end op of the last task that host sent (receive: received) in — the per-host
+  // execution order of the banner. Kept across calls, so that reshards lowered one after another
+  // also run in that order on each host (one NCCL stream per host), instead of sharing its NIC.
+  std::map<int, core::OpId> send_last, recv_last;
   // Filled: by physical chip id, the end ops of the tasks that chip received in.
   std::vector<std::vector<core::OpId>> received;
 };
