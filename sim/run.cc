@@ -13,6 +13,7 @@
 #include "algorithms/autotune/atp_tuner.h"
 #include "algorithms/autotune/autotuner.h"
 #include "algorithms/dataflow.h"
+#include "algorithms/gemm_layer.h"
 #include "algorithms/layer_algorithm.h"
 #include "algorithms/pipeline/pipeline.h"
 #include "algorithms/reshard/reshard.h"
@@ -57,7 +58,7 @@ struct Plan {
 // workload (CLI.md); other algorithms and workloads keep the squarest mesh and the plugin's
 // default S.
 bool UsesAutotuner(const RunOptions& o) {
-  return o.workload == "llm" && o.algorithm == "meshslice";
+  return (o.workload == "llm" || o.workload == "layer") && o.algorithm == "meshslice";
 }
 
 // The autotuner on `meshes` (empty = its candidates) with the run's cost model; an error when
@@ -72,11 +73,17 @@ absl::StatusOr<algorithms::TuneResult> AutotuneRun(const RunOptions& o,
 
 absl::Status CheckAlgorithmFitsWorkload(const RunOptions& o, const algorithms::AlgorithmInfo& info);
 
-// The layer plugin of a layer or pipeline run.
-absl::StatusOr<std::unique_ptr<algorithms::LayerAlgorithm>> LayerPlugin(const RunOptions& o) {
+// The layer plugin of a layer or pipeline run: a layer plugin, or a 2D GeMM plugin for the FC
+// GeMMs with the rest of the layer local (gemm_layer.h), each FC layer with its S of
+// `layer_slices` (empty: --slices).
+absl::StatusOr<std::unique_ptr<algorithms::LayerAlgorithm>> LayerPlugin(
+    const RunOptions& o, const std::vector<int>& layer_slices = {}) {
   MESHSIM_ASSIGN_OR_RETURN(const algorithms::AlgorithmInfo* info,
                            algorithms::FindAlgorithm(o.algorithm));
   MESHSIM_RETURN_IF_ERROR(CheckAlgorithmFitsWorkload(o, *info));
+  if (!info->is_layer()) {
+    return algorithms::MakeGemmLayer(info->make(), o.algorithm, layer_slices, o.slices);
+  }
   std::unique_ptr<algorithms::LayerAlgorithm> layer = info->make_layer();
   MESHSIM_CHECK(layer != nullptr) << "algorithm '" << o.algorithm << "' has no layer factory";
   return layer;
@@ -150,7 +157,7 @@ absl::Status BuildWorkload(const RunOptions& o, const Plan& run_plan, core::OpGr
   if (o.workload == "layer") {
     MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, Model(o));
     MESHSIM_ASSIGN_OR_RETURN(const std::unique_ptr<algorithms::LayerAlgorithm> layer,
-                             LayerPlugin(o));
+                             LayerPlugin(o, run_plan.layer_slices));
     const algorithms::LayerProblem problem{
         workloads::ShapeOf(model, o.batch, o.seq, o.system.chip.element_bytes), o.chunks};
     return algorithms::LowerLayer(problem, *layer, mesh, graph);
@@ -192,10 +199,10 @@ absl::Status BuildWorkload(const RunOptions& o, const Plan& run_plan, core::OpGr
 absl::Status CheckAlgorithmFitsWorkload(const RunOptions& o,
                                         const algorithms::AlgorithmInfo& info) {
   const bool layer_like = o.workload == "layer" || o.workload == "pipeline";
-  if (layer_like && !info.is_layer()) {
+  if (layer_like && !info.is_layer() && info.one_dimensional) {
     std::vector<std::string> layer_plugins;
     for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
-      if (a.is_layer()) layer_plugins.push_back(a.name);
+      if (a.is_layer() || !a.one_dimensional) layer_plugins.push_back(a.name);
     }
     return absl::InvalidArgumentError(absl::StrCat(
         "--algorithm: '", o.algorithm,
@@ -268,7 +275,8 @@ absl::StatusOr<algorithms::Mesh> ResolveLogicalMesh(const RunOptions& o, bool* o
     MESHSIM_ASSIGN_OR_RETURN(const algorithms::AlgorithmInfo* info,
                              algorithms::FindAlgorithm(o.algorithm));
     MESHSIM_RETURN_IF_ERROR(CheckAlgorithmFitsWorkload(o, *info));
-    return ResolveLayerMesh(o);
+    if (info->is_layer()) return ResolveLayerMesh(o);
+    // A 2D GeMM plugin: as for llm below (the autotuner's mesh for MeshSlice).
   }
   if (o.workload == "llm" || (o.workload == "gemm" && o.chips > 1)) {
     MESHSIM_ASSIGN_OR_RETURN(const algorithms::AlgorithmInfo* info,
@@ -327,15 +335,20 @@ absl::StatusOr<Plan> ResolvePlan(const RunOptions& o, const std::vector<int>* la
 // to the workload (dataflow of a collective) are empty.
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ResolvedConfig(
     const RunOptions& o, const Plan& plan, const core::OpGraph& graph) {
-  const bool gemm_like = o.workload == "llm" || (o.workload == "gemm" && o.chips > 1);
+  const bool gemm_layer = o.workload == "layer" && algorithms::FindAlgorithm(o.algorithm).ok() &&
+                          !(*algorithms::FindAlgorithm(o.algorithm))->is_layer();
+  const bool gemm_like =
+      o.workload == "llm" || (o.workload == "gemm" && o.chips > 1) || gemm_layer;
   std::string dataflow, slices, hidden, heads, ffn, layers;
   if (o.workload == "gemm") dataflow = o.dataflow == "auto" ? "os" : o.dataflow;
   if (gemm_like) {
     // Slices actually lowered: the largest slice tag + 1 (per FC layer for llm).
-    std::vector<int> per_layer(o.workload == "llm" ? 4 : 1, 0);
+    const bool per_fc = o.workload == "llm" || gemm_layer;
+    std::vector<int> per_layer(per_fc ? 4 : 1, 0);
     for (uint32_t i = 0; i < graph.size(); ++i) {
       const core::OpTags& t = graph.op(core::OpId(i)).tags;
-      const size_t l = o.workload == "llm" ? static_cast<size_t>(t.layer) : 0;
+      if (per_fc && t.layer < 0) continue;  // The attention core and element-wise ops.
+      const size_t l = per_fc ? static_cast<size_t>(t.layer) : 0;
       if (t.slice >= 0 && l < per_layer.size()) per_layer[l] = std::max(per_layer[l], t.slice + 1);
     }
     if (!plan.layer_slices.empty()) per_layer = plan.layer_slices;

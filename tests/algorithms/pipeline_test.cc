@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "algorithms/gemm_layer.h"
 #include "algorithms/pipeline/schedule.h"
 #include "algorithms/registry.h"
 #include "gtest/gtest.h"
@@ -315,6 +316,35 @@ TEST(LowerTest, TagsMessagesAndGradientReductions) {
   }
   EXPECT_EQ(transfers.size(), 8u);  // reshard.fwd / reshard.bwd × 4 microbatches
   EXPECT_EQ(reductions, 2 * 2 * 2);  // stages × layers per stage × operator positions
+}
+
+// A layer by a 2D GeMM plugin (gemm_layer.h): the FC GeMMs are distributed, the attention core
+// and element-wise ops local, so the graph's flops are the layer's, 72·b·s·h²·(1 + s/(6h)), and
+// its vector bytes the layer's element-wise bytes, split over the R·C chips.
+TEST(GemmLayerTest, WholeLayerFlopsAndBytes) {
+  for (const char* name : {"meshslice", "collective", "wang", "summa"}) {
+    const auto layer = MakeGemmLayer((*FindAlgorithm(name))->make(), name, {}, 2);
+    const workloads::LayerShape shape{.batch = 4, .seq = 256, .hidden = 512, .heads = 8};
+    core::OpGraph g;
+    ASSERT_TRUE(LowerLayer(LayerProblem{shape}, *layer, Mesh{2, 4}, g).ok()) << name;
+    double flops = 0;
+    int64_t bytes = 0, expected_bytes = 0;
+    for (uint32_t i = 0; i < g.size(); ++i) {
+      const core::Op& op = g.op(core::OpId(i));
+      flops += op.flops();
+      if (op.kind == core::OpKind::kVector) bytes += op.bytes;
+    }
+    for (const workloads::LayerOp& op : workloads::LayerOps(shape)) {
+      if (op.kind == workloads::LayerOpKind::kVector) expected_bytes += op.bytes;
+    }
+    EXPECT_DOUBLE_EQ(flops, workloads::LayerFlops(4, 256, 512)) << name;
+    EXPECT_EQ(bytes, expected_bytes) << name;
+    EXPECT_EQ(*layer->BoundarySpec(Mesh{2, 4}), "S0RS1");
+  }
+  const auto meshslice = MakeGemmLayer((*FindAlgorithm("meshslice"))->make(), "meshslice", {}, 2);
+  const workloads::LayerShape odd{.batch = 3, .seq = 256, .hidden = 512, .heads = 8};
+  EXPECT_EQ(meshslice->Check(LayerProblem{odd}, Mesh{2, 4}).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 // Runs a pipeline through sim::Simulate.
