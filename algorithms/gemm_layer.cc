@@ -35,9 +35,9 @@ class GemmLayer : public LayerAlgorithm {
           name_, mesh.ToString(), s.batch, mesh.rows));
     }
     if (s.heads % mesh.cols != 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: --mesh: '%s' is not allowed; C = %d must divide the %d heads", name_,
-          mesh.ToString(), mesh.cols, s.heads));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: --mesh: '%s' is not allowed; C = %d must divide the %d heads", name_,
+                          mesh.ToString(), mesh.cols, s.heads));
     }
     for (const LayerOp& op : workloads::LayerOps(s)) {
       if (op.kind != LayerOpKind::kFc || !InPart(op, p.part)) continue;

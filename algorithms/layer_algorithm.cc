@@ -7,8 +7,7 @@
 namespace meshsim::algorithms {
 
 bool InPart(const workloads::LayerOp& op, LayerPart part) {
-  const bool weight =
-      op.kind == workloads::LayerOpKind::kFc && op.pass == core::Pass::kBwdWeight;
+  const bool weight = op.kind == workloads::LayerOpKind::kFc && op.pass == core::Pass::kBwdWeight;
   switch (part) {
     case LayerPart::kAll:
       return true;

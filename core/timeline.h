@@ -46,7 +46,7 @@ struct TimelineRow {
   UnitKind unit_kind = UnitKind::kChip;
   uint16_t unit_index = 0;
   CollectiveKind collective = CollectiveKind::kNone;
-  uint8_t task = 0;         // Pipeline stage, microbatch and task of the op (OpTags).
+  uint8_t task = 0;  // Pipeline stage, microbatch and task of the op (OpTags).
   int16_t stage = -1;
   int16_t microbatch = -1;
 };

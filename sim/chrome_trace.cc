@@ -12,11 +12,11 @@
 #include <functional>
 #include <limits>
 #include <map>
-#include <numeric>
-#include <tuple>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 

@@ -353,7 +353,7 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
     MESHSIM_RETURN_IF_ERROR(choice("schedule", {"gpipe", "1f1b", "eager-1f1b"}, &o.schedule));
     std::string flag;
     for (auto [key, out] : {std::pair{"overlap", &o.overlap}, std::pair{"delay-dw", &o.delay_dw},
-                             std::pair{"recompute", &o.recompute}}) {
+                            std::pair{"recompute", &o.recompute}}) {
       flag = *out ? "1" : "0";
       MESHSIM_RETURN_IF_ERROR(choice(key, {"0", "1"}, &flag));
       *out = flag == "1";
@@ -446,9 +446,9 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
                      absl::StrFormat("must be divisible by --heads %d", o.heads));
     }
   }
-  o.batch = o.workload == "layer"  ? 4
-            : pipeline              ? int64_t{o.microbatches} * o.dp
-                                    : std::max(1, o.mesh_chips() / 2);
+  o.batch = o.workload == "layer" ? 4
+            : pipeline            ? int64_t{o.microbatches} * o.dp
+                                  : std::max(1, o.mesh_chips() / 2);
   MESHSIM_RETURN_IF_ERROR(integer("batch", 1, int64_t{1} << 30, &o.batch));
   MESHSIM_RETURN_IF_ERROR(integer("seq", 1, int64_t{1} << 30, &o.seq));
   MESHSIM_RETURN_IF_ERROR(choice("pass", {"fwd", "bwd", "train"}, &o.pass));

@@ -75,7 +75,7 @@ struct RunOptions {
   bool recompute = false;
   std::string reshard = "broadcast";
   std::string reshard_scheduler = "ensemble";
-  int steps = 8;   // `chain` workload: steps per chip.
+  int steps = 8;                                        // `chain` workload: steps per chip.
   core::Time step_time = core::Time::Microseconds(10);  // `chain` workload: step duration.
   std::string out;                                      // HDF5 output path, empty = none.
   std::string trace;                                    // Trace output path, empty = none.

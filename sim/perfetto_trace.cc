@@ -37,7 +37,7 @@ enum Arg : uint64_t {
   kStage,
   kMicrobatch
 };
-constexpr const char* kArgNames[] = {"op",   "bytes",      "flops", "layer", "pass",
+constexpr const char* kArgNames[] = {"op",    "bytes",      "flops", "layer", "pass",
                                      "slice", "collective", "phase", "stage", "microbatch"};
 
 // Whole nanoseconds of a time already rounded to them.

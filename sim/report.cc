@@ -174,8 +174,7 @@ void PrintTable(const RunRecord& r, std::ostream& os) {
     line("TFLOPS per GPU", absl::StrFormat("%.2f (Megatron layer flops %.4g, 1 TFLOPS = 1e12/s)",
                                            tf, r.Metric("layer_flops")));
   }
-  if (const double layers = r.Metric("model_layers", 1);
-      layers > 1 && r.Metric("tflops", -1) < 0) {
+  if (const double layers = r.Metric("model_layers", 1); layers > 1 && r.Metric("tflops", -1) < 0) {
     // --workload layer simulates a whole layer, llm only a block's FC layers.
     const bool whole = r.Metric("tflops_per_gpu", -1) >= 0;
     line(whole ? "model time" : "model FC time",

@@ -15,11 +15,11 @@
 #include "algorithms/dataflow.h"
 #include "algorithms/gemm_layer.h"
 #include "algorithms/layer_algorithm.h"
-#include "algorithms/pipeline/pipeline.h"
-#include "algorithms/reshard/reshard.h"
 #include "algorithms/llm.h"
 #include "algorithms/microbench.h"
+#include "algorithms/pipeline/pipeline.h"
 #include "algorithms/registry.h"
+#include "algorithms/reshard/reshard.h"
 #include "algorithms/smoke.h"
 #include "core/check.h"
 #include "core/executor.h"
@@ -98,9 +98,8 @@ absl::StatusOr<algorithms::pipeline::PipelinePlan> PlanPipelineRun(
   namespace rs = algorithms::reshard;
   MESHSIM_ASSIGN_OR_RETURN(const workloads::ModelShape model, Model(o));
   pp::PipelineProblem p;
-  MESHSIM_ASSIGN_OR_RETURN(
-      p.stack,
-      workloads::StackOf(model, o.batch / o.microbatches, o.seq, o.system.chip.element_bytes));
+  MESHSIM_ASSIGN_OR_RETURN(p.stack, workloads::StackOf(model, o.batch / o.microbatches, o.seq,
+                                                       o.system.chip.element_bytes));
   p.stages = o.stages;
   p.dp = o.dp;
   p.microbatches = o.microbatches;
@@ -112,8 +111,7 @@ absl::StatusOr<algorithms::pipeline::PipelinePlan> PlanPipelineRun(
   p.chunks = o.chunks;
   MESHSIM_ASSIGN_OR_RETURN(p.reshard.strategy, rs::ParseStrategy(o.reshard));
   MESHSIM_ASSIGN_OR_RETURN(p.reshard.scheduler, rs::ParseScheduler(o.reshard_scheduler));
-  MESHSIM_ASSIGN_OR_RETURN(const std::unique_ptr<algorithms::LayerAlgorithm> layer,
-                           LayerPlugin(o));
+  MESHSIM_ASSIGN_OR_RETURN(const std::unique_ptr<algorithms::LayerAlgorithm> layer, LayerPlugin(o));
   MESHSIM_ASSIGN_OR_RETURN(pp::PipelinePlan plan, pp::PlanPipeline(p, *layer, hosts));
   const int64_t capacity = o.system.chip.hbm_capacity_bytes;
   for (size_t i = 0; i < plan.stages.size(); ++i) {
@@ -126,9 +124,9 @@ absl::StatusOr<algorithms::pipeline::PipelinePlan> PlanPipelineRun(
         "or --schedule 1f1b",
         capacity / 1e9, static_cast<int>(i), st.peak_bytes_per_chip() / 1e9,
         st.weight_bytes_per_chip / 1e9, st.in_flight, st.activation_bytes_per_chip / 1e9,
-        st.workspace_bytes_per_chip > 0
-            ? absl::StrFormat(" + %.2f GB recomputation workspace", st.workspace_bytes_per_chip / 1e9)
-            : ""));
+        st.workspace_bytes_per_chip > 0 ? absl::StrFormat(" + %.2f GB recomputation workspace",
+                                                          st.workspace_bytes_per_chip / 1e9)
+                                        : ""));
   }
   return plan;
 }
@@ -138,8 +136,7 @@ absl::Status BuildWorkload(const RunOptions& o, const Plan& run_plan, core::OpGr
   if (run_plan.pipeline.has_value()) {
     MESHSIM_ASSIGN_OR_RETURN(const std::unique_ptr<algorithms::LayerAlgorithm> layer,
                              LayerPlugin(o));
-    return algorithms::pipeline::LowerPipeline(*run_plan.pipeline, *layer, run_plan.hosts,
-                                               graph);
+    return algorithms::pipeline::LowerPipeline(*run_plan.pipeline, *layer, run_plan.hosts, graph);
   }
   if (o.workload == "chain") {
     return algorithms::BuildChain({.chips = o.chips, .steps = o.steps, .step = o.step_time}, graph);
@@ -204,10 +201,9 @@ absl::Status CheckAlgorithmFitsWorkload(const RunOptions& o,
     for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
       if (a.is_layer() || !a.one_dimensional) layer_plugins.push_back(a.name);
     }
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--algorithm: '", o.algorithm,
-        "' is not allowed with --workload ", o.workload,
-        "; allowed: ", absl::StrJoin(layer_plugins, ", ")));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--algorithm: '", o.algorithm, "' is not allowed with --workload ", o.workload,
+                     "; allowed: ", absl::StrJoin(layer_plugins, ", ")));
   }
   if (!layer_like && info.is_layer()) {
     return absl::InvalidArgumentError(absl::StrCat("--algorithm: '", o.algorithm,
@@ -337,8 +333,7 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ResolvedConfig(
     const RunOptions& o, const Plan& plan, const core::OpGraph& graph) {
   const bool gemm_layer = o.workload == "layer" && algorithms::FindAlgorithm(o.algorithm).ok() &&
                           !(*algorithms::FindAlgorithm(o.algorithm))->is_layer();
-  const bool gemm_like =
-      o.workload == "llm" || (o.workload == "gemm" && o.chips > 1) || gemm_layer;
+  const bool gemm_like = o.workload == "llm" || (o.workload == "gemm" && o.chips > 1) || gemm_layer;
   std::string dataflow, slices, hidden, heads, ffn, layers;
   if (o.workload == "gemm") dataflow = o.dataflow == "auto" ? "os" : o.dataflow;
   if (gemm_like) {

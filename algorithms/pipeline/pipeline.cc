@@ -32,10 +32,10 @@ absl::StatusOr<std::vector<int>> SplitLayers(const workloads::LayerStack& stack,
     return absl::InvalidArgumentError(absl::StrFormat(
         "--stages: %d is not allowed; it must be between 1 and the model's %d layers", stages, n));
   }
-  const bool uniform =
-      stack.skips.empty() &&
-      std::all_of(stack.layers.begin(), stack.layers.end(),
-                  [&](const LayerShape& s) { return SameShape(s, stack.layers[0]); });
+  const bool uniform = stack.skips.empty() && std::all_of(stack.layers.begin(), stack.layers.end(),
+                                                          [&](const LayerShape& s) {
+                                                            return SameShape(s, stack.layers[0]);
+                                                          });
   if (uniform) {
     if (n % stages != 0) {
       std::vector<int> divisors;
@@ -43,8 +43,8 @@ absl::StatusOr<std::vector<int>> SplitLayers(const workloads::LayerStack& stack,
         if (n % d == 0) divisors.push_back(d);
       }
       return absl::InvalidArgumentError(absl::StrFormat(
-          "--stages: %d is not allowed; it must divide the model's %d layers (allowed: %s)",
-          stages, n, absl::StrJoin(divisors, ", ")));
+          "--stages: %d is not allowed; it must divide the model's %d layers (allowed: %s)", stages,
+          n, absl::StrJoin(divisors, ", ")));
     }
     return std::vector<int>(stages, n / stages);
   }
@@ -160,9 +160,9 @@ absl::StatusOr<PipelinePlan> PlanPipeline(const PipelineProblem& p, const LayerA
     }
     checked.push_back(s);
     if (absl::Status st = op.Check(LayerProblem{s, p.chunks, LayerPart::kAll}, probe); !st.ok()) {
-      return absl::InvalidArgumentError(
-          p.stack.layers.size() > 1 ? absl::StrCat("layer ", l, ": ", st.message())
-                                    : std::string(st.message()));
+      return absl::InvalidArgumentError(p.stack.layers.size() > 1
+                                            ? absl::StrCat("layer ", l, ": ", st.message())
+                                            : std::string(st.message()));
     }
   }
   MESHSIM_ASSIGN_OR_RETURN(const std::string replica_spec, op.BoundarySpec(probe));
@@ -302,9 +302,9 @@ class StepLowering {
  private:
   // One message of one microbatch in one direction.
   struct Transit {
-    bool produced = false;                // The sending task is lowered; send_after is set.
-    bool lowered = false;                 // Its transfers are in the graph.
-    std::vector<core::OpId> send_after;   // By chip: the sender's frontier after producing it.
+    bool produced = false;               // The sending task is lowered; send_after is set.
+    bool lowered = false;                // Its transfers are in the graph.
+    std::vector<core::OpId> send_after;  // By chip: the sender's frontier after producing it.
     std::vector<std::vector<core::OpId>> received;  // By chip: the ends of its transfers.
   };
 
@@ -325,8 +325,7 @@ class StepLowering {
 
   bool Ready(int stage, const Task& t) {
     for (size_t m = 0; m < plan_.messages.size(); ++m) {
-      if (Consumes(stage, t, plan_.messages[m]) &&
-          !Transits(t.forward, m)[t.microbatch].produced) {
+      if (Consumes(stage, t, plan_.messages[m]) && !Transits(t.forward, m)[t.microbatch].produced) {
         return false;
       }
     }
@@ -433,8 +432,8 @@ class StepLowering {
         members.push_back(chip);
         if (Front(chip).valid()) deps.push_back(Front(chip));
       }
-      core::Op ar = core::Op::Collective(core::CollectiveKind::kAllReduce,
-                                         graph_.AddGroup(members), bytes);
+      core::Op ar =
+          core::Op::Collective(core::CollectiveKind::kAllReduce, graph_.AddGroup(members), bytes);
       ar.tags.name = allreduce_name_;
       reductions_.push_back(graph_.Add(ar, deps));
     }
@@ -482,7 +481,7 @@ class StepLowering {
   core::OpGraph& graph_;
   const int rc_, per_stage_;
   const core::NameId recv_name_, allreduce_name_;
-  std::vector<LoweringContext> ctx_;  // By stage · D + replica.
+  std::vector<LoweringContext> ctx_;             // By stage · D + replica.
   std::vector<std::vector<Transit>> fwd_, bwd_;  // [message][microbatch]
   std::vector<core::OpId> reductions_;           // The current task's gradient AllReduces.
   // Per (sending stage, receiving stage): per host, the last transfer task it sent / received

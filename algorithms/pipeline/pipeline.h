@@ -37,10 +37,10 @@
 // they are issued (a communication stream per stage pair: reshard.h's per-host order kept
 // across the step), so a transfer needed now does not share the NIC with the same pair's
 // transfers needed later; transfers of different pairs (activations in, gradients back) run
-// concurrently and share the links. With D > 1, once a stage's last backward has produced a layer's weight gradients,
-// one AllReduce per operator-mesh position over the D replicas (the layer's parameters / (R·C),
-// element bytes each) starts and overlaps the rest of the backward (gradient accumulation over
-// the microbatches, one reduction per step).
+// concurrently and share the links. With D > 1, once a stage's last backward has produced a layer's
+// weight gradients, one AllReduce per operator-mesh position over the D replicas (the layer's
+// parameters / (R·C), element bytes each) starts and overlaps the rest of the backward (gradient
+// accumulation over the microbatches, one reduction per step).
 //
 // Tags: every op of stage i's task for microbatch j carries stage = i, microbatch = j; the
 // transfers of a message carry the sending stage and j (names "reshard.fwd.l<a>.task<k>.…" and
@@ -101,14 +101,13 @@ struct StagePlan {
   Mesh mesh;                   // Every chip of the stage, as the mesh messages are sharded on.
   std::string spec;            // The activations' spec on `mesh`, e.g. "S0RR".
   std::vector<Task> order;
-  int in_flight = 0;                     // MaxInFlight(order).
-  int64_t weight_bytes_per_chip = 0;     // Parameters × 16 / (R·C).
+  int in_flight = 0;                      // MaxInFlight(order).
+  int64_t weight_bytes_per_chip = 0;      // Parameters × 16 / (R·C).
   int64_t activation_bytes_per_chip = 0;  // Per microbatch in flight (saved + received).
   int64_t workspace_bytes_per_chip = 0;   // Recomputation: one layer's activations at a time.
   double flops_per_microbatch = 0;        // Megatron flops of the stage's layers.
   int64_t peak_bytes_per_chip() const {
-    return weight_bytes_per_chip + in_flight * activation_bytes_per_chip +
-           workspace_bytes_per_chip;
+    return weight_bytes_per_chip + in_flight * activation_bytes_per_chip + workspace_bytes_per_chip;
   }
 };
 

@@ -11,8 +11,8 @@ absl::StatusOr<ScheduleKind> ParseSchedule(const std::string& name) {
   for (ScheduleKind k : {ScheduleKind::kGpipe, ScheduleKind::k1F1B, ScheduleKind::kEager1F1B}) {
     if (name == ToString(k)) return k;
   }
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "--schedule: '%s' is not allowed; allowed: gpipe, 1f1b, eager-1f1b", name));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--schedule: '%s' is not allowed; allowed: gpipe, 1f1b, eager-1f1b", name));
 }
 
 const char* ToString(ScheduleKind kind) {

@@ -89,7 +89,7 @@ struct ReshardLink {
   // for when that chip sends in it (its copy of the data is ready) or receives in it (the
   // receiving stage has reached the receive).
   std::vector<core::OpId> send_after, recv_after;
-  core::OpTags tags;             // Copied onto every op; the name is "<name>.task<i>.<what>".
+  core::OpTags tags;  // Copied onto every op; the name is "<name>.task<i>.<what>".
   std::string name = "reshard";
   // Per host, the end op of the last task that host sent (receive: received) in — the per-host
   // execution order of the banner. Kept across calls, so that reshards lowered one after another

@@ -111,8 +111,7 @@ TEST(StackTest, UTransformerLevelsAndSkips) {
     EXPECT_EQ(stack.skips[i].from, i);
     EXPECT_EQ(stack.skips[i].to, 12 - i);
   }
-  EXPECT_EQ(workloads::StackOf(m, 2, 100, 4).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(workloads::StackOf(m, 2, 100, 4).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(StackTest, GptIsIdenticalLayersWithoutSkips) {
@@ -151,8 +150,7 @@ std::unique_ptr<LayerAlgorithm> Plugin(const std::string& name) {
 
 TEST(PlanTest, StagesMustDivideIdenticalLayers) {
   const auto megatron = Plugin("megatron");
-  const absl::Status s =
-      PlanPipeline(Gpt(3, 1, Mesh{2, 1}, 4), *megatron, Hosts(16, 4)).status();
+  const absl::Status s = PlanPipeline(Gpt(3, 1, Mesh{2, 1}, 4), *megatron, Hosts(16, 4)).status();
   EXPECT_EQ(s.message(),
             "--stages: 3 is not allowed; it must divide the model's 8 layers (allowed: 1, 2, 4, "
             "8)");
@@ -169,12 +167,13 @@ TEST(PlanTest, UTransformerStagesAreBalancedInFlops) {
     p.stages = stages;
     const PipelinePlan plan = *PlanPipeline(p, *megatron, Hosts(16, 4));
     std::vector<double> f;
-    for (const auto& s : p.stack.layers) f.push_back(workloads::LayerFlops(s.batch, s.seq, s.hidden));
+    for (const auto& s : p.stack.layers)
+      f.push_back(workloads::LayerFlops(s.batch, s.seq, s.hidden));
     double best = 1e300;
     for (int a = 1; a < 13; ++a) {
       for (int b = stages == 3 ? a + 1 : 13; b < 13 || (stages == 2 && b == 13); ++b) {
-        const std::vector<int> cuts = stages == 2 ? std::vector<int>{0, a, 13}
-                                                  : std::vector<int>{0, a, b, 13};
+        const std::vector<int> cuts =
+            stages == 2 ? std::vector<int>{0, a, 13} : std::vector<int>{0, a, b, 13};
         double worst = 0;
         for (size_t k = 0; k + 1 < cuts.size(); ++k) {
           double sum = 0;
@@ -244,7 +243,8 @@ TEST(PlanTest, StageSpecsAndUnitTasks) {
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.message().find("--dp: 2 is not allowed with --mesh 2x2"), std::string::npos)
       << bad.message();
-  const absl::Status odd = PlanPipeline(Gpt(2, 3, Mesh{1, 1}, 4), *Plugin("megatron"), hosts).status();
+  const absl::Status odd =
+      PlanPipeline(Gpt(2, 3, Mesh{1, 1}, 4), *Plugin("megatron"), hosts).status();
   EXPECT_NE(odd.message().find("--dp: 3 is not allowed"), std::string::npos) << odd.message();
 }
 
@@ -284,7 +284,7 @@ TEST(LowerTest, TagsMessagesAndGradientReductions) {
   const PipelinePlan plan = *PlanPipeline(p, *megatron, hosts);
   core::OpGraph g;
   ASSERT_TRUE(LowerPipeline(plan, *megatron, hosts, g).ok());
-  std::map<std::tuple<int, int, int>, int> tasks;  // (stage, microbatch, task) → ops
+  std::map<std::tuple<int, int, int>, int> tasks;   // (stage, microbatch, task) → ops
   std::set<std::pair<std::string, int>> transfers;  // (message direction, microbatch)
   int reductions = 0;
   for (uint32_t i = 0; i < g.size(); ++i) {
@@ -314,7 +314,7 @@ TEST(LowerTest, TagsMessagesAndGradientReductions) {
   for (const auto& [key, n] : tasks) {
     EXPECT_EQ(n, (std::get<2>(key) == 1 ? 6 : 12) * 2 * 2 * 2);
   }
-  EXPECT_EQ(transfers.size(), 8u);  // reshard.fwd / reshard.bwd × 4 microbatches
+  EXPECT_EQ(transfers.size(), 8u);   // reshard.fwd / reshard.bwd × 4 microbatches
   EXPECT_EQ(reductions, 2 * 2 * 2);  // stages × layers per stage × operator positions
 }
 
@@ -363,9 +363,10 @@ double Makespan(const std::vector<std::string>& args) {
 // A network that costs (next to) nothing: no latencies or per-op overheads, 1-byte signals, a
 // host per chip (so that one chip is a whole machine).
 const std::vector<std::string> kFreeNetwork = {
-    "--set", "comm.t_sync=0", "--set", "comm.t_launch=0", "--set", "nic.latency=0",
-    "--set", "nvlink.latency=0", "--set", "pcie.latency=0", "--set", "socket.latency=0",
-    "--set", "link.latency=0", "--set", "node.gpus=1",
+    "--set", "comm.t_sync=0",          "--set",     "comm.t_launch=0",
+    "--set", "nic.latency=0",          "--set",     "nvlink.latency=0",
+    "--set", "pcie.latency=0",         "--set",     "socket.latency=0",
+    "--set", "link.latency=0",         "--set",     "node.gpus=1",
     "--set", "pcie.gpus_per_switch=1", "--reshard", "signal"};
 
 std::vector<std::string> With(std::vector<std::string> a, const std::vector<std::string>& b) {
@@ -379,16 +380,16 @@ std::vector<std::string> With(std::vector<std::string> a, const std::vector<std:
 // is no communication cost, the latencies of these two schedules are the same").
 TEST(SimulatedTest, FreeCommunicationGivesThePipelineClosedForm) {
   const std::vector<std::string> model = {"--hidden", "512", "--heads", "8", "--seq", "256"};
-  const double one = Makespan(With(With(model, kFreeNetwork),
-                                   {"--chips", "1", "--stages", "1", "--layers", "2",
-                                    "--microbatches", "1", "--batch", "2"}));
+  const double one =
+      Makespan(With(With(model, kFreeNetwork), {"--chips", "1", "--stages", "1", "--layers", "2",
+                                                "--microbatches", "1", "--batch", "2"}));
   ASSERT_GT(one, 0);
   const int m = 6, stages = 3;
   for (const char* schedule : {"gpipe", "1f1b", "eager-1f1b"}) {
-    const double t = Makespan(With(
-        With(model, kFreeNetwork),
-        {"--chips", "3", "--stages", "3", "--layers", "6", "--microbatches", "6", "--batch", "12",
-         "--schedule", schedule}));
+    const double t =
+        Makespan(With(With(model, kFreeNetwork),
+                      {"--chips", "3", "--stages", "3", "--layers", "6", "--microbatches", "6",
+                       "--batch", "12", "--schedule", schedule}));
     // 1e-5: the signals' bytes (1 per transfer) are not free.
     EXPECT_NEAR(t, (m + stages - 1) * one, 1e-5 * t) << schedule;
   }
@@ -396,9 +397,9 @@ TEST(SimulatedTest, FreeCommunicationGivesThePipelineClosedForm) {
 
 // Real transfers: overlapping them never loses, and the signal bound is the fastest.
 TEST(SimulatedTest, OverlapAndSignalOrderTheStepTimes) {
-  const std::vector<std::string> base = {"--model", "u-transformer", "--chips", "8",
-                                         "--stages", "2", "--dp", "2", "--mesh", "2x1",
-                                         "--microbatches", "4", "--batch", "16", "--seq", "1024"};
+  const std::vector<std::string> base = {
+      "--model", "u-transformer", "--chips",        "8", "--stages", "2",  "--dp",  "2",
+      "--mesh",  "2x1",           "--microbatches", "4", "--batch",  "16", "--seq", "1024"};
   const double broadcast = Makespan(With(base, {"--schedule", "1f1b", "--overlap", "0"}));
   const double overlap = Makespan(With(base, {"--schedule", "1f1b", "--overlap", "1"}));
   const double eager = Makespan(With(base, {"--schedule", "eager-1f1b", "--overlap", "1"}));
@@ -425,8 +426,8 @@ TEST(CliTest, BadPipelineInputIsExitTwoWithOneLine) {
       {{"--workload", "pipeline", "--model", "gpt-2.6b", "--chips", "12", "--stages", "3",
         "--system", "p3.8xlarge"},
        "--stages: 3 is not allowed; it must divide the model's 32 layers"},
-      {{"--workload", "pipeline", "--chips", "8", "--stages", "2", "--microbatches", "3",
-        "--batch", "8"},
+      {{"--workload", "pipeline", "--chips", "8", "--stages", "2", "--microbatches", "3", "--batch",
+        "8"},
        "--microbatches: '3' is not allowed; it must divide --batch 8"},
       {{"--workload", "pipeline", "--chips", "8", "--stages", "2", "--mesh", "2x1"},
        "--mesh: '2x1' is not allowed; the operator mesh of each replica"},
