@@ -500,8 +500,9 @@ TEST(AtpSimTest, WorkloadAndAlgorithmMustMatch) {
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
     return std::string(s.message());
   };
-  EXPECT_THAT(error({{"workload", "layer"}, {"algorithm", "meshslice"}, {"chips", "8"}}),
-              HasSubstr("--algorithm: 'meshslice' is not allowed with --workload layer"));
+  // 2D GeMM plugins run a layer (gemm_layer.h); the 1D ones do not.
+  EXPECT_THAT(error({{"workload", "layer"}, {"algorithm", "tp1d"}, {"chips", "8"}}),
+              HasSubstr("--algorithm: 'tp1d' is not allowed with --workload layer"));
   EXPECT_THAT(error({{"workload", "llm"}, {"algorithm", "atp"}, {"chips", "8"}}),
               HasSubstr("'atp' is a layer plugin"));
   EXPECT_THAT(error({{"workload", "layer"},
@@ -523,7 +524,7 @@ TEST(AtpSimTest, CommandLineRunPrintsTflopsPerGpuAndRejectsMismatches) {
   EXPECT_THAT(ok.out, HasSubstr("\"tflops_per_gpu\": "));
   EXPECT_THAT(ok.out, HasSubstr("\"chunks\": 2"));
   for (const std::vector<std::string>& bad :
-       {std::vector<std::string>{"run", "--workload", "layer", "--algorithm", "summa", "--chips",
+       {std::vector<std::string>{"run", "--workload", "layer", "--algorithm", "fsdp", "--chips",
                                  "8"},
         std::vector<std::string>{"run", "--workload", "llm", "--algorithm", "megatron", "--chips",
                                  "8"},

@@ -439,8 +439,8 @@ TEST(CliTest, BadPipelineInputIsExitTwoWithOneLine) {
        "--placement: '0-7' is not allowed"},
       {{"--workload", "layer", "--model", "u-transformer", "--algorithm", "atp", "--chips", "8"},
        "--model: 'u-transformer' is not allowed"},
-      {{"--workload", "pipeline", "--chips", "8", "--algorithm", "meshslice"},
-       "--algorithm: 'meshslice' is not allowed with --workload pipeline"},
+      {{"--workload", "pipeline", "--chips", "8", "--algorithm", "tp1d"},
+       "--algorithm: 'tp1d' is not allowed with --workload pipeline"},
       // 175B parameters on 8 chips: the weights alone exceed HBM.
       {{"--workload", "pipeline", "--model", "gpt3", "--chips", "8", "--stages", "2"},
        "hbm.capacity: 34.4 GB is not enough; stage 0 needs"},
