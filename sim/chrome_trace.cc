@@ -40,7 +40,6 @@ using core::TimelineRow;
 using core::UnitKind;
 
 constexpr uint32_t kNone = ~uint32_t{0};
-constexpr size_t kBufferSize = size_t{1} << 20;
 // Room guaranteed before writing one number or one escaped character.
 constexpr size_t kNumberRoom = 64;
 
@@ -99,22 +98,12 @@ size_t Utf8Length(std::string_view s, size_t i) {
 // JsonWriter: formats JSON pieces into a fixed buffer and hands full buffers to a FILE*.
 // After the first I/O error it stops writing and remembers errno; callers check ok() at the end.
 // ---------------------------------------------------------------------------------------------
-class JsonWriter {
+class JsonWriter : public BufferedFile {
  public:
-  explicit JsonWriter(FILE* file) : file_(file), buf_(new char[kBufferSize]) {}
+  explicit JsonWriter(FILE* file) : BufferedFile(file) {}
 
   // Appends `s` verbatim (it must already be valid JSON text).
-  void Raw(std::string_view s) {
-    if (s.size() > kBufferSize - len_) {
-      Flush();
-      if (s.size() > kBufferSize) {
-        WriteOut(s.data(), s.size());
-        return;
-      }
-    }
-    std::memcpy(buf_.get() + len_, s.data(), s.size());
-    len_ += s.size();
-  }
+  void Raw(std::string_view s) { Append(s.data(), s.size()); }
 
   void Char(char c) {
     Ensure(1);
@@ -191,26 +180,8 @@ class JsonWriter {
     ++events_;
   }
 
-  // Writes the buffer out. Returns false after any I/O error.
-  bool Flush() {
-    if (len_ > 0) WriteOut(buf_.get(), len_);
-    len_ = 0;
-    return ok();
-  }
-
-  bool ok() const { return error_ == 0; }
-  int error() const { return error_; }
 
  private:
-  void Ensure(size_t n) {
-    if (kBufferSize - len_ < n) Flush();
-  }
-
-  void WriteOut(const char* data, size_t n) {
-    if (error_ != 0) return;
-    if (std::fwrite(data, 1, n, file_) != n) error_ = errno != 0 ? errno : EIO;
-  }
-
   void EscapeAscii(unsigned char c) {
     char* p = buf_.get() + len_;
     p[0] = '\\';
@@ -255,10 +226,6 @@ class JsonWriter {
     len_ += 6;
   }
 
-  FILE* file_;
-  std::unique_ptr<char[]> buf_;
-  size_t len_ = 0;
-  int error_ = 0;
   int64_t events_ = 0;
 };
 

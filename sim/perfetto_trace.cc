@@ -21,7 +21,6 @@ using core::Phase;
 using core::TimelineRow;
 
 constexpr uint32_t kSequence = 1;
-constexpr size_t kBufferSize = size_t{1} << 20;
 constexpr uint8_t kTracePacketTag = (1 << 3) | 2;  // Trace.packet: field 1, length-delimited.
 
 // Interned debug-annotation names, in the order of their iids (1, 2, ...).
@@ -45,9 +44,9 @@ uint64_t Nanos(int64_t ps) { return ps <= 0 ? 0 : static_cast<uint64_t>(ps / 100
 
 // Buffers serialized packets and hands full buffers to a FILE*. After the first I/O error it
 // stops writing and remembers errno.
-class PacketWriter {
+class PacketWriter : public BufferedFile {
  public:
-  explicit PacketWriter(FILE* file) : file_(file), buf_(new uint8_t[kBufferSize]) {}
+  explicit PacketWriter(FILE* file) : BufferedFile(file) {}
 
   void Write(const pb::TracePacket& packet) {
     const size_t size = packet.ByteSizeLong();
@@ -62,33 +61,13 @@ class PacketWriter {
     if (n + size > kBufferSize) {  // A packet bigger than the buffer (a huge fact list).
       WriteOut(header, n);
       const std::string bytes = packet.SerializeAsString();
-      WriteOut(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+      WriteOut(bytes.data(), bytes.size());
       return;
     }
-    std::memcpy(buf_.get() + len_, header, n);
-    len_ += n;
-    packet.SerializeWithCachedSizesToArray(buf_.get() + len_);
+    Append(header, n);
+    packet.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(buf_.get() + len_));
     len_ += size;
   }
-
-  bool Flush() {
-    if (len_ > 0) WriteOut(buf_.get(), len_);
-    len_ = 0;
-    return ok();
-  }
-  bool ok() const { return error_ == 0; }
-  int error() const { return error_; }
-
- private:
-  void WriteOut(const uint8_t* data, size_t n) {
-    if (error_ != 0) return;
-    if (std::fwrite(data, 1, n, file_) != n) error_ = errno != 0 ? errno : EIO;
-  }
-
-  FILE* file_;
-  std::unique_ptr<uint8_t[]> buf_;
-  size_t len_ = 0;
-  int error_ = 0;
 };
 
 class PerfettoEncoder final : public TraceEncoder {

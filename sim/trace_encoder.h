@@ -11,7 +11,11 @@
 #ifndef MESHSIM_SIM_TRACE_ENCODER_H_
 #define MESHSIM_SIM_TRACE_ENCODER_H_
 
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -68,6 +72,52 @@ class TraceEncoder {
   virtual bool Flush() = 0;
   virtual bool ok() const = 0;
   virtual int error() const = 0;
+};
+
+// A 1 MiB buffer in front of a FILE*, shared by the encoders' writers: they append into
+// buf_[len_ ..], Ensure room first, and Flush; after the first I/O error nothing more is written
+// and error() is its errno.
+class BufferedFile {
+ public:
+  static constexpr size_t kBufferSize = size_t{1} << 20;
+
+  explicit BufferedFile(FILE* file) : file_(file), buf_(new char[kBufferSize]) {}
+
+  // Writes the buffer out. Returns false after any I/O error.
+  bool Flush() {
+    if (len_ > 0) WriteOut(buf_.get(), len_);
+    len_ = 0;
+    return ok();
+  }
+  bool ok() const { return error_ == 0; }
+  int error() const { return error_; }
+
+ protected:
+  // Makes room for n more bytes (n ≤ kBufferSize).
+  void Ensure(size_t n) {
+    if (kBufferSize - len_ < n) Flush();
+  }
+  // Appends n bytes; what does not fit in an empty buffer goes straight to the file.
+  void Append(const void* data, size_t n) {
+    if (n > kBufferSize - len_) {
+      Flush();
+      if (n > kBufferSize) {
+        WriteOut(data, n);
+        return;
+      }
+    }
+    std::memcpy(buf_.get() + len_, data, n);
+    len_ += n;
+  }
+  void WriteOut(const void* data, size_t n) {
+    if (error_ != 0) return;
+    if (std::fwrite(data, 1, n, file_) != n) error_ = errno != 0 ? errno : EIO;
+  }
+
+  FILE* file_;
+  std::unique_ptr<char[]> buf_;
+  size_t len_ = 0;
+  int error_ = 0;
 };
 
 // `s` with every byte that is not part of valid UTF-8 replaced by U+FFFD (as the JSON writer does).
