@@ -180,7 +180,6 @@ class JsonWriter : public BufferedFile {
     ++events_;
   }
 
-
  private:
   void EscapeAscii(unsigned char c) {
     char* p = buf_.get() + len_;

@@ -107,6 +107,7 @@ absl::StatusOr<algorithms::pipeline::PipelinePlan> PlanPipelineRun(
   MESHSIM_ASSIGN_OR_RETURN(p.schedule, pp::ParseSchedule(o.schedule));
   p.overlap = o.overlap;
   p.delay_weight_grads = o.delay_dw;
+  p.flops_per_s = o.system.chip.PeakFlops();
   p.recompute = o.recompute;
   p.chunks = o.chunks;
   MESHSIM_ASSIGN_OR_RETURN(p.reshard.strategy, rs::ParseStrategy(o.reshard));
@@ -120,13 +121,13 @@ absl::StatusOr<algorithms::pipeline::PipelinePlan> PlanPipelineRun(
     return absl::InvalidArgumentError(absl::StrFormat(
         "hbm.capacity: %.1f GB is not enough; stage %d needs %.1f GB per chip (weights, "
         "gradients and optimizer %.1f GB + %d microbatches in flight x %.2f GB of "
-        "activations%s); use more stages, a larger --mesh, smaller microbatches, --recompute 1 "
-        "or --schedule 1f1b",
+        "activations%s); use more stages, a larger --mesh, smaller microbatches%s%s",
         capacity / 1e9, static_cast<int>(i), st.peak_bytes_per_chip() / 1e9,
         st.weight_bytes_per_chip / 1e9, st.in_flight, st.activation_bytes_per_chip / 1e9,
         st.workspace_bytes_per_chip > 0 ? absl::StrFormat(" + %.2f GB recomputation workspace",
                                                           st.workspace_bytes_per_chip / 1e9)
-                                        : ""));
+                                        : "",
+        o.recompute ? "" : ", --recompute 1", o.schedule == "1f1b" ? "" : " or --schedule 1f1b"));
   }
   return plan;
 }

@@ -121,6 +121,28 @@ LayerShape ReplicaShape(LayerShape s, int dp) {
   return s;
 }
 
+// Backward-weight delaying delays "the least to cover all communications" (§4): the fewest of
+// the stage's first layers whose weight-gradient GeMMs — 2·T·P flops for P parameters and T
+// tokens of a replica, over its R·C chips at `flops_per_s` — last as long as the gradients the
+// stage sends back take by the resharding scheduler's estimate (its makespan per message).
+// Without a rate, every layer's are delayed.
+int DelayedLayers(const PipelineProblem& p, const PipelinePlan& plan, int stage) {
+  const StagePlan& st = plan.stages[stage];
+  if (p.flops_per_s <= 0) return st.layers;
+  double send_s = 0;
+  for (const Message& m : plan.messages) {
+    if (m.to == stage) send_s += m.bwd.schedule.makespan_s;
+  }
+  if (send_s <= 0) return 0;
+  double covered = 0;
+  for (int k = 0; k < st.layers; ++k) {
+    const LayerShape r = ReplicaShape(p.stack.layers[st.first_layer + k], p.dp);
+    covered += 2.0 * r.tokens() * workloads::LayerParameters(r) / p.op_mesh.chips() / p.flops_per_s;
+    if (covered >= send_s) return k + 1;
+  }
+  return st.layers;
+}
+
 }  // namespace
 
 absl::StatusOr<PipelinePlan> PlanPipeline(const PipelineProblem& p, const LayerAlgorithm& op,
@@ -237,6 +259,11 @@ absl::StatusOr<PipelinePlan> PlanPipeline(const PipelineProblem& p, const LayerA
     plan.stages[m.to].activation_bytes_per_chip +=
         BytesPerDevice(workloads::ActivationBytes(s), m.fwd_problem.dst);
     plan.messages.push_back(std::move(m));
+  }
+  if (p.delay_weight_grads) {
+    for (int i = 0; i < p.stages; ++i) {
+      plan.stages[i].delayed_layers = DelayedLayers(p, plan, i);
+    }
   }
   return plan;
 }
@@ -401,10 +428,12 @@ class StepLowering {
     }
   }
 
-  absl::Status LowerLayers(int stage, LayerPart part, bool reverse, bool reduce) {
-    const StagePlan& st = plan_.stages[stage];
-    for (int k = 0; k < st.layers; ++k) {
-      const int l = reverse ? st.first_layer + st.layers - 1 - k : st.first_layer + k;
+  // Lowers `part` of layers [lo, hi) of the stage, in reverse for the backward parts; each layer's
+  // gradients are all-reduced over the replicas right after it when `reduce`.
+  absl::Status LowerLayers(int stage, int lo, int hi, LayerPart part, bool reduce) {
+    const bool reverse = part != LayerPart::kForward;
+    for (int k = 0; k < hi - lo; ++k) {
+      const int l = reverse ? hi - 1 - k : lo + k;
       const LayerShape shape = ReplicaShape(p_.stack.layers[l], p_.dp);
       // Recomputation re-runs the layer's forward before the first part of its backward.
       const bool again =
@@ -444,14 +473,18 @@ class StepLowering {
     Receive(stage, t);
     const size_t body = graph_.size();
     const bool reduce = last && p_.dp > 1;
+    const StagePlan& st = plan_.stages[stage];
+    const int lo = st.first_layer, hi = lo + st.layers, delayed = lo + st.delayed_layers;
     if (t.forward) {
-      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, LayerPart::kForward, false, false));
-    } else if (p_.delay_weight_grads) {
-      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, LayerPart::kBackwardData, true, false));
-      Send(stage, false, t.microbatch);
-      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, LayerPart::kBackwardWeight, true, reduce));
+      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, lo, hi, LayerPart::kForward, false));
     } else {
-      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, LayerPart::kBackward, true, reduce));
+      // Backward-weight delaying: the stage's first `delayed_layers` layers (the last ones the
+      // backward reaches) compute their input gradients, the gradient goes out, then their
+      // weight gradients overlap the send.
+      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, delayed, hi, LayerPart::kBackward, reduce));
+      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, lo, delayed, LayerPart::kBackwardData, false));
+      Send(stage, false, t.microbatch);
+      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, lo, delayed, LayerPart::kBackwardWeight, reduce));
     }
     // Tag what the task lowered: the receive joins and the layers' ops (transfers lowered in
     // Receive or Send carry their own tags).
@@ -470,7 +503,7 @@ class StepLowering {
       graph_.mutable_tags(id).task = 0;
     }
     reductions_.clear();
-    if (t.forward || !p_.delay_weight_grads) Send(stage, t.forward, t.microbatch);
+    if (t.forward) Send(stage, true, t.microbatch);
     return absl::OkStatus();
   }
 

@@ -23,9 +23,14 @@
 //
 // Step. Each stage runs its schedule's task order (schedule.h). A forward task lowers, per
 // replica, every layer's forward (LayerPart::kForward) after the stage's previous task; a
-// backward task every layer's backward in reverse order (kBackward; with backward-weight
-// delaying first every layer's kBackwardData, then every layer's kBackwardWeight). A task starts
-// after the messages it consumes arrived. A message's transfers start when the sending stage
+// backward task every layer's backward in reverse order (kBackward). Backward-weight delaying
+// (§4) "delays the least to cover all communications": the stage's first k layers — the last
+// the backward reaches — run their data part (kBackwardData), the gradient is sent, and then
+// their weight part (kBackwardWeight) overlaps the send; k is the fewest layers whose dW GeMMs
+// (2·T·P flops at the chip's peak rate) last as long as the resharding scheduler's estimate of
+// the stage's gradient sends. Splitting a layer costs the plugin's own overlap of dW with dX's
+// communication (ATP §4.2), which is why delaying every layer is not free. A task starts after
+// the messages it consumes arrived. A message's transfers start when the sending stage
 // finished the task that produced it (its backward data part, when delaying) and
 //   • overlap on:  at once — the receive is posted ahead, so the transfer overlaps whatever
 //                  both stages compute meanwhile (the paper's "Overlap");
@@ -87,6 +92,8 @@ struct PipelineProblem {
   ScheduleKind schedule = ScheduleKind::k1F1B;
   bool overlap = true;
   bool delay_weight_grads = false;
+  // A chip's FLOP rate for the delaying cost model (0: delay every layer's weight gradients).
+  double flops_per_s = 0;
   // Activation recomputation (rematerialization): a stage keeps only each layer's input per
   // microbatch and re-runs the layer's forward just before its backward.
   bool recompute = false;
@@ -101,7 +108,8 @@ struct StagePlan {
   Mesh mesh;                   // Every chip of the stage, as the mesh messages are sharded on.
   std::string spec;            // The activations' spec on `mesh`, e.g. "S0RR".
   std::vector<Task> order;
-  int in_flight = 0;                      // MaxInFlight(order).
+  int in_flight = 0;       // MaxInFlight(order).
+  int delayed_layers = 0;  // Backward-weight delaying: the first layers whose dW wait (banner).
   int64_t weight_bytes_per_chip = 0;      // Parameters × 16 / (R·C).
   int64_t activation_bytes_per_chip = 0;  // Per microbatch in flight (saved + received).
   int64_t workspace_bytes_per_chip = 0;   // Recomputation: one layer's activations at a time.

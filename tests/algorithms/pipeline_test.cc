@@ -273,6 +273,31 @@ TEST(PlanTest, EagerHoldsMoreActivations) {
             (2 * 4 * 512 * 1024 * 2) / 2 + 4 * 512 * 1024 * 2 / 1);
 }
 
+// Backward-weight delaying delays the fewest first layers whose dW GeMMs cover the stage's
+// gradient sends: none on stage 0 (it sends nothing back), one layer when compute is slow (one
+// layer's dW outlasts the send), all when it is fast, all without a rate.
+TEST(PlanTest, DelayingCoversTheSendWithTheFewestLayers) {
+  const auto hosts = Hosts(16, 4);
+  PipelineProblem p = Gpt(2, 1, Mesh{2, 1}, 4);
+  p.delay_weight_grads = true;
+  const auto megatron = Plugin("megatron");
+  const auto delayed = [&](double rate, int stage) {
+    p.flops_per_s = rate;
+    return PlanPipeline(p, *megatron, hosts)->stages[stage].delayed_layers;
+  };
+  EXPECT_EQ(delayed(1e15, 0), 0);
+  EXPECT_EQ(delayed(1e18, 1), 4);
+  EXPECT_EQ(delayed(1e6, 1), 1);
+  EXPECT_EQ(delayed(0, 1), 4);
+  // In between: the send (the scheduler's estimate) over one layer's dW time, rounded up.
+  const PipelinePlan plan = *PlanPipeline(p, *megatron, hosts);
+  const double send = plan.messages[0].bwd.schedule.makespan_s;
+  const workloads::LayerShape& s = p.stack.layers[0];
+  const double dw_flops = 2.0 * s.tokens() * workloads::LayerParameters(s) / 2;
+  const double rate = dw_flops / (send / 2.5);  // 2.5 layers' dW cover the send
+  EXPECT_EQ(delayed(rate, 1), 3);
+}
+
 // The lowered graph: every layer op is tagged with its stage, microbatch and task; each message
 // is lowered once per microbatch and direction; DP adds one gradient AllReduce per layer and
 // operator-mesh position on every stage.
