@@ -21,8 +21,9 @@ BASE = ["--workload", "pipeline", "--system", "p3.8xlarge", "--chips", "8", "--s
 GPT = ["--model", "gpt-2.6b", "--seq", "1024", "--algorithm", "megatron"]
 # U-Transformer (Table 3: batch 2048, FP32): 4-byte elements and the V100's FP32 peak, 15.7 TFLOPS
 # (NVIDIA V100 datasheet): 80 SMs x 64 FP32 FMA/clk (one 8x8 "array" per SM) x 2 x 1.53 GHz.
-# ATP on a one-row mesh: the stand-in's top level has 9 heads, so no Megatron/ATP split of the
-# heads by 2 or 4 exists (d1 must divide 9); a 1xC ATP mesh splits the hidden dimension instead.
+# ATP on a one-row mesh (1xC: the hidden dimension split over the C columns, activations RRS1 on a
+# replica). The stand-in first had 9 heads at the top level, which no 2- or 4-way Megatron split
+# divides; it has 16 now, and this choice was kept.
 UTRANS = ["--model", "u-transformer", "--seq", "1024", "--algorithm", "atp",
           "--set", "chip.element_bytes=4", "--set", "core.mxus=1"]
 
