@@ -60,7 +60,10 @@ absl::Status LowerProblems(const std::vector<GemmProblem>& problems, const Algor
                            const Mesh& mesh, int slices, int element_bytes, core::OpGraph& graph) {
   LoweringContext ctx{graph, mesh, element_bytes, slices,
                       std::vector<core::OpId>(mesh.MachineChips())};
+  std::vector<core::OpId> start_of_previous;  // The frontier when the previous problem started.
   for (const GemmProblem& p : problems) {
+    ctx.prior_frontier = std::move(start_of_previous);
+    start_of_previous = ctx.frontier;
     ctx.slices = p.slices > 0 ? p.slices : slices;
     absl::Status s = algorithm.Check(p, mesh, ctx.slices);
     if (!s.ok()) {
