@@ -133,7 +133,8 @@ class ChipModel : public core::OpRunner {
     int64_t bytes = 0;      // HBM bytes moved so far.
     double flops = 0;       // 2·a_m·a_n·k over its tiles.
     bool computing = false;
-    bool writing = false;  // A write-back is in flight.
+    bool writing = false;      // Waiting for a write-back (no free output buffer, or the end).
+    int writes_in_flight = 0;  // Output-tile write-backs not yet in HBM.
   };
   // A chip: its FIFO of core-occupying ops and the geometry of the running GeMM.
   struct Chip {

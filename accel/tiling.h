@@ -47,6 +47,12 @@
 //   presets' one fitted parameter: the rate a GeMM k-loop sustains beside instruction issue and
 //   barriers, which are not modelled (chip_config.cc, docs/calibration.md).
 //
+// Stationary operand (OrientedSystolicTime, chips without an L2): the core may hold either input
+// in the arrays — C_t = A_t·B_t streams the tm rows of A_t through blocks of B_t, C_tᵀ = B_tᵀ·A_tᵀ
+// streams the tn columns of B_t through blocks of A_t — and takes the faster, as a TPU compiler
+// picks which dot operand is loaded as MXU weights. It matters for skinny tiles (tm = 1024 beside
+// tn = 2048: fill/drain is d/(tm + d) = 11% one way, 6% the other).
+//
 // Two-level tiling (PlanL2Gemm), for chips with an L2 (ChipConfig::HasL2, the GPU presets): the
 // per-core tiles above are the per-SM tiles (threadblock tiles, streamed from L2 into shared
 // memory); a second level decides what HBM traffic they cause. With P = cores (SMs):
@@ -156,6 +162,10 @@ int64_t SystolicCycles(const ChipConfig& chip, int64_t tm, int64_t tn, int64_t t
 // Time for one core's systolic arrays to compute a tm×tn×tk tile product: SystolicCycles /
 // (mxu_efficiency · clock_hz), rounded up to a picosecond.
 core::Time SystolicTime(const ChipConfig& chip, int64_t tm, int64_t tn, int64_t tk);
+
+// min(SystolicTime(tm, tn, tk), SystolicTime(tn, tm, tk)): the faster choice of stationary
+// operand (banner). Used for the tiles of chips without an L2.
+core::Time OrientedSystolicTime(const ChipConfig& chip, int64_t tm, int64_t tn, int64_t tk);
 
 }  // namespace meshsim::accel
 
