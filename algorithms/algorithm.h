@@ -88,10 +88,17 @@ struct LoweringContext {
   int element_bytes = 2;
   int slices = 0;  // S: MeshSlice slices / unrolled iterations; 0 = plugin default.
   std::vector<core::OpId> frontier;  // Per physical chip; see the banner.
-  // The frontier as it was when the previous problem started (empty for the first problem, or
-  // when the caller lowers problems one by one): operands marked GemmProblem::a_early/b_early
-  // may be moved after it instead of after `frontier`.
+  // Per chip, where the previous problem's compute could begin (empty for the first problem,
+  // or when the caller lowers problems one by one): operands marked GemmProblem::a_early/b_early
+  // may be moved after it instead of after `frontier`. LowerProblems fills it from
+  // `compute_ready` of the previous problem, or, for chips it left invalid, the frontier as it
+  // was when the previous problem started.
   std::vector<core::OpId> prior_frontier;
+  // Set by a plugin (optional, per chip): the op after which this problem's local compute may
+  // start — e.g. the exposed AllGather its GeMM waits for — so that the next problem's
+  // prefetch overlaps that compute rather than this problem's own exposed collectives.
+  // LowerProblems clears it before each problem.
+  std::vector<core::OpId> compute_ready;
 
   // frontier[chip] as a dependency list (empty when invalid).
   std::vector<core::OpId> After(core::ChipId chip) const;

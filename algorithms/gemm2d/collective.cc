@@ -7,10 +7,11 @@
 // (reference "Collective 2D GeMM": OS AGx + max(comp, AGw), LS RdSy + max(AGw, comp), RS
 // RdSy + max(AGx, comp)) — OS and LS gather B, RS gathers A — is issued as a prefetch when its
 // operand is early (GemmProblem::a_early / b_early: a weight, or both operands of a
-// backward-weight GeMM): it starts after the members' prior_frontier, i.e. while the previous
-// GeMM runs, as a compiler's latency-hiding scheduler issues an async weight gather one layer
-// ahead. Stand-alone GeMMs (no early operand, no previous problem) overlap nothing. The paper's
-// §4.2 describes its simulated Collective as collectives around an unoverlapped GeMM; its
+// backward-weight GeMM): it starts after the members' prior_frontier — where the previous
+// problem's compute could begin (after its exposed AllGather in OS: compute_ready) — i.e. while
+// the previous GeMM runs, as a compiler's latency-hiding scheduler issues an async weight gather
+// one layer ahead. Stand-alone GeMMs (no early operand, no previous problem) overlap nothing. The
+// paper's §4.2 describes its simulated Collective as collectives around an unoverlapped GeMM; its
 // cost model (the authors' code) overlaps the one collective above, which is what this follows
 // (the paper's code wins over its prose here, see results/README.md).
 //
@@ -121,6 +122,16 @@ class Collective : public Algorithm {
         const std::vector<core::OpId> ag_b =
             all_gathers(groups.col, groups.col_members, sh.b_elems(), ag_b_tags, p.b_early);
         local_gemms(p.m / rows, p.n / cols, p.k, ag_a, ag_b, false);
+        // The GeMM can start once the row's AllGather of A is in (B is prefetched or concurrent):
+        // the next problem prefetches from then on, beside this GeMM, not beside this AG.
+        if (p.b_early) {
+          for (int c = 0; c < mesh.chips(); ++c) {
+            const core::ChipId chip = mesh.Chip(c);
+            if (chip.value() >= ctx.compute_ready.size())
+              ctx.compute_ready.resize(chip.value() + 1);
+            ctx.compute_ready[chip.value()] = ag_a[c / cols];
+          }
+        }
         for (int c = 0; c < mesh.chips(); ++c) ctx.SetFrontier(mesh.Chip(c), gemms[c]);
         break;
       }

@@ -252,6 +252,24 @@ TEST(CollectiveLoweringTest, EarlyOperandIsGatheredWhileThePreviousProblemRuns) 
   EXPECT_GT(t, chained - 1.05 * ag);
 }
 
+// After an OS problem whose B is prefetched, the next problem's prefetch waits for the OS
+// problem's exposed AllGather of A (LoweringContext::compute_ready) — it overlaps that GeMM,
+// not that AllGather — and not for its GeMM.
+TEST(CollectiveLoweringTest, PrefetchStartsWhereThePreviousGemmCanStart) {
+  const Mesh mesh{4, 2};
+  GemmProblem first = Problem(Dataflow::kOS, 512, 1024, 2048, "a");
+  GemmProblem second = Problem(Dataflow::kLS, 512, 1024, 2048, "b");
+  first.b_early = second.b_early = true;
+  core::OpGraph g;
+  ASSERT_TRUE(
+      LowerProblems({first, second}, *(*FindAlgorithm("collective"))->make(), mesh, 0, 2, g).ok());
+  for (int chip = 0; chip < mesh.chips(); ++chip) {
+    const core::OpId ag_b = Find(g, "b.ag_b", kAnySlice, chip);
+    EXPECT_TRUE(DirectlyDependsOn(g, ag_b, Find(g, "a.ag_a", kAnySlice, chip))) << chip;
+    EXPECT_FALSE(DependsOn(g, ag_b, Find(g, "a.gemm", kAnySlice, chip))) << chip;
+  }
+}
+
 TEST(CollectiveCheckTest, RejectsMeshesThatDoNotDivideTheMatrices) {
   auto algo = (*FindAlgorithm("collective"))->make();
   absl::Status s = algo->Check(Problem(Dataflow::kOS, 100, 1024, 1024), Mesh{3, 4}, 0);
