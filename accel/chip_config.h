@@ -35,6 +35,11 @@ struct ChipConfig {
   // Per-core storage for the fp32 accumulator of C_t outside the scratchpad (a GPU SM's register
   // file); 0 = the accumulator lives in the scratchpad (TPU). See PlanGemm in tiling.h.
   int64_t accumulator_bytes = 0;
+  // fp32 accumulators of C_t per core in the scratchpad (chips without an L2): 1 = the core waits
+  // for each output tile's write-back before starting the next tile; 2 = double-buffered output,
+  // the write-back of one tile overlaps the next tile's k-loop (only the last one is exposed).
+  // Both buffers count against scratchpad_bytes (PlanGemm).
+  int output_buffers = 1;
   double vector_flops_per_s = 4.25e12;        // Vector unit rate per core (element-wise ops).
   double hbm_bandwidth_bytes_per_s = 1.2e12;  // HBM, shared by the cores and the NIC.
   int64_t hbm_capacity_bytes = int64_t{32} << 30;

@@ -159,7 +159,7 @@ void ChipModel::StartGemm(uint32_t chip, const core::Op& op) {
       for (int ek = 0; ek < 2; ++ek) {
         const int64_t sk = ak[ek];
         const int idx = EdgeIndex(em, en, ek);
-        c.step_time[idx] = SystolicTime(config_, sm, sn, sk);
+        c.step_time[idx] = OrientedSystolicTime(config_, sm, sn, sk);
         c.step_bytes[idx] = (sm * sk + sk * sn) * e;
       }
     }
@@ -230,19 +230,28 @@ void ChipModel::OnComputed(uint32_t slot) {
     TryCompute(slot);
     return;
   }
-  r.writing = true;
   const int64_t bytes = chips_[chip].writeback_bytes[StepEdges(slot, step) / 2];
   r.bytes += bytes;
+  ++r.writes_in_flight;
   fs_.StartFlow(double(bytes), {hbm_[chip]}, [this, slot] { OnWritten(slot); });
+  // With a free output buffer the next tile starts now; otherwise wait for a write-back.
+  if (r.next_step < r.num_steps && r.writes_in_flight < config_.output_buffers) {
+    TryCompute(slot);
+  } else {
+    r.writing = true;
+  }
 }
 
 void ChipModel::OnWritten(uint32_t slot) {
   CoreRun& r = cores_[slot];
-  r.writing = false;
+  --r.writes_in_flight;
   if (r.next_step < r.num_steps) {
+    r.writing = false;
     TryCompute(slot);
     return;
   }
+  if (r.writes_in_flight > 0) return;  // The core ends with its last write-back.
+  r.writing = false;
   const uint32_t chip = slot / config_.cores;
   Chip& c = chips_[chip];
   const uint16_t core = static_cast<uint16_t>(slot % config_.cores);

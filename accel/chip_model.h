@@ -16,11 +16,13 @@
 //     actual (unpadded) edge sizes. So the first pair of the next tile is fetched while the
 //     last k-step of the current tile computes — the software pipeline does not stop at tile
 //     boundaries.
-//   • compute(s) starts when prefetch(s) and compute(s−1) are done and no write-back is in
-//     flight; it lasts SystolicTime(a_m, a_n, a_k).
+//   • compute(s) starts when prefetch(s) and compute(s−1) are done and an output accumulator is
+//     free; it lasts OrientedSystolicTime(a_m, a_n, a_k) (the faster stationary operand).
 //   • after the last k-step of a tile, C_t (a_m·a_n·e bytes) is written back as an HBM flow. It
-//     overlaps the next tile's first prefetch but not its first compute: the scratchpad budget
-//     holds one fp32 accumulator, which must be drained before it is reused.
+//     overlaps the next tile's first prefetch; with core.output_buffers = 2 (tpuv4) it also
+//     overlaps the next tile's k-loop, which accumulates into the other buffer, and only a
+//     write-back that finds both buffers busy (or the core's last) is waited for. With 1 buffer
+//     the next tile's first compute waits for the write-back.
 //   • the core is done when its last write-back lands; the GeMM when every core is done.
 // Bytes for one GeMM: each core's prefetches plus write-backs — A is read tiles_n times, B
 // tiles_m times, C written once. Nothing here is a closed-form GeMM time: contention with the
@@ -133,7 +135,8 @@ class ChipModel : public core::OpRunner {
     int64_t bytes = 0;      // HBM bytes moved so far.
     double flops = 0;       // 2·a_m·a_n·k over its tiles.
     bool computing = false;
-    bool writing = false;  // A write-back is in flight.
+    bool writing = false;      // Waiting for a write-back (no free output buffer, or the end).
+    int writes_in_flight = 0;  // Output-tile write-backs not yet in HBM.
   };
   // A chip: its FIFO of core-occupying ops and the geometry of the running GeMM.
   struct Chip {

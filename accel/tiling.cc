@@ -43,9 +43,10 @@ SquareTile LargestSquare(const ChipConfig& chip) {
   const int64_t acc_budget = chip.accumulator_bytes;
   int64_t side;
   if (acc_budget == 0) {
-    side = static_cast<int64_t>(
-        std::floor(std::sqrt(static_cast<double>(budget) / double(4 * e + kAccumulatorBytes))));
-    while ((4 * e + kAccumulatorBytes) * side * side > budget) --side;  // Guard sqrt rounding.
+    const int64_t per_elem = 4 * e + kAccumulatorBytes * chip.output_buffers;
+    side =
+        static_cast<int64_t>(std::floor(std::sqrt(static_cast<double>(budget) / double(per_elem))));
+    while (per_elem * side * side > budget) --side;  // Guard sqrt rounding.
   } else {
     side = static_cast<int64_t>(
         std::floor(std::sqrt(static_cast<double>(acc_budget) / double(kAccumulatorBytes))));
@@ -63,7 +64,7 @@ GemmTiling FinishTiling(const ChipConfig& chip, int64_t k, Split sm, Split sn, i
   const int64_t budget = chip.scratchpad_bytes;
   const int64_t acc_budget = chip.accumulator_bytes;
   const int64_t acc_used = kAccumulatorBytes * sm.tile * sn.tile;
-  const int64_t fixed = acc_budget == 0 ? acc_used : 0;
+  const int64_t fixed = acc_budget == 0 ? acc_used * chip.output_buffers : 0;
   MESHSIM_CHECK(fixed < budget);
   MESHSIM_CHECK(acc_budget == 0 || acc_used <= acc_budget) << acc_used;
   const int64_t tk_cap = (budget - fixed) / (2 * e * (sm.tile + sn.tile));
@@ -109,6 +110,33 @@ GemmTiling PlanGemm(const ChipConfig& chip, int64_t m, int64_t n, int64_t k) {
     } else {
       sm = BalancedSplit(m, ++want_m, align);
     }
+  }
+
+  // 3b. Whole tiles per core (chips without an L2): when the tile count is not a multiple of
+  // the cores, one core would run an extra tile while the others idle (3 tiles on 2 cores: 75%).
+  // Among splits with up to `cores` more tiles per dimension, keep the one with the shortest
+  // per-core run, ⌈tiles/cores⌉ · OrientedSystolicTime(tm, tn, k); ties keep the fewer tiles.
+  if (!chip.HasL2() && chip.cores > 1 && (sm.count * sn.count) % chip.cores != 0) {
+    const auto run = [&](const Split& a, const Split& b) {
+      return CeilDiv(a.count * b.count, chip.cores) *
+             OrientedSystolicTime(chip, a.tile, b.tile, k).ps();
+    };
+    Split best_m = sm, best_n = sn;
+    int64_t best = run(sm, sn);
+    for (int64_t cm = sm.count; cm <= sm.count + chip.cores; ++cm) {
+      const Split a = BalancedSplit(m, cm, align);
+      for (int64_t cn = sn.count; cn <= sn.count + chip.cores; ++cn) {
+        const Split b = BalancedSplit(n, cn, align);
+        const int64_t t = run(a, b);
+        if (t < best || (t == best && a.count * b.count < best_m.count * best_n.count)) {
+          best = t;
+          best_m = a;
+          best_n = b;
+        }
+      }
+    }
+    sm = best_m;
+    sn = best_n;
   }
 
   // 4. k-tiles: the budget's largest, then finer for pipelining down to kMinTkBlocks·align.
@@ -290,6 +318,10 @@ core::Time SystolicTime(const ChipConfig& chip, int64_t tm, int64_t tn, int64_t 
   const double cycles = static_cast<double>(SystolicCycles(chip, tm, tn, tk));
   if (chip.mxu_efficiency == 1.0) return core::ComputeTime(cycles, chip.clock_hz);
   return core::ComputeTime(cycles / chip.mxu_efficiency, chip.clock_hz);
+}
+
+core::Time OrientedSystolicTime(const ChipConfig& chip, int64_t tm, int64_t tn, int64_t tk) {
+  return std::min(SystolicTime(chip, tm, tn, tk), SystolicTime(chip, tn, tm, tk));
 }
 
 }  // namespace meshsim::accel

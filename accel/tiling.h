@@ -6,10 +6,10 @@
 // into events and HBM flows; nothing here knows about time beyond one tile product.
 //
 // Tiling policy (PlanGemm), with d = mxu_dim, e = element_bytes, S = scratchpad_bytes:
-//   1. Scratchpad budget: the core double-buffers its input tiles and keeps one fp32
-//      accumulator for C_t:       2·(tm·tk + tk·tn)·e + 4·tm·tn ≤ S.
-//      T = the largest multiple of d with 2·(2T²)·e + 4T² ≤ S (a square tile's side; 2304 for
-//      tpuv4's 64 MiB). If not even a d×d tile fits, d is replaced by 1 (tiles smaller than the
+//   1. Scratchpad budget: the core double-buffers its input tiles and keeps B = output_buffers
+//      fp32 accumulators for C_t:       2·(tm·tk + tk·tn)·e + B·4·tm·tn ≤ S.
+//      T = the largest multiple of d with 2·(2T²)·e + B·4T² ≤ S (a square tile's side; 2048 for
+//      tpuv4's 64 MiB with B = 2, 2304 with B = 1). If not even a d×d tile fits, d is replaced by 1 (tiles smaller than the
 //      array, which SystolicTime pads).
 //      With accumulator_bytes = R > 0 (a GPU SM: fp32 accumulators in registers, inputs in shared
 //      memory) the budgets are separate: 2·(tm·tk + tk·tn)·e ≤ S and 4·tm·tn ≤ R; T is the
@@ -22,6 +22,9 @@
 //   3. Every core gets work: while tiles_m·tiles_n < cores, one more tile is cut from n (whose
 //      split halves the weight blocks per core while each block still streams tm rows) or,
 //      when tn < tm or n cannot be split, from m — never below d.
+//   3b. Whole tiles per core (no L2): if tiles_m·tiles_n is not a multiple of the cores, the
+//      split with up to `cores` more tiles per dimension that minimises the per-core run
+//      ⌈tiles/cores⌉·OrientedSystolicTime(tm, tn, k) wins (ties: fewer tiles).
 //   4. k-tiles: the largest tk the budget allows beside tm, tn, then split finer so that each
 //      core runs at least kMinStepsPerCore pipeline steps (tiles per core × tiles_k), but never
 //      below kMinTkBlocks·d. A core exposes its first prefetch and its last k-step's compute
@@ -46,6 +49,12 @@
 //   mxu_efficiency (1 on the TPU preset, so its time is exactly cycles / clock) is the GPU
 //   presets' one fitted parameter: the rate a GeMM k-loop sustains beside instruction issue and
 //   barriers, which are not modelled (chip_config.cc, docs/calibration.md).
+//
+// Stationary operand (OrientedSystolicTime, chips without an L2): the core may hold either input
+// in the arrays — C_t = A_t·B_t streams the tm rows of A_t through blocks of B_t, C_tᵀ = B_tᵀ·A_tᵀ
+// streams the tn columns of B_t through blocks of A_t — and takes the faster, as a TPU compiler
+// picks which dot operand is loaded as MXU weights. It matters for skinny tiles (tm = 1024 beside
+// tn = 2048: fill/drain is d/(tm + d) = 11% one way, 6% the other).
 //
 // Two-level tiling (PlanL2Gemm), for chips with an L2 (ChipConfig::HasL2, the GPU presets): the
 // per-core tiles above are the per-SM tiles (threadblock tiles, streamed from L2 into shared
@@ -156,6 +165,10 @@ int64_t SystolicCycles(const ChipConfig& chip, int64_t tm, int64_t tn, int64_t t
 // Time for one core's systolic arrays to compute a tm×tn×tk tile product: SystolicCycles /
 // (mxu_efficiency · clock_hz), rounded up to a picosecond.
 core::Time SystolicTime(const ChipConfig& chip, int64_t tm, int64_t tn, int64_t tk);
+
+// min(SystolicTime(tm, tn, tk), SystolicTime(tn, tm, tk)): the faster choice of stationary
+// operand (banner). Used for the tiles of chips without an L2.
+core::Time OrientedSystolicTime(const ChipConfig& chip, int64_t tm, int64_t tn, int64_t tk);
 
 }  // namespace meshsim::accel
 

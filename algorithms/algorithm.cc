@@ -29,7 +29,10 @@ void LoweringContext::SetFrontier(core::ChipId chip, core::OpId op) {
   frontier[chip.value()] = op;
 }
 
-std::vector<core::OpId> LoweringContext::After(const std::vector<core::ChipId>& members) const {
+namespace {
+
+std::vector<core::OpId> FrontierOf(const std::vector<core::OpId>& frontier,
+                                   const std::vector<core::ChipId>& members) {
   std::vector<core::OpId> deps;
   for (core::ChipId c : members) {
     if (c.value() < frontier.size() && frontier[c.value()].valid()) {
@@ -39,6 +42,17 @@ std::vector<core::OpId> LoweringContext::After(const std::vector<core::ChipId>& 
   std::sort(deps.begin(), deps.end());
   deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
   return deps;
+}
+
+}  // namespace
+
+std::vector<core::OpId> LoweringContext::After(const std::vector<core::ChipId>& members) const {
+  return FrontierOf(frontier, members);
+}
+
+std::vector<core::OpId> LoweringContext::AfterPrior(
+    const std::vector<core::ChipId>& members) const {
+  return FrontierOf(prior_frontier, members);
 }
 
 core::OpId LoweringContext::Join(core::ChipId chip, const std::vector<core::OpId>& deps,

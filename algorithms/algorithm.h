@@ -74,6 +74,12 @@ struct GemmProblem {
   // `slices` argument of LowerProblems, itself 0 = plugin default). LowerProblems sets
   // LoweringContext::slices to it while checking and lowering this problem.
   int slices = 0;
+  // Operands already available when the problem lowered just before this one started (a weight;
+  // in backward-weight, both operands, which its backward-data predecessor also consumes). A
+  // plugin may move them while that predecessor runs (LoweringContext::prior_frontier): the
+  // prefetch a compiler's latency-hiding scheduler issues. Set by FcProblem for BlockProblems'
+  // order; false for stand-alone GeMMs (--workload gemm).
+  bool a_early = false, b_early = false;
 };
 
 struct LoweringContext {
@@ -82,11 +88,24 @@ struct LoweringContext {
   int element_bytes = 2;
   int slices = 0;  // S: MeshSlice slices / unrolled iterations; 0 = plugin default.
   std::vector<core::OpId> frontier;  // Per physical chip; see the banner.
+  // Per chip, where the previous problem's compute could begin (empty for the first problem,
+  // or when the caller lowers problems one by one): operands marked GemmProblem::a_early/b_early
+  // may be moved after it instead of after `frontier`. LowerProblems fills it from
+  // `compute_ready` of the previous problem, or, for chips it left invalid, the frontier as it
+  // was when the previous problem started.
+  std::vector<core::OpId> prior_frontier;
+  // Set by a plugin (optional, per chip): the op after which this problem's local compute may
+  // start — e.g. the exposed AllGather its GeMM waits for — so that the next problem's
+  // prefetch overlaps that compute rather than this problem's own exposed collectives.
+  // LowerProblems clears it before each problem.
+  std::vector<core::OpId> compute_ready;
 
   // frontier[chip] as a dependency list (empty when invalid).
   std::vector<core::OpId> After(core::ChipId chip) const;
   // The frontier of every chip of `members` (a collective's rendezvous).
   std::vector<core::OpId> After(const std::vector<core::ChipId>& members) const;
+  // The same over prior_frontier.
+  std::vector<core::OpId> AfterPrior(const std::vector<core::ChipId>& members) const;
   // Sets name ("<label>.<what>"), layer, pass and slice tags on `op`.
   void Tag(core::Op& op, const GemmProblem& p, const std::string& what, int slice = -1);
   // Sets frontier[chip] (growing the table when the chip is beyond it).

@@ -65,6 +65,18 @@ GemmProblem FcProblem(const FcLayer& l, Stationary s, core::Pass pass) {
   p.pass = pass;
   p.layer = l;
   p.label = absl::StrCat(l.name, ".", core::ToString(pass));
+  // Early operands, for BlockProblems' order (forward layers in order; then per layer, last
+  // first, backward-data followed by backward-weight): the weight in any pass (the B operand,
+  // except W-stationary backward-data, whose A is W); in backward-weight both operands, because
+  // the previous problem — the same layer's backward-data — already had Y' (and X is kept from
+  // the forward pass).
+  const bool w_is_a = s == Stationary::kW && pass == core::Pass::kBwdData;
+  if (pass == core::Pass::kBwdWeight) {
+    p.a_early = p.b_early = true;
+  } else {
+    p.a_early = w_is_a;
+    p.b_early = !w_is_a;
+  }
   return p;
 }
 

@@ -6,10 +6,16 @@ namespace meshsim::core {
 
 bool ModeArbiter::Grantable(uint64_t seq, const Request& r) const {
   const int other = 1 - r.mode;
+  const bool exclusive = exclusive_collectives_ && r.mode == kCollective;
   for (ChipId c : r.chips) {
     if (running_[c.value()][other] > 0) return false;
     const auto& waits = waiting_[c.value()][other];
     if (!waits.empty() && *waits.begin() < seq) return false;
+    if (exclusive) {
+      if (running_[c.value()][kCollective] > 0) return false;
+      const auto& same = waiting_[c.value()][kCollective];
+      if (!same.empty() && *same.begin() < seq) return false;
+    }
   }
   return true;
 }

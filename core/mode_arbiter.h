@@ -2,7 +2,8 @@
 // TPUv4 runs an AllGather/ReduceScatter and a GeMM on the same chip one after the other (only
 // SendRecv is asynchronous; MeshSlice §5.3). An op asks for a mode on a set of chips; it starts
 // once none of those chips runs work of the other mode. Any number of ops of the same mode may
-// run together.
+// run together, unless collectives are exclusive (the constructor's flag): then a chip also runs
+// one collective at a time, as with synchronous collectives that a program issues one by one.
 //
 // Requests are served in the order they were made, per chip: a request is granted when, on each
 // of its chips, no op of the other mode runs and no earlier request of the other mode waits.
@@ -31,7 +32,10 @@ class ModeArbiter {
  public:
   enum Mode : uint8_t { kCompute = 0, kCollective = 1 };
 
-  explicit ModeArbiter(int chips) : running_(chips), waiting_(chips) {}
+  // `exclusive_collectives`: at most one kCollective op per chip at a time (served in request
+  // order, like the modes).
+  explicit ModeArbiter(int chips, bool exclusive_collectives = false)
+      : running_(chips), waiting_(chips), exclusive_collectives_(exclusive_collectives) {}
 
   // Calls `start` (now, or from a later Release) once every chip of `chips` may run `mode`.
   // Cost: O(|chips|) when granted at once; a Release re-examines the waiting requests.
@@ -53,6 +57,7 @@ class ModeArbiter {
   std::vector<std::array<std::set<uint64_t>, 2>> waiting_;  // Per chip and mode: request seqs.
   std::map<uint64_t, Request> requests_;                    // Waiting, by request order.
   uint64_t next_seq_ = 0;
+  bool exclusive_collectives_ = false;
 };
 
 }  // namespace meshsim::core

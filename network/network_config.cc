@@ -22,6 +22,10 @@ std::vector<core::Param> NetworkConfig::Params() {
        "1 = collectives overlap compute; 0 = a chip computes or runs a collective other than "
        "SendRecv, not both (TPUv4 today, MeshSlice §5.3)",
        &collective_overlap, 0, 1},
+      {"comm.concurrent_collectives", Unit::kCount,
+       "with comm.collective_overlap = 0: 1 = a chip may run several AllGather/ReduceScatter at "
+       "once; 0 = one at a time (synchronous collectives, TPUv4 today)",
+       &concurrent_collectives, 0, 1},
       {"fattree.k", Unit::kCount, "fat-tree radix (even; 0 = smallest that fits)", &fattree_k, 0,
        128},
       {"fattree.oversubscription", Unit::kCount, "fat-tree switch links run at link.bandwidth/o",

@@ -25,7 +25,10 @@ struct NetworkConfig {
   double t_launch_s = 100e-6;                // Per collective or transfer op.
   int ring_directions = 2;                   // 1 = unidirectional rings, 2 = bidirectional.
   int packets = 8;                           // Pipelined Broadcast/Reduce: packets per buffer.
-  int collective_overlap = 1;     // 0: blocking collectives and compute never overlap on a chip.
+  int collective_overlap = 1;  // 0: blocking collectives and compute never overlap on a chip.
+  // With collective_overlap = 0: 0 = a chip also runs one AllGather/ReduceScatter at a time
+  // (synchronous collectives, issued one by one, as on TPUv4 today); 1 = several may run at once.
+  int concurrent_collectives = 1;
   int fattree_k = 0;              // Fat-tree radix; 0 = smallest that fits the chips.
   double oversubscription = 1.0;  // Fat-tree switch links run at bandwidth / this.
   int two_level = 0;  // 1: AllReduce/AllGather/ReduceScatter of groups spanning several hosts

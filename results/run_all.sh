@@ -9,9 +9,9 @@
 #   - run.sh if the folder has one (items that need `meshsim tune --validate` or several tools),
 #   - else `meshsim sweep` of every *.ini in it: experiment.ini → out/sweep.h5, NAME.ini →
 #     out/NAME.h5 (the printed summary goes to out/<same>.txt),
-#   - then `/usr/bin/python3 plot.py` (Debian's python3 with h5py + matplotlib): PNGs and
-#     out/table.md (the atp_* items also write their committed PNG, SVG and CSV beside their
-#     README).
+#   - then `python3 plot.py` (results/common re-executes it under Debian's /usr/bin/python3 when
+#     the python3 on PATH lacks h5py or matplotlib): out/table.md and the committed figure
+#     (NAME.png at 200 dpi, NAME.svg, NAME.csv) beside each item's README.
 # Prints each item's wall time and the total, and keeps them in results/out/run_all_times.txt.
 # JOBS (default 2) = parallel simulations per sweep.
 set -euo pipefail
@@ -59,7 +59,7 @@ for item in "${ITEMS[@]}"; do
       tail -n 1 "$dir/out/$name.txt"
     done
   fi
-  (cd "$dir" && /usr/bin/python3 plot.py)
+  (cd "$dir" && python3 plot.py)
   report "$item" "$(elapsed "$t")"
 done
 report total "$(elapsed "$start_all")"

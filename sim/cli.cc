@@ -50,7 +50,8 @@ commands:
   sweep   EXPERIMENT.ini [--out SWEEP.h5] [--jobs N] [--shard K/N] [--timelines] [--format F]
           every combination of the experiment's values, in parallel (docs/experiments.md)
   merge   OUT.h5 IN.h5...                          join the archives of a sharded sweep
-  tune    [OPTIONS] [--cost-model simulation-fitted|tpuv4-measured] [--validate] [--format F]
+  tune    [OPTIONS] [--cost-model simulation-fitted|simulation-fitted-max|tpuv4-measured]
+          [--validate] [--format F]
           the MeshSlice autotuner's mesh and per-layer S (`meshsim tune --help`)
   compare [--algorithms A,B,...] [run options] [--out RUNS.h5] [--trace FIRST.json]
           the same scenario under several algorithms, side by side (with --mesh auto the

@@ -24,7 +24,8 @@ namespace meshsim::sim {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: meshsim tune [run options] [--cost-model simulation-fitted|tpuv4-measured] "
+    "usage: meshsim tune [run options] [--cost-model "
+    "simulation-fitted|simulation-fitted-max|tpuv4-measured] "
     "[--validate] [--format table|json]\n\n"
     "The MeshSlice LLM autotuner (ISCA'25 §3.2): phase 1 picks each FC layer's dataflow, phase 2\n"
     "the mesh shape and each layer's slice count S with the analytical cost model. --validate\n"
@@ -60,7 +61,7 @@ absl::StatusOr<TuneArgs> ParseTuneArgs(const std::vector<std::string>& args) {
   po::options_description own("Options of `meshsim tune`");
   // clang-format off
   own.add_options()
-      ("cost-model", po::value<std::string>(), "simulation-fitted (default), tpuv4-measured")
+      ("cost-model", po::value<std::string>(), "simulation-fitted (default), simulation-fitted-max, tpuv4-measured")
       ("validate", po::bool_switch(), "also simulate every candidate and print both")
       ("atp-bandwidth", po::value<std::vector<std::string>>()->composing(),
        "--algorithm atp: calibrated all-reduce bandwidths D1xD2:B1,B2 in GB/s (repeatable)");

@@ -1,8 +1,9 @@
 // `meshsim tune`: the MeshSlice LLM autotuner (algorithms/autotune/autotuner.h) on the command
 // line, and its validation against the simulator (MeshSlice §5.2, Figures 13 and 14).
 //
-//   meshsim tune [run options] [--cost-model simulation-fitted|tpuv4-measured] [--validate]
-//                [--format table|json]
+//   meshsim tune [run options]
+//                [--cost-model simulation-fitted|simulation-fitted-max|tpuv4-measured]
+//                [--validate] [--format table|json]
 //
 // Run options (`meshsim run --help`) describe the workload: --model or --hidden …, --chips,
 // --batch, --seq, --pass, --dataflow (auto = phase 1), --system and --set for the simulated

@@ -36,6 +36,16 @@ const CostModel& CostModel::SimulationFitted() {
   return *m;
 }
 
+const CostModel& CostModel::SimulationFittedMax() {
+  static const CostModel* m = new CostModel([] {
+    CostConstants c = SimulationFitted().constants();
+    c.name = "simulation-fitted-max";
+    c.mean_of_concurrent = false;
+    return c;
+  }());
+  return *m;
+}
+
 const CostModel& CostModel::Tpuv4Measured() {
   static const CostModel* m = new CostModel([] {
     CostConstants c;
@@ -50,10 +60,13 @@ const CostModel& CostModel::Tpuv4Measured() {
   return *m;
 }
 
-std::vector<std::string> CostModel::Names() { return {"simulation-fitted", "tpuv4-measured"}; }
+std::vector<std::string> CostModel::Names() {
+  return {"simulation-fitted", "simulation-fitted-max", "tpuv4-measured"};
+}
 
 absl::StatusOr<const CostModel*> CostModel::Find(const std::string& name) {
   if (name == "simulation-fitted") return &SimulationFitted();
+  if (name == "simulation-fitted-max") return &SimulationFittedMax();
   if (name == "tpuv4-measured") return &Tpuv4Measured();
   return absl::InvalidArgumentError(absl::StrFormat(
       "--cost-model: '%s' is not allowed; allowed: %s", name, absl::StrJoin(Names(), ", ")));

@@ -1,4 +1,9 @@
-"""Shared helpers for the results/ plot scripts (Debian's /usr/bin/python3 with h5py + matplotlib).
+"""Shared helpers for the results/ plot scripts (a python3 with h5py + matplotlib).
+
+Importing this module first makes sure the interpreter has h5py and matplotlib: the `python3` on
+PATH may be a pyenv or venv interpreter without them, in which case the script is re-executed
+under Debian's /usr/bin/python3; if no interpreter has them it stops with one line saying what to
+install. So every plot script runs as `python3 plot.py` (or `./plot.py`).
 
 Read a meshsim sweep archive's /summary (docs/hdf5.md) into rows, pick the best run per group,
 and write markdown tables. Usage from a plot script in results/<item>/:
@@ -17,10 +22,34 @@ every metric (float). `config_keys` adds values from each run's stored /runs/<na
 keys that were fixed rather than swept, e.g. "batch" or "topology").
 """
 
+import importlib.util
 import math
 import os
+import sys
 
-import h5py
+DEBIAN_PYTHON = "/usr/bin/python3"
+
+
+def _ensure_interpreter():
+    """Re-exec under Debian's python3 when this one lacks h5py or matplotlib; else exit 2 with a
+    one-line message."""
+    missing = [m for m in ("matplotlib", "h5py") if importlib.util.find_spec(m) is None]
+    if not missing:
+        return
+    here_exe = os.path.realpath(sys.executable or "")
+    if (os.path.exists(DEBIAN_PYTHON) and os.path.realpath(DEBIAN_PYTHON) != here_exe
+            and not os.environ.get("MESHSIM_PLOT_REEXEC")):
+        os.environ["MESHSIM_PLOT_REEXEC"] = "1"
+        os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON] + sys.argv)
+    sys.stderr.write(f"{os.path.basename(sys.argv[0] or 'plot')}: no python3 with "
+                     f"{' and '.join(missing)} (tried {sys.executable}, {DEBIAN_PYTHON}); "
+                     "install them: apt install python3-matplotlib python3-h5py\n")
+    sys.exit(2)
+
+
+_ensure_interpreter()
+
+import h5py  # noqa: E402
 
 # Display names and colours, the same in every figure.
 ALGORITHMS = ["meshslice", "meshslice-search", "collective", "wang", "summa", "cannon", "tp1d",
@@ -152,11 +181,11 @@ def write_csv(path, headers, rows):
     print(f"wrote {path}")
 
 
-def save_figure(fig, base):
-    """`base`.png at 200 dpi and `base`.svg (no creation date, fixed ids: reruns of the same data
-    give the same SVG)."""
+def save_figure(fig, base, dpi=200):
+    """`base`.png at `dpi` (≥ 200) and `base`.svg (no creation date, fixed ids: reruns of the same
+    data give the same SVG)."""
     import matplotlib
-    fig.savefig(base + ".png", dpi=200)
+    fig.savefig(base + ".png", dpi=max(dpi, 200))
     # Text as text (smaller files) and fixed element ids (reruns give identical files).
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "meshsim"}):
         fig.savefig(base + ".svg", metadata={"Date": None})
@@ -191,7 +220,8 @@ def scaling_rows(main_rows, search_rows):
 
 def plot_scaling(best, chips_list, algorithms, title, path, na_note=None):
     """Grouped bars: FLOP utilization per chip count, one bar per algorithm, one panel per model.
-    Missing (model, chips, algorithm) points are marked N/A."""
+    Missing (model, chips, algorithm) points are marked N/A. Writes `path` (without .png) as
+    PNG + SVG (save_figure)."""
     plt = setup_matplotlib()
     models = [m for m in MODELS if any(k[0] == m for k in best)]
     fig, axes = plt.subplots(len(models), 1, figsize=(11, 3.6 * len(models)), squeeze=False)
@@ -222,9 +252,8 @@ def plot_scaling(best, chips_list, algorithms, title, path, na_note=None):
     if na_note:
         fig.text(0.01, -0.01, na_note, fontsize=8, ha="left", va="top")
     fig.tight_layout()
-    fig.savefig(path)
+    save_figure(fig, path[:-4] if path.endswith(".png") else path)
     plt.close(fig)
-    print(f"wrote {path}")
 
 
 def scaling_table(best, chips_list, algorithms):
@@ -248,3 +277,18 @@ def scaling_table(best, chips_list, algorithms):
             rows.append(cells)
         out.append(markdown_table(["algorithm"] + [str(c) for c in chips_list], rows))
     return "\n".join(out)
+
+
+def scaling_csv(best, chips_list, algorithms, path):
+    """The plotted points of a scaling figure: model, chips, algorithm, mesh, S, utilization."""
+    rows = []
+    for model in MODELS:
+        for chips in chips_list:
+            for alg in algorithms:
+                r = best.get((model, chips, alg))
+                if r is None:
+                    continue
+                rows.append([model, chips, alg, r["mesh"], r.get("slices", ""),
+                             f"{r['flop_utilization']:.4f}", f"{r['makespan_s']:.6g}"])
+    write_csv(path, ["model", "chips", "algorithm", "mesh", "slices", "flop_utilization",
+                     "makespan_s"], rows)

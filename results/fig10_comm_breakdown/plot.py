@@ -1,6 +1,6 @@
-#!/usr/bin/python3
-"""Figure 10 (communication breakdown at 256 chips): out/sweep.h5 → out/fig10_comm_breakdown.png,
-out/table.md. Bars: comm.{launch,transfer,sync}_s / compute_s of each algorithm's best run."""
+#!/usr/bin/env python3
+"""Figure 10 (communication breakdown at 256 chips): out/sweep.h5 → fig10_comm_breakdown.{png,svg,csv}
+(committed), out/table.md. Bars: comm.{launch,transfer,sync}_s / compute_s of each algorithm's best run."""
 import os
 import sys
 
@@ -53,9 +53,16 @@ def main():
     axes[1].set_xlabel("algorithm (and its best mesh)")
     fig.suptitle("Figure 10 (meshsim): communication time relative to compute time, FC layers")
     fig.tight_layout()
-    path = os.path.join(out, "fig10_comm_breakdown.png")
-    fig.savefig(path)
-    print(f"wrote {path}")
+    mr.save_figure(fig, mr.here(__file__, "fig10_comm_breakdown"))
+    mr.write_csv(mr.here(__file__, "fig10_comm_breakdown.csv"),
+                 ["model", "algorithm", "mesh", "slices", "compute_s", "launch_s", "transfer_s",
+                  "sync_s", "exposed_s", "flop_utilization"],
+                 [[m, a, best[(m, a)]["mesh"], best[(m, a)]["slices"]]
+                  + [f"{best[(m, a)][k]:.6g}" for k in ("compute_s", "comm.launch_s",
+                                                        "comm.transfer_s", "comm.sync_s",
+                                                        "comm.exposed_s")]
+                  + [f"{best[(m, a)]['flop_utilization']:.4f}"]
+                  for m in mr.MODELS for a in ALGS])
     mr.write_text(os.path.join(out, "table.md"), "\n".join(md))
 
 

@@ -1,6 +1,6 @@
-#!/usr/bin/python3
-"""Figure 11 (single FC GeMMs at 256 chips): out/sweep.h5 → out/fig11_gemm_shapes.png,
-out/table.md. Each algorithm's bar is its best run over the candidate meshes and S."""
+#!/usr/bin/env python3
+"""Figure 11 (single FC GeMMs at 256 chips): out/sweep.h5 → fig11_gemm_shapes.{png,svg,csv}
+(committed), out/table.md. Each algorithm's bar is its best run over the candidate meshes and S."""
 import os
 import sys
 
@@ -86,9 +86,14 @@ def main():
                        "* = second dataflow of the (T, H, H) shape")
     fig.suptitle("Figure 11 (meshsim): single FC GeMMs, each algorithm on its best mesh")
     fig.tight_layout()
-    path = os.path.join(out, "fig11_gemm_shapes.png")
-    fig.savefig(path)
-    print(f"wrote {path}")
+    mr.save_figure(fig, mr.here(__file__, "fig11_gemm_shapes"))
+    mr.write_csv(mr.here(__file__, "fig11_gemm_shapes.csv"),
+                 ["model", "gemm", "dataflow", "m_n_k", "counted_by_paper", "algorithm", "mesh",
+                  "slices", "flop_utilization"],
+                 [[c[0], c[1], c[2], c[3], int(c[4]), a, best[(c[3], c[2], a)]["mesh"],
+                   best[(c[3], c[2], a)]["slices"],
+                   f"{best[(c[3], c[2], a)]['flop_utilization']:.4f}"]
+                  for c in cells() for a in ALGS])
     md.append(mr.markdown_table(["model", "GeMM", "dataflow", "(M, N, K)"]
                                 + [mr.LABELS[a].replace(" (autotuned)", "") for a in ALGS]
                                 + ["MeshSlice vs Collective", "MeshSlice vs Wang"], table,

@@ -1,6 +1,7 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Figures 13 and 14 (cost model vs simulation): out/tune_<model>.json (+ _32x8.json) →
-out/fig13_mesh_shapes.png, out/fig14_slice_counts.png, out/table.md."""
+fig13_mesh_shapes.{png,svg}, fig14_slice_counts.{png,svg}, fig13_fig14_cost_model.csv
+(committed), out/table.md."""
 import json
 import os
 import sys
@@ -76,9 +77,27 @@ def main():
     axes[0].legend(fontsize=8, loc="upper left")
     fig.suptitle("Figure 13 (meshsim): cost-model estimate vs simulation over mesh shapes")
     fig.tight_layout()
-    p13 = os.path.join(out, "fig13_mesh_shapes.png")
-    fig.savefig(p13)
-    print(f"wrote {p13}")
+    mr.save_figure(fig, mr.here(__file__, "fig13_mesh_shapes"))
+    csv_rows = []
+    for model in mr.MODELS:
+        for p in load(out, f"tune_{model}.json")["validation"]:
+            if p["kind"] == "mesh":
+                csv_rows.append([model, "mesh", p["mesh"], ",".join(map(str, p["slices"])), "",
+                                 f"{p['estimate_s']:.6g}", f"{p['simulated_s']:.6g}",
+                                 f"{p['estimated_utilization']:.4f}",
+                                 f"{p['simulated_utilization']:.4f}", int(p["tuned"]),
+                                 int(p["simulated_best"])])
+        for p in load(out, f"tune_{model}_32x8.json")["validation"]:
+            if p["kind"] == "slices":
+                csv_rows.append([model, "slices", p["mesh"], ",".join(map(str, p["slices"])),
+                                 p["layer"], f"{p['estimate_s']:.6g}", f"{p['simulated_s']:.6g}",
+                                 f"{p['estimated_utilization']:.4f}",
+                                 f"{p['simulated_utilization']:.4f}", int(p["tuned"]),
+                                 int(p["simulated_best"])])
+    mr.write_csv(mr.here(__file__, "fig13_fig14_cost_model.csv"),
+                 ["model", "figure_kind", "mesh", "slices", "varied_layer", "estimate_s",
+                  "simulated_s", "estimated_utilization", "simulated_utilization", "tuned",
+                  "simulated_best"], csv_rows)
 
     # Figure 14: slice counts on 32x8, one layer at a time.
     fig, axes = plt.subplots(2, 4, figsize=(14, 7), sharey="row")
@@ -128,9 +147,7 @@ def main():
     fig.suptitle("Figure 14 (meshsim): cost-model estimate vs simulation over slice counts, "
                  "mesh 32x8, 256 chips (dotted: blue = tuner's S, red = simulated best)")
     fig.tight_layout()
-    p14 = os.path.join(out, "fig14_slice_counts.png")
-    fig.savefig(p14)
-    print(f"wrote {p14}")
+    mr.save_figure(fig, mr.here(__file__, "fig14_slice_counts"))
     md.insert(2, "\n## Stated claims\n\n" + mr.markdown_table(["claim", "paper", "meshsim"],
                                                                agree_rows, "lll"))
     mr.write_text(os.path.join(out, "table.md"), "\n".join(md))

@@ -121,14 +121,29 @@ TEST(ChipModelTest, Tpuv4LargeSquareGemmRunsAt249Tflops) {
   EXPECT_LE(tflops, 256.5);
   // Where it comes from: per core 8 tiles × 4 k-steps of SystolicTime(2048³) = 134.2 us at 94%
   // array utilization (fill/drain), the first 16 MiB prefetch per core (both cores: 32 MiB at
-  // 1.2 TB/s = 28 us) and 8 exposed write-backs of 8 MiB per core (14 us each):
-  //   28 + 32·134.2 + 8·14 ≈ 4436 us → 247.9 TFLOPS.
+  // 1.2 TB/s = 28 us) and, with double-buffered output tiles (core.output_buffers = 2), only the
+  // last write-back of 8 MiB per core exposed (both cores: 14 us); the other 7 overlap the next
+  // tile's k-loop:
+  //   28 + 32·134.2 + 14 ≈ 4337 us → 253.5 TFLOPS.
+  const double expect_s = 2 * 16.0 * (1 << 20) / 1.2e12 +
+                          32 * SystolicTime(chip, 2048, 2048, 2048).seconds() +
+                          2 * 8.0 * (1 << 20) / 1.2e12;
+  EXPECT_NEAR(r.time.seconds(), expect_s, 1e-3 * expect_s);
+  EXPECT_EQ(r.rows, 2u);
+  EXPECT_EQ(r.flops, 2.0 * 8192 * 8192 * 8192);
+}
+
+// With one output buffer every write-back is exposed: the same plan (4×4 tiles of 2048, tk =
+// 2048: the larger square cap 2304 still gives 2048-tiles) takes the 8 write-backs per core of
+// the formula above instead of 1: 28 + 32·134.2 + 8·14 ≈ 4436 us (247.9 TFLOPS).
+TEST(ChipModelTest, SingleOutputBufferExposesEveryWriteBack) {
+  ChipConfig chip = Preset("tpuv4");
+  chip.output_buffers = 1;
+  const GemmResult r = RunGemm(chip, 8192, 8192, 8192);
   const double expect_s = 2 * 16.0 * (1 << 20) / 1.2e12 +
                           32 * SystolicTime(chip, 2048, 2048, 2048).seconds() +
                           8 * 2 * 8.0 * (1 << 20) / 1.2e12;
   EXPECT_NEAR(r.time.seconds(), expect_s, 1e-3 * expect_s);
-  EXPECT_EQ(r.rows, 2u);
-  EXPECT_EQ(r.flops, 2.0 * 8192 * 8192 * 8192);
 }
 
 TEST(ChipModelTest, MemoryBoundGemmRunsAtTheHbmRoofline) {

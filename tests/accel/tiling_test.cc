@@ -23,17 +23,42 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 TEST(PlanGemmTest, Tpuv4LargeSquare) {
   const ChipConfig chip = Preset("tpuv4");
   const GemmTiling t = PlanGemm(chip, 8192, 8192, 8192);
-  // Square cap: largest multiple of 128 with 12·T² ≤ 64 MiB is 2304; ⌈8192/2304⌉ = 4 tiles of
-  // round_up(2048, 128) = 2048. 16 tiles → 8 per core; the budget allows tk ≤ 3072 (3 k-tiles),
-  // 32 steps per core need 4 k-tiles → tk = 2048.
+  // Square cap with two fp32 output buffers (core.output_buffers = 2): the largest multiple of
+  // 128 with (2·2·2 + 2·4)·T² = 16·T² ≤ 64 MiB is 2048; ⌈8192/2048⌉ = 4 tiles of 2048. 16 tiles
+  // → 8 per core; the budget allows tk ≤ (64 MiB − 32 MiB) / (2·2·4096) = 2048, and 32 steps per
+  // core need 4 k-tiles → tk = 2048.
   EXPECT_EQ(t.tm, 2048);
   EXPECT_EQ(t.tn, 2048);
   EXPECT_EQ(t.tk, 2048);
   EXPECT_EQ(t.tiles_m, 4);
   EXPECT_EQ(t.tiles_n, 4);
   EXPECT_EQ(t.tiles_k, 4);
-  // 2·(2048² + 2048²)·2 + 4·2048² = 48 MiB.
-  EXPECT_EQ(t.scratchpad_bytes_used, int64_t{48} << 20);
+  // 2·(2048² + 2048²)·2 + 2·4·2048² = 64 MiB.
+  EXPECT_EQ(t.scratchpad_bytes_used, int64_t{64} << 20);
+}
+
+// Step 3b: 1536×6144 first splits into 1 × 3 tiles of 1536×2048, two on one core and one on
+// the other. Per-core runs ⌈tiles/2⌉·OrientedSystolicTime(tm, tn, 8192) in cycles (64 k-blocks,
+// 4 MXUs): 1×3 → 2·256·1664 = 851968; 1×4 (1536×1536) → 2·192·1664 = 638976; 2×3 (768×2048,
+// held with the 2048 columns streamed) → 3·96·2176 = 626688, the minimum.
+TEST(PlanGemmTest, OddTileCountIsRebalancedOverTheCores) {
+  const ChipConfig chip = Preset("tpuv4");
+  const GemmTiling t = PlanGemm(chip, 1536, 6144, 8192);
+  EXPECT_EQ(t.tiles_m, 2);
+  EXPECT_EQ(t.tiles_n, 3);
+  EXPECT_EQ(t.tm, 768);
+  EXPECT_EQ(t.tn, 2048);
+  EXPECT_EQ(t.output_tiles() % chip.cores, 0);
+}
+
+// The faster stationary operand: a 1024×2048 tile streams 1024 rows through 64·16/4 = 256 block
+// passes of 1024 + 128 cycles = 294912 cycles; held the other way it streams 2048 columns through
+// 64·8/4 = 128 passes of 2048 + 128 cycles = 278528 cycles.
+TEST(PlanGemmTest, OrientedSystolicTimeHoldsTheFasterOperand) {
+  const ChipConfig chip = Preset("tpuv4");
+  EXPECT_EQ(SystolicTime(chip, 1024, 2048, 8192), core::ComputeTime(294912, 1.0376e9));
+  EXPECT_EQ(OrientedSystolicTime(chip, 1024, 2048, 8192), core::ComputeTime(278528, 1.0376e9));
+  EXPECT_EQ(OrientedSystolicTime(chip, 2048, 1024, 8192), core::ComputeTime(278528, 1.0376e9));
 }
 
 TEST(PlanGemmTest, SmallGemmIsSplitOverBothCores) {
@@ -83,10 +108,10 @@ TEST(PlanGemmTest, TilesFitAreAlignedAndCoverTheMatrix) {
           SCOPED_TRACE(name + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
                        std::to_string(k));
           const GemmTiling t = PlanGemm(chip, m, n, k);
-          // 2·(tm·tk + tk·tn)·e + 4·tm·tn ≤ scratchpad, or, with the accumulator in
-          // registers (GPU presets), 2·(tm·tk + tk·tn)·e ≤ scratchpad and 4·tm·tn ≤ registers.
+          // 2·(tm·tk + tk·tn)·e + output_buffers·4·tm·tn ≤ scratchpad, or, with the accumulator
+          // in registers (GPU presets), 2·(tm·tk + tk·tn)·e ≤ scratchpad and 4·tm·tn ≤ registers.
           const int64_t used = 2 * (t.tm * t.tk + t.tk * t.tn) * chip.element_bytes +
-                               (acc == 0 ? 4 * t.tm * t.tn : 0);
+                               (acc == 0 ? chip.output_buffers * 4 * t.tm * t.tn : 0);
           ASSERT_EQ(t.scratchpad_bytes_used, used);
           ASSERT_LE(used, chip.scratchpad_bytes);
           if (acc > 0) {
@@ -121,11 +146,12 @@ TEST(PlanGemmTest, TilesFitAreAlignedAndCoverTheMatrix) {
 
 TEST(PlanGemmTest, TinyScratchpadFallsBackToUnalignedTiles) {
   ChipConfig chip = Preset("tpuv4");
-  chip.scratchpad_bytes = 4096;  // Not even a 128×128 tile fits: 12·18² ≤ 4096 < 12·19².
+  // Not even a 128×128 tile fits: with two output buffers 16·16² ≤ 4096 < 16·17².
+  chip.scratchpad_bytes = 4096;
   const GemmTiling t = PlanGemm(chip, 1000, 1000, 1000);
   EXPECT_LE(t.scratchpad_bytes_used, 4096);
-  EXPECT_EQ(t.tm, 18);
-  EXPECT_EQ(t.tn, 18);
+  EXPECT_EQ(t.tm, 16);
+  EXPECT_EQ(t.tn, 16);
 }
 
 TEST(PlanGemmTest, GpuAccumulatorInRegistersSetsTheTileSide) {

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "algorithms/algorithm.h"
+#include "algorithms/llm.h"
 #include "algorithms/registry.h"
 #include "core/op_graph.h"
 #include "gmock/gmock.h"
@@ -22,8 +23,10 @@ namespace {
 using ::testing::HasSubstr;
 using testing_util::AllGatherSeconds;
 using testing_util::ComputeSeconds;
+using testing_util::DependsOn;
 using testing_util::DirectlyDependsOn;
 using testing_util::ExpectChainedThroughFrontier;
+using testing_util::Find;
 using testing_util::FindAll;
 using testing_util::FlopsPerChip;
 using testing_util::kAnySlice;
@@ -217,6 +220,54 @@ TEST(CollectiveTimelineTest, ChainedProblemsDoNotOverlap) {
   ASSERT_TRUE(algo->Lower(p, ctx).ok());
   const double one = Simulate(Lower("collective", p, mesh, 0), mesh);
   EXPECT_NEAR(Simulate(g, mesh), 2 * one, 0.01 * one);
+}
+
+// Prefetch across problems (reference "Collective 2D GeMM": one collective hidden): with an early
+// B, LowerProblems lets the second (LS) problem's AllGather of B start after the frontier at the
+// start of the first (RS) problem — its prior frontier — not after the first problem's ops; the
+// GeMM still waits for the chip's own frontier. The first problem's collectives run on the rows
+// (AG of A) and columns (RdS, after its GeMM), so the prefetch on the columns overlaps its AG and
+// GeMM: the pair takes about one AllGather of B less than the two problems one after the other.
+TEST(CollectiveLoweringTest, EarlyOperandIsGatheredWhileThePreviousProblemRuns) {
+  const Mesh mesh{4, 4};
+  GemmProblem first = Problem(Dataflow::kRS, 8192, 8192, 32768, "a");
+  GemmProblem second = Problem(Dataflow::kLS, 8192, 8192, 32768, "b");
+  second.b_early = true;
+  core::OpGraph g;
+  ASSERT_TRUE(
+      LowerProblems({first, second}, *(*FindAlgorithm("collective"))->make(), mesh, 0, 2, g).ok());
+  for (int chip = 0; chip < mesh.chips(); ++chip) {
+    const core::OpId ag_b = Find(g, "b.ag_b", kAnySlice, chip);
+    const core::OpId gemm_b = Find(g, "b.gemm", kAnySlice, chip);
+    const core::OpId rds_a = Find(g, "a.rds_c", kAnySlice, chip);
+    EXPECT_FALSE(DependsOn(g, ag_b, rds_a)) << "chip " << chip;
+    EXPECT_TRUE(DirectlyDependsOn(g, gemm_b, rds_a)) << "chip " << chip;
+    EXPECT_TRUE(DirectlyDependsOn(g, gemm_b, ag_b)) << "chip " << chip;
+  }
+  const double chained = Simulate(Lower("collective", first, mesh, 0), mesh) +
+                         Simulate(Lower("collective", second, mesh, 0), mesh);
+  const double ag = AllGatherSeconds(mesh.rows, 8192.0 / 4 * 32768 / 4 * 2);
+  const double t = Simulate(g, mesh);
+  EXPECT_LT(t, chained - 0.5 * ag);
+  EXPECT_GT(t, chained - 1.05 * ag);
+}
+
+// After an OS problem whose B is prefetched, the next problem's prefetch waits for the OS
+// problem's exposed AllGather of A (LoweringContext::compute_ready) — it overlaps that GeMM,
+// not that AllGather — and not for its GeMM.
+TEST(CollectiveLoweringTest, PrefetchStartsWhereThePreviousGemmCanStart) {
+  const Mesh mesh{4, 2};
+  GemmProblem first = Problem(Dataflow::kOS, 512, 1024, 2048, "a");
+  GemmProblem second = Problem(Dataflow::kLS, 512, 1024, 2048, "b");
+  first.b_early = second.b_early = true;
+  core::OpGraph g;
+  ASSERT_TRUE(
+      LowerProblems({first, second}, *(*FindAlgorithm("collective"))->make(), mesh, 0, 2, g).ok());
+  for (int chip = 0; chip < mesh.chips(); ++chip) {
+    const core::OpId ag_b = Find(g, "b.ag_b", kAnySlice, chip);
+    EXPECT_TRUE(DirectlyDependsOn(g, ag_b, Find(g, "a.ag_a", kAnySlice, chip))) << chip;
+    EXPECT_FALSE(DependsOn(g, ag_b, Find(g, "a.gemm", kAnySlice, chip))) << chip;
+  }
 }
 
 TEST(CollectiveCheckTest, RejectsMeshesThatDoNotDivideTheMatrices) {

@@ -24,6 +24,25 @@ TEST(ModeArbiterTest, SameModeSharesOtherModeWaits) {
   EXPECT_EQ(a.waiting(), 0u);
 }
 
+TEST(ModeArbiterTest, ExclusiveCollectivesRunOneAtATimePerChip) {
+  // A row collective {0, 1} and a column collective {0, 2} share chip 0: with exclusive
+  // collectives the second waits for the first; a collective on {3} is unaffected. Without the
+  // flag both would run together (SameModeSharesOtherModeWaits).
+  ModeArbiter a(4, /*exclusive_collectives=*/true);
+  std::vector<int> started;
+  const std::vector<ChipId> row = {ChipId(0), ChipId(1)}, col = {ChipId(0), ChipId(2)},
+                            other = {ChipId(3)};
+  a.Acquire(row, M::kCollective, [&] { started.push_back(1); });
+  a.Acquire(col, M::kCollective, [&] { started.push_back(2); });
+  a.Acquire(other, M::kCollective, [&] { started.push_back(3); });
+  EXPECT_EQ(started, (std::vector<int>{1, 3}));
+  a.Release(row, M::kCollective);
+  EXPECT_EQ(started, (std::vector<int>{1, 3, 2}));
+  a.Release(col, M::kCollective);
+  a.Release(other, M::kCollective);
+  EXPECT_EQ(a.waiting(), 0u);
+}
+
 TEST(ModeArbiterTest, LaterRequestsDoNotOvertakeAnEarlierConflictingOne) {
   // Chip 0 computes; a collective on {0, 1} waits; a later compute on chip 1 must wait behind
   // the collective (request order), otherwise the collective could starve.
