@@ -55,6 +55,15 @@ std::vector<core::OpId> LoweringContext::AfterPrior(
   return FrontierOf(prior_frontier, members);
 }
 
+void LoweringContext::NextProblem(std::vector<core::OpId>& start) {
+  for (size_t c = 0; c < start.size() && c < compute_ready.size(); ++c) {
+    if (compute_ready[c].valid()) start[c] = compute_ready[c];
+  }
+  prior_frontier = std::move(start);
+  compute_ready.assign(frontier.size(), core::OpId());
+  start = frontier;
+}
+
 core::OpId LoweringContext::Join(core::ChipId chip, const std::vector<core::OpId>& deps,
                                  const GemmProblem& p) {
   core::Op join = core::Op::Delay(chip, core::Time::Zero());

@@ -106,6 +106,10 @@ struct LoweringContext {
   std::vector<core::OpId> After(const std::vector<core::ChipId>& members) const;
   // The same over prior_frontier.
   std::vector<core::OpId> AfterPrior(const std::vector<core::ChipId>& members) const;
+  // Call before lowering each problem (or other op) of a sequence: sets prior_frontier to where
+  // the previous one's compute could begin — its compute_ready, else the frontier when it
+  // started, which `start` carries between calls — and clears compute_ready.
+  void NextProblem(std::vector<core::OpId>& start);
   // Sets name ("<label>.<what>"), layer, pass and slice tags on `op`.
   void Tag(core::Op& op, const GemmProblem& p, const std::string& what, int slice = -1);
   // Sets frontier[chip] (growing the table when the chip is beyond it).

@@ -53,8 +53,13 @@ class GemmLayer : public LayerAlgorithm {
     const int64_t chips = ctx.mesh.chips();
     const int64_t local_heads = (s.batch / ctx.mesh.rows) * (s.heads / ctx.mesh.cols);
     const int saved = ctx.slices;
+    // As LowerProblems: each FC GeMM may move its early operands (a weight) while the op before
+    // it — another GeMM, or an element-wise op — runs.
+    // The first op's early operands wait for the frontier: nothing before this call is known.
+    std::vector<core::OpId> start_of_previous = ctx.frontier;
     for (const LayerOp& op : workloads::LayerOps(s)) {
       if (!InPart(op, p.part)) continue;
+      ctx.NextProblem(start_of_previous);
       if (op.kind == LayerOpKind::kFc) {
         const GemmProblem g = Problem(op, s);
         ctx.slices = Slices(g);
@@ -72,6 +77,8 @@ class GemmLayer : public LayerAlgorithm {
       }
     }
     ctx.slices = saved;
+    ctx.prior_frontier.clear();
+    ctx.compute_ready.clear();
     return absl::OkStatus();
   }
 

@@ -62,13 +62,7 @@ absl::Status LowerProblems(const std::vector<GemmProblem>& problems, const Algor
                       std::vector<core::OpId>(mesh.MachineChips())};
   std::vector<core::OpId> start_of_previous;  // The frontier when the previous problem started.
   for (const GemmProblem& p : problems) {
-    // Where the previous problem's compute could begin: its compute_ready, else its start.
-    for (size_t c = 0; c < start_of_previous.size() && c < ctx.compute_ready.size(); ++c) {
-      if (ctx.compute_ready[c].valid()) start_of_previous[c] = ctx.compute_ready[c];
-    }
-    ctx.prior_frontier = std::move(start_of_previous);
-    ctx.compute_ready.assign(ctx.frontier.size(), core::OpId());
-    start_of_previous = ctx.frontier;
+    ctx.NextProblem(start_of_previous);
     ctx.slices = p.slices > 0 ? p.slices : slices;
     absl::Status s = algorithm.Check(p, mesh, ctx.slices);
     if (!s.ok()) {
