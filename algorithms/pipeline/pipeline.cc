@@ -76,8 +76,9 @@ absl::StatusOr<std::vector<int>> SplitLayers(const workloads::LayerStack& stack,
 
 // The activations' spec on the stage's mesh (banner): the plugin's spec on one replica, with
 // the batch split over the D replicas of a D × R·C mesh. The R×C operator mesh becomes the
-// second dimension (local index r·C + c), so a plugin axis survives only when it still names
-// whole shards there: columns of a one-row mesh, rows of a one-column mesh, or both axes.
+// second dimension (local index r·C + c), so a plugin axis survives only when it splits over
+// every chip of the replica (columns of a one-row mesh, rows of a one-column mesh, or both
+// axes); an axis of one chip splits nothing.
 absl::StatusOr<std::string> StageSpec(const std::string& replica_spec, const Mesh& op, int dp) {
   if (dp == 1) return replica_spec;
   MESHSIM_ASSIGN_OR_RETURN(rs::ShardingSpec spec, rs::ParseSpec(replica_spec, 3));
@@ -89,19 +90,13 @@ absl::StatusOr<std::string> StageSpec(const std::string& replica_spec, const Mes
         dp, op.ToString(), replica_spec, dp, op.chips()));
   };
   for (rs::DimSharding& d : spec.dims) {
-    switch (d) {
-      case rs::DimSharding::kReplicated:
-        break;
-      case rs::DimSharding::kRows:
-        if (op.cols != 1) return fail();
-        d = rs::DimSharding::kCols;
-        break;
-      case rs::DimSharding::kCols:
-        if (op.rows != 1) return fail();
-        break;
-      case rs::DimSharding::kBoth:
-        d = rs::DimSharding::kCols;
-        break;
+    const int shards = rs::NumShards(d, op);
+    if (shards == 1) {
+      d = rs::DimSharding::kReplicated;  // An axis of one chip splits nothing.
+    } else if (shards == op.chips()) {
+      d = rs::DimSharding::kCols;  // Rows of R×1, columns of 1×C, or both: the local index.
+    } else {
+      return fail();
     }
   }
   rs::DimSharding& batch = spec.dims[0];
