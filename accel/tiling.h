@@ -9,12 +9,11 @@
 //   1. Scratchpad budget: the core double-buffers its input tiles and keeps B = output_buffers
 //      fp32 accumulators for C_t:       2·(tm·tk + tk·tn)·e + B·4·tm·tn ≤ S.
 //      T = the largest multiple of d with 2·(2T²)·e + B·4T² ≤ S (a square tile's side; 2048 for
-//      tpuv4's 64 MiB with B = 2, 2304 with B = 1). If not even a d×d tile fits, d is replaced by 1 (tiles smaller than the
-//      array, which SystolicTime pads).
-//      With accumulator_bytes = R > 0 (a GPU SM: fp32 accumulators in registers, inputs in shared
-//      memory) the budgets are separate: 2·(tm·tk + tk·tn)·e ≤ S and 4·tm·tn ≤ R; T is the
-//      largest multiple of d with 4T² ≤ R (176 for R = 128 KiB), capped so that a k-tile of
-//      kMinTkBlocks·d still fits S.
+//      tpuv4's 64 MiB with B = 2, 2304 with B = 1). If not even a d×d tile fits, d is replaced by 1
+//      (tiles smaller than the array, which SystolicTime pads). With accumulator_bytes = R > 0 (a
+//      GPU SM: fp32 accumulators in registers, inputs in shared memory) the budgets are separate:
+//      2·(tm·tk + tk·tn)·e ≤ S and 4·tm·tn ≤ R; T is the largest multiple of d with 4T² ≤ R (176
+//      for R = 128 KiB), capped so that a k-tile of kMinTkBlocks·d still fits S.
 //   2. Output tiles, balanced to keep padding small: for x ∈ {m, n},
 //        tiles_x = ⌈x / T⌉,  tx = round_up(⌈x / tiles_x⌉, d),  tiles_x = ⌈x / tx⌉
 //      (a dimension smaller than d is one tile of the whole dimension). The last tile of each

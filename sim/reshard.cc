@@ -233,11 +233,11 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
   rec.name = "reshard";
   // Keys of `meshsim run`'s workloads mean nothing here; the system parameters stay.
   constexpr const char* kOtherWorkloads[] = {
-      "mesh",   "placement", "workload", "model",  "hidden", "heads",      "ffn",
-      "layers", "batch",     "seq",      "pass",   "gemm",   "collective", "group",
-      "bytes",  "algorithm", "dataflow", "slices", "chunks", "steps",      "step-time",
-      "stages", "dp",        "microbatches", "schedule", "overlap", "delay-dw", "recompute", "reshard",
-      "reshard-scheduler"};
+      "mesh",       "placement", "workload",  "model",     "hidden",   "heads",
+      "ffn",        "layers",    "batch",     "seq",       "pass",     "gemm",
+      "collective", "group",     "bytes",     "algorithm", "dataflow", "slices",
+      "chunks",     "steps",     "step-time", "stages",    "dp",       "microbatches",
+      "schedule",   "overlap",   "delay-dw",  "recompute", "reshard",  "reshard-scheduler"};
   std::erase_if(rec.config, [&](const auto& kv) {
     return std::find(std::begin(kOtherWorkloads), std::end(kOtherWorkloads), kv.first) !=
            std::end(kOtherWorkloads);
