@@ -7,13 +7,6 @@
 
 namespace meshsim::core {
 
-namespace {
-// Heap order for progressive filling: smallest share first, ties by resource id (determinism).
-bool ShareGreater(double a_share, uint32_t a_res, double b_share, uint32_t b_res) {
-  return a_share != b_share ? a_share > b_share : a_res > b_res;
-}
-}  // namespace
-
 ResourceId FairShare::AddResource(ResourceInfo info) {
   MESHSIM_CHECK(info.capacity_bytes_per_s > 0 && std::isfinite(info.capacity_bytes_per_s))
       << "resource '" << info.name << "' needs a positive finite capacity";
@@ -59,6 +52,7 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
   }
   f.resources.assign(resources.begin(), resources.end());
   f.positions.resize(resources.size());
+  const bool crossing = resources.size() > 1;
   // The two smallest capacities on the route bound what any one resource can leave the flow.
   f.min_capacity = f.second_capacity = kNoCap;
   f.min_resource = 0;
@@ -69,7 +63,8 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
     f.positions[k] = static_cast<uint32_t>(res.flows.size());
     res.flows.push_back(idx);
     res.slots.push_back(k);
-    const double c = res.info.capacity_bytes_per_s;
+    res.crossing += crossing;
+    const double c = res.capacity;
     if (c < f.min_capacity) {
       f.second_capacity = f.min_capacity;
       f.min_capacity = c;
@@ -105,9 +100,11 @@ void FairShare::Complete(uint32_t idx) {
   MESHSIM_CHECK(f.active) << "flow completed twice";
   // O(1) unlink: the resource's last flow moves into the hole (the order a search-and-swap
   // would leave, which the solver's tie-breaking sees).
+  const bool crossing = f.resources.size() > 1;
   for (uint32_t k = 0; k < f.resources.size(); ++k) {
     const uint32_t r = f.resources[k].value();
     Resource& res = resources_[r];
+    res.crossing -= crossing;
     const uint32_t pos = f.positions[k];
     MESHSIM_CHECK(pos < res.flows.size() && res.flows[pos] == idx)
         << "flow missing from its resource";
@@ -159,10 +156,65 @@ void FairShare::Solve() {
   // Walk the dirty list by index: it is not modified during the solve.
   for (uint32_t r : dirty_) {
     if (resources_[r].mark == epoch_) continue;  // Already solved with an earlier component.
+    if (resources_[r].crossing == 0) {
+      SolveAlone(r);
+      continue;
+    }
     CollectComponent(r);
     SolveComponent();
   }
   dirty_.clear();
+}
+
+void FairShare::SolveAlone(uint32_t r) {
+  Resource& res = resources_[r];
+  res.mark = epoch_;
+  const Time now = sim_.Now();
+  const uint32_t n = static_cast<uint32_t>(res.flows.size());
+  flows_walked_ += n;
+  flows_refilled_ += n;
+  // Credit, and collect the caps as FillPart orders them: by (cap, flow index).
+  caps_.clear();
+  for (uint32_t i : res.flows) {
+    Flow& f = flows_[i];
+    f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.settled).seconds());
+    f.settled = now;
+    f.frozen = false;
+    if (std::isfinite(f.max_rate)) caps_.push_back({f.max_rate, i});
+  }
+  // FillPart on {r}: a cap below the resource's share freezes first (the share is then
+  // recomputed as Freeze recomputes it); then the resource pops and every other flow freezes at
+  // its share, in list order. The load sums the rates in freeze order.
+  double load = 0, remaining = res.capacity;
+  uint32_t unfrozen = n;
+  double share = n == 0 ? 0.0 : remaining / unfrozen;
+  if (!caps_.empty()) {
+    std::sort(caps_.begin(), caps_.end());
+    for (const auto& [cap, i] : caps_) {
+      if (!(cap < share)) break;
+      Flow& f = flows_[i];
+      f.frozen = true;
+      f.new_rate = cap;
+      remaining -= cap;
+      load += cap;
+      if (--unfrozen == 0) break;
+      share = std::max(remaining, 0.0) / unfrozen;
+    }
+  }
+  if (unfrozen > 0) share = std::max(share, res.capacity * 1e-12);
+  for (uint32_t i : res.flows) {
+    Flow& f = flows_[i];
+    if (f.frozen) continue;
+    f.new_rate = share;
+    load += share;
+  }
+  SetLoad(r, load);
+  for (uint32_t i : res.flows) {
+    Flow& f = flows_[i];
+    if (f.new_rate == f.rate && f.completion.valid()) continue;
+    f.rate = f.new_rate;
+    ScheduleCompletion(i);
+  }
 }
 
 void FairShare::CollectComponent(uint32_t seed) {
@@ -227,12 +279,11 @@ void FairShare::Freeze(uint32_t idx, double rate) {
     res.remaining -= rate;
     res.new_load += rate;
     --res.unfrozen;
-    ++res.version;
+    if (res.heap_index == kNotInHeap) continue;  // The resource being popped.
     if (res.unfrozen > 0) {
-      heap_.push_back({std::max(res.remaining, 0.0) / res.unfrozen, r.value(), res.version});
-      std::push_heap(heap_.begin(), heap_.end(), [](const HeapEntry& a, const HeapEntry& b) {
-        return ShareGreater(a.share, a.resource, b.share, b.resource);
-      });
+      HeapUpdate(res.heap_index, {std::max(res.remaining, 0.0) / res.unfrozen, r.value()});
+    } else {
+      HeapRemove(res.heap_index);
     }
   }
 }
@@ -294,9 +345,6 @@ void FairShare::SolveComponent() {
 
 void FairShare::FillPart(std::span<const uint32_t> part_resources,
                          std::span<const uint32_t> part_flows) {
-  const auto heap_less = [](const HeapEntry& a, const HeapEntry& b) {
-    return ShareGreater(a.share, a.resource, b.share, b.resource);
-  };
   caps_.clear();
   for (uint32_t i : part_flows) {
     Flow& f = flows_[i];
@@ -311,20 +359,18 @@ void FairShare::FillPart(std::span<const uint32_t> part_resources,
   heap_.clear();
   for (uint32_t r : part_resources) {
     Resource& res = resources_[r];
-    res.remaining = res.info.capacity_bytes_per_s;
+    res.remaining = res.capacity;
     res.new_load = 0;
     res.unfrozen = static_cast<uint32_t>(res.flows.size());
-    ++res.version;
-    if (res.unfrozen > 0) heap_.push_back({res.remaining / res.unfrozen, r, res.version});
+    res.heap_index = kNotInHeap;
+    if (res.unfrozen == 0) continue;
+    heap_.push_back({res.remaining / res.unfrozen, r});
+    res.heap_index = static_cast<uint32_t>(heap_.size() - 1);
   }
-  std::make_heap(heap_.begin(), heap_.end(), heap_less);
+  for (size_t i = heap_.size() / 2; i-- > 0;) HeapSiftDown(i, heap_[i]);
 
   size_t next_cap = 0;
   while (unfrozen_ > 0) {
-    while (!heap_.empty() && heap_.front().version != resources_[heap_.front().resource].version) {
-      std::pop_heap(heap_.begin(), heap_.end(), heap_less);
-      heap_.pop_back();
-    }
     while (next_cap < caps_.size() && flows_[caps_[next_cap].second].frozen) ++next_cap;
     const double resource_share = heap_.empty() ? kNoCap : heap_.front().share;
     if (next_cap < caps_.size() && caps_[next_cap].first < resource_share) {
@@ -333,11 +379,10 @@ void FairShare::FillPart(std::span<const uint32_t> part_resources,
     }
     MESHSIM_CHECK(!heap_.empty()) << "unfrozen flows but no bottleneck";
     const HeapEntry top = heap_.front();
-    std::pop_heap(heap_.begin(), heap_.end(), heap_less);
-    heap_.pop_back();
+    HeapRemove(0);
     Resource& res = resources_[top.resource];
     // Rounding can leave a bottleneck with a hair below zero; a flow never stalls completely.
-    const double share = std::max(top.share, res.info.capacity_bytes_per_s * 1e-12);
+    const double share = std::max(top.share, res.capacity * 1e-12);
     for (size_t j = 0; j < res.flows.size(); ++j) {
       const uint32_t f = res.flows[j];
       if (!flows_[f].frozen) Freeze(f, share);
@@ -345,11 +390,56 @@ void FairShare::FillPart(std::span<const uint32_t> part_resources,
   }
 }
 
+void FairShare::HeapSiftUp(size_t i, HeapEntry e) {
+  while (i > 0) {
+    const size_t parent = (i - 1) / 2;
+    if (!Before(e, heap_[parent])) break;
+    HeapPlace(i, heap_[parent]);
+    i = parent;
+  }
+  HeapPlace(i, e);
+}
+
+void FairShare::HeapSiftDown(size_t i, HeapEntry e) {
+  const size_t n = heap_.size();
+  while (true) {
+    size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && Before(heap_[child + 1], heap_[child])) ++child;
+    if (!Before(heap_[child], e)) break;
+    HeapPlace(i, heap_[child]);
+    i = child;
+  }
+  HeapPlace(i, e);
+}
+
+void FairShare::HeapUpdate(size_t i, HeapEntry e) {
+  // A freeze at the current level s* ≤ share raises the share, but rounding may lower it.
+  if (Before(e, heap_[i])) {
+    HeapSiftUp(i, e);
+  } else {
+    HeapSiftDown(i, e);
+  }
+}
+
+void FairShare::HeapRemove(size_t i) {
+  resources_[heap_[i].resource].heap_index = kNotInHeap;
+  const HeapEntry last = heap_.back();
+  heap_.pop_back();
+  if (i == heap_.size()) return;
+  if (i > 0 && Before(last, heap_[(i - 1) / 2])) {
+    HeapSiftUp(i, last);
+  } else {
+    HeapSiftDown(i, last);
+  }
+}
+
 void FairShare::ScheduleCompletion(uint32_t idx) {
   Flow& f = flows_[idx];
-  sim_.Cancel(f.completion);
-  f.completion = sim_.ScheduleAt(sim_.Now() + TransferTime(f.remaining, f.rate),
-                                 [this, idx] { Complete(idx); });
+  const Time when = sim_.Now() + TransferTime(f.remaining, f.rate);
+  // In place when the completion is pending: ordered exactly as a cancel and a new schedule.
+  if (sim_.Reschedule(f.completion, when)) return;
+  f.completion = sim_.ScheduleAt(when, [this, idx] { Complete(idx); });
 }
 
 void FairShare::SetLoad(uint32_t r, double load) {
