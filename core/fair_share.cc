@@ -11,10 +11,12 @@ ResourceId FairShare::AddResource(ResourceInfo info) {
   MESHSIM_CHECK(info.capacity_bytes_per_s > 0 && std::isfinite(info.capacity_bytes_per_s))
       << "resource '" << info.name << "' needs a positive finite capacity";
   Resource r;
-  r.info = std::move(info);
-  r.capacity = r.info.capacity_bytes_per_s;
+  r.capacity = info.capacity_bytes_per_s;
   r.load_since = sim_.Now();
+  r.bytes = info.bytes;
+  r.busy = info.busy;
   resources_.push_back(std::move(r));
+  infos_.push_back(std::move(info));
   return ResourceId(static_cast<uint32_t>(resources_.size() - 1));
 }
 
@@ -29,13 +31,14 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
   } else {
     idx = static_cast<uint32_t>(flows_.size());
     flows_.emplace_back();
+    on_done_.emplace_back();
   }
   Flow& f = flows_[idx];
   f.remaining = bytes;
   f.rate = 0;
   f.max_rate = max_rate;
   f.settled = sim_.Now();
-  f.on_done = std::move(on_done);
+  on_done_[idx] = std::move(on_done);
   f.resources.clear();
   f.active = true;
   ++active_;
@@ -53,27 +56,15 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
   f.resources.assign(resources.begin(), resources.end());
   f.positions.resize(resources.size());
   const bool crossing = resources.size() > 1;
-  // The two smallest capacities on the route bound what any one resource can leave the flow.
-  f.min_capacity = f.second_capacity = kNoCap;
-  f.min_resource = 0;
   for (uint32_t k = 0; k < resources.size(); ++k) {
     const ResourceId r = resources[k];
     MESHSIM_CHECK(r.valid() && r.value() < resources_.size()) << "unknown resource " << r;
     Resource& res = resources_[r.value()];
     f.positions[k] = static_cast<uint32_t>(res.flows.size());
-    res.flows.push_back(idx);
-    res.slots.push_back(k);
+    res.flows.push_back({idx, k});
     res.crossing += crossing;
-    const double c = res.capacity;
-    if (c < f.min_capacity) {
-      f.second_capacity = f.min_capacity;
-      f.min_capacity = c;
-      f.min_resource = r.value();
-    } else if (c < f.second_capacity) {
-      f.second_capacity = c;
-    }
   }
-  for (ResourceId r : resources) AddBound(r.value(), Bound(f, r.value()), +1);
+  AddBounds(f, +1);
   MarkDirty(f);
   RequestSolve();
   return FlowId(idx);
@@ -106,16 +97,14 @@ void FairShare::Complete(uint32_t idx) {
     Resource& res = resources_[r];
     res.crossing -= crossing;
     const uint32_t pos = f.positions[k];
-    MESHSIM_CHECK(pos < res.flows.size() && res.flows[pos] == idx)
+    MESHSIM_CHECK(pos < res.flows.size() && res.flows[pos].flow == idx)
         << "flow missing from its resource";
-    const uint32_t moved = res.flows.back(), moved_slot = res.slots.back();
+    const Member moved = res.flows.back();
     res.flows[pos] = moved;
-    res.slots[pos] = moved_slot;
-    flows_[moved].positions[moved_slot] = pos;
+    flows_[moved.flow].positions[moved.slot] = pos;
     res.flows.pop_back();
-    res.slots.pop_back();
-    AddBound(r, Bound(f, r), -1);
   }
+  AddBounds(f, -1);
   if (!f.resources.empty()) {
     MarkDirty(f);
     RequestSolve();
@@ -124,14 +113,37 @@ void FairShare::Complete(uint32_t idx) {
   f.rate = 0;
   f.completion = EventId();
   --active_;
-  Callback done = std::move(f.on_done);
-  f.on_done = nullptr;
+  Callback done = std::move(on_done_[idx]);
+  on_done_[idx] = nullptr;
   free_flows_.push_back(idx);
   if (done) done();
 }
 
-double FairShare::Bound(const Flow& f, uint32_t r) const {
-  return std::min(f.max_rate, r == f.min_resource ? f.second_capacity : f.min_capacity);
+void FairShare::RouteCapacities(const Flow& f, uint32_t* min_resource, double* min_capacity,
+                                double* second_capacity) const {
+  *min_capacity = *second_capacity = kNoCap;
+  *min_resource = 0;
+  for (ResourceId r : f.resources) {
+    const double c = resources_[r.value()].capacity;
+    if (c < *min_capacity) {
+      *second_capacity = *min_capacity;
+      *min_capacity = c;
+      *min_resource = r.value();
+    } else if (c < *second_capacity) {
+      *second_capacity = c;
+    }
+  }
+}
+
+void FairShare::AddBounds(const Flow& f, int sign) {
+  // The two smallest capacities on the route bound what any one resource can leave the flow.
+  uint32_t min_resource;
+  double min_capacity, second_capacity;
+  RouteCapacities(f, &min_resource, &min_capacity, &second_capacity);
+  for (ResourceId r : f.resources) {
+    const double other = r.value() == min_resource ? second_capacity : min_capacity;
+    AddBound(r.value(), std::min(f.max_rate, other), sign);
+  }
 }
 
 void FairShare::AddBound(uint32_t r, double bound, int sign) {
@@ -175,7 +187,8 @@ void FairShare::SolveAlone(uint32_t r) {
   flows_refilled_ += n;
   // Credit, and collect the caps as FillPart orders them: by (cap, flow index).
   caps_.clear();
-  for (uint32_t i : res.flows) {
+  for (const Member& m : res.flows) {
+    const uint32_t i = m.flow;
     Flow& f = flows_[i];
     f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.settled).seconds());
     f.settled = now;
@@ -202,18 +215,18 @@ void FairShare::SolveAlone(uint32_t r) {
     }
   }
   if (unfrozen > 0) share = std::max(share, res.capacity * 1e-12);
-  for (uint32_t i : res.flows) {
-    Flow& f = flows_[i];
+  for (const Member& m : res.flows) {
+    Flow& f = flows_[m.flow];
     if (f.frozen) continue;
     f.new_rate = share;
     load += share;
   }
   SetLoad(r, load);
-  for (uint32_t i : res.flows) {
-    Flow& f = flows_[i];
+  for (const Member& m : res.flows) {
+    Flow& f = flows_[m.flow];
     if (f.new_rate == f.rate && f.completion.valid()) continue;
     f.rate = f.new_rate;
-    ScheduleCompletion(i);
+    ScheduleCompletion(m.flow);
   }
 }
 
@@ -227,11 +240,11 @@ void FairShare::CollectComponent(uint32_t seed) {
     const uint32_t r = stack_.back();
     stack_.pop_back();
     comp_resources_.push_back(r);
-    for (uint32_t f : resources_[r].flows) {
-      Flow& flow = flows_[f];
+    for (const Member& m : resources_[r].flows) {
+      Flow& flow = flows_[m.flow];
       if (flow.mark == epoch_) continue;
       flow.mark = epoch_;
-      comp_flows_.push_back(f);
+      comp_flows_.push_back(m.flow);
       for (ResourceId r2 : flow.resources) {
         Resource& res = resources_[r2.value()];
         if (res.mark == epoch_) continue;
@@ -262,8 +275,8 @@ void FairShare::CollectBindingPart(uint32_t seed_flow) {
     const uint32_t r = stack_.back();
     stack_.pop_back();
     sub_resources_.push_back(r);
-    for (uint32_t f : resources_[r].flows) {
-      if (flows_[f].sub_mark != epoch_) add_flow(f);
+    for (const Member& m : resources_[r].flows) {
+      if (flows_[m.flow].sub_mark != epoch_) add_flow(m.flow);
     }
   }
 }
@@ -281,7 +294,7 @@ void FairShare::Freeze(uint32_t idx, double rate) {
     --res.unfrozen;
     if (res.heap_index == kNotInHeap) continue;  // The resource being popped.
     if (res.unfrozen > 0) {
-      HeapUpdate(res.heap_index, {std::max(res.remaining, 0.0) / res.unfrozen, r.value()});
+      HeapUpdate(res.heap_index, {std::max(res.remaining, 0.0) / res.unfrozen + 0.0, r.value()});
     } else {
       HeapRemove(res.heap_index);
     }
@@ -316,9 +329,9 @@ void FairShare::SolveComponent() {
   } else {
     for (uint32_t r : comp_resources_) {
       if (resources_[r].dirty_mark != epoch_) continue;
-      for (uint32_t f : resources_[r].flows) {
-        if (flows_[f].sub_mark == epoch_) continue;
-        CollectBindingPart(f);
+      for (const Member& m : resources_[r].flows) {
+        if (flows_[m.flow].sub_mark == epoch_) continue;
+        CollectBindingPart(m.flow);
         FillPart(sub_resources_, sub_flows_);
       }
     }
@@ -331,7 +344,7 @@ void FairShare::SolveComponent() {
       SetLoad(r, res.load);
     } else {  // Carries the sum of its flows' rates, none of which it limits.
       double load = 0;
-      for (uint32_t f : res.flows) load += flows_[f].new_rate;
+      for (const Member& m : res.flows) load += flows_[m.flow].new_rate;
       SetLoad(r, load);
     }
   }
@@ -384,7 +397,7 @@ void FairShare::FillPart(std::span<const uint32_t> part_resources,
     // Rounding can leave a bottleneck with a hair below zero; a flow never stalls completely.
     const double share = std::max(top.share, res.capacity * 1e-12);
     for (size_t j = 0; j < res.flows.size(); ++j) {
-      const uint32_t f = res.flows[j];
+      const uint32_t f = res.flows[j].flow;
       if (!flows_[f].frozen) Freeze(f, share);
     }
   }
@@ -446,8 +459,8 @@ void FairShare::SetLoad(uint32_t r, double load) {
   Resource& res = resources_[r];
   const Time now = sim_.Now();
   const Time dt = now - res.load_since;
-  res.info.bytes += res.load * dt.seconds();
-  if (res.load > 0) res.info.busy += dt;
+  res.bytes += res.load * dt.seconds();
+  if (res.load > 0) res.busy += dt;
   res.load_since = now;
   if (load != res.load && record_counters_) {
     counters_.push_back({now, ResourceId(r), load});
@@ -459,11 +472,12 @@ std::vector<ResourceInfo> FairShare::ResourceReport() const {
   std::vector<ResourceInfo> out;
   out.reserve(resources_.size());
   const Time now = sim_.Now();
-  for (const Resource& res : resources_) {
-    ResourceInfo info = res.info;
+  for (size_t r = 0; r < resources_.size(); ++r) {
+    const Resource& res = resources_[r];
+    ResourceInfo info = infos_[r];
     const Time dt = now - res.load_since;
-    info.bytes += res.load * dt.seconds();
-    if (res.load > 0) info.busy += dt;
+    info.bytes = res.bytes + res.load * dt.seconds();
+    info.busy = res.load > 0 ? res.busy + dt : res.busy;
     out.push_back(std::move(info));
   }
   return out;
