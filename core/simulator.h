@@ -109,11 +109,9 @@ class Simulator {
     uint32_t generation = 0;
     bool live = false;
   };
-  // (time, seq) as one integer (times are never negative): one compare, no branch on ties.
+  // Branches on ties: a 128-bit key, as the fill heap uses, measured slower here.
   static bool Earlier(const Entry& a, const Entry& b) {
-    using Key = unsigned __int128;
-    return (Key(static_cast<uint64_t>(a.time_ps)) << 64 | a.seq) <
-           (Key(static_cast<uint64_t>(b.time_ps)) << 64 | b.seq);
+    return a.time_ps != b.time_ps ? a.time_ps < b.time_ps : a.seq < b.seq;
   }
   static constexpr uint32_t kNotQueued = UINT32_MAX;
   // Stores `e` at heap index i and records i as its slot's position.
