@@ -7,21 +7,16 @@
 
 namespace meshsim::core {
 
-namespace {
-// Heap order for progressive filling: smallest share first, ties by resource id (determinism).
-bool ShareGreater(double a_share, uint32_t a_res, double b_share, uint32_t b_res) {
-  return a_share != b_share ? a_share > b_share : a_res > b_res;
-}
-}  // namespace
-
 ResourceId FairShare::AddResource(ResourceInfo info) {
   MESHSIM_CHECK(info.capacity_bytes_per_s > 0 && std::isfinite(info.capacity_bytes_per_s))
       << "resource '" << info.name << "' needs a positive finite capacity";
   Resource r;
-  r.info = std::move(info);
-  r.capacity = r.info.capacity_bytes_per_s;
+  r.capacity = info.capacity_bytes_per_s;
   r.load_since = sim_.Now();
+  r.bytes = info.bytes;
+  r.busy = info.busy;
   resources_.push_back(std::move(r));
+  infos_.push_back(std::move(info));
   return ResourceId(static_cast<uint32_t>(resources_.size() - 1));
 }
 
@@ -36,13 +31,14 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
   } else {
     idx = static_cast<uint32_t>(flows_.size());
     flows_.emplace_back();
+    on_done_.emplace_back();
   }
   Flow& f = flows_[idx];
   f.remaining = bytes;
   f.rate = 0;
   f.max_rate = max_rate;
   f.settled = sim_.Now();
-  f.on_done = std::move(on_done);
+  on_done_[idx] = std::move(on_done);
   f.resources.clear();
   f.active = true;
   ++active_;
@@ -59,26 +55,16 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
   }
   f.resources.assign(resources.begin(), resources.end());
   f.positions.resize(resources.size());
-  // The two smallest capacities on the route bound what any one resource can leave the flow.
-  f.min_capacity = f.second_capacity = kNoCap;
-  f.min_resource = 0;
+  const bool crossing = resources.size() > 1;
   for (uint32_t k = 0; k < resources.size(); ++k) {
     const ResourceId r = resources[k];
     MESHSIM_CHECK(r.valid() && r.value() < resources_.size()) << "unknown resource " << r;
     Resource& res = resources_[r.value()];
     f.positions[k] = static_cast<uint32_t>(res.flows.size());
-    res.flows.push_back(idx);
-    res.slots.push_back(k);
-    const double c = res.info.capacity_bytes_per_s;
-    if (c < f.min_capacity) {
-      f.second_capacity = f.min_capacity;
-      f.min_capacity = c;
-      f.min_resource = r.value();
-    } else if (c < f.second_capacity) {
-      f.second_capacity = c;
-    }
+    res.flows.push_back({idx, k});
+    res.crossing += crossing;
   }
-  for (ResourceId r : resources) AddBound(r.value(), Bound(f, r.value()), +1);
+  AddBounds(f, +1);
   MarkDirty(f);
   RequestSolve();
   return FlowId(idx);
@@ -105,20 +91,20 @@ void FairShare::Complete(uint32_t idx) {
   MESHSIM_CHECK(f.active) << "flow completed twice";
   // O(1) unlink: the resource's last flow moves into the hole (the order a search-and-swap
   // would leave, which the solver's tie-breaking sees).
+  const bool crossing = f.resources.size() > 1;
   for (uint32_t k = 0; k < f.resources.size(); ++k) {
     const uint32_t r = f.resources[k].value();
     Resource& res = resources_[r];
+    res.crossing -= crossing;
     const uint32_t pos = f.positions[k];
-    MESHSIM_CHECK(pos < res.flows.size() && res.flows[pos] == idx)
+    MESHSIM_CHECK(pos < res.flows.size() && res.flows[pos].flow == idx)
         << "flow missing from its resource";
-    const uint32_t moved = res.flows.back(), moved_slot = res.slots.back();
+    const Member moved = res.flows.back();
     res.flows[pos] = moved;
-    res.slots[pos] = moved_slot;
-    flows_[moved].positions[moved_slot] = pos;
+    flows_[moved.flow].positions[moved.slot] = pos;
     res.flows.pop_back();
-    res.slots.pop_back();
-    AddBound(r, Bound(f, r), -1);
   }
+  AddBounds(f, -1);
   if (!f.resources.empty()) {
     MarkDirty(f);
     RequestSolve();
@@ -127,14 +113,37 @@ void FairShare::Complete(uint32_t idx) {
   f.rate = 0;
   f.completion = EventId();
   --active_;
-  Callback done = std::move(f.on_done);
-  f.on_done = nullptr;
+  Callback done = std::move(on_done_[idx]);
+  on_done_[idx] = nullptr;
   free_flows_.push_back(idx);
   if (done) done();
 }
 
-double FairShare::Bound(const Flow& f, uint32_t r) const {
-  return std::min(f.max_rate, r == f.min_resource ? f.second_capacity : f.min_capacity);
+void FairShare::RouteCapacities(const Flow& f, uint32_t* min_resource, double* min_capacity,
+                                double* second_capacity) const {
+  *min_capacity = *second_capacity = kNoCap;
+  *min_resource = 0;
+  for (ResourceId r : f.resources) {
+    const double c = resources_[r.value()].capacity;
+    if (c < *min_capacity) {
+      *second_capacity = *min_capacity;
+      *min_capacity = c;
+      *min_resource = r.value();
+    } else if (c < *second_capacity) {
+      *second_capacity = c;
+    }
+  }
+}
+
+void FairShare::AddBounds(const Flow& f, int sign) {
+  // The two smallest capacities on the route bound what any one resource can leave the flow.
+  uint32_t min_resource;
+  double min_capacity, second_capacity;
+  RouteCapacities(f, &min_resource, &min_capacity, &second_capacity);
+  for (ResourceId r : f.resources) {
+    const double other = r.value() == min_resource ? second_capacity : min_capacity;
+    AddBound(r.value(), std::min(f.max_rate, other), sign);
+  }
 }
 
 void FairShare::AddBound(uint32_t r, double bound, int sign) {
@@ -159,10 +168,66 @@ void FairShare::Solve() {
   // Walk the dirty list by index: it is not modified during the solve.
   for (uint32_t r : dirty_) {
     if (resources_[r].mark == epoch_) continue;  // Already solved with an earlier component.
+    if (resources_[r].crossing == 0) {
+      SolveAlone(r);
+      continue;
+    }
     CollectComponent(r);
     SolveComponent();
   }
   dirty_.clear();
+}
+
+void FairShare::SolveAlone(uint32_t r) {
+  Resource& res = resources_[r];
+  res.mark = epoch_;
+  const Time now = sim_.Now();
+  const uint32_t n = static_cast<uint32_t>(res.flows.size());
+  flows_walked_ += n;
+  flows_refilled_ += n;
+  // Credit, and collect the caps as FillPart orders them: by (cap, flow index).
+  caps_.clear();
+  for (const Member& m : res.flows) {
+    const uint32_t i = m.flow;
+    Flow& f = flows_[i];
+    f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.settled).seconds());
+    f.settled = now;
+    f.frozen = false;
+    if (std::isfinite(f.max_rate)) caps_.push_back({f.max_rate, i});
+  }
+  // FillPart on {r}: a cap below the resource's share freezes first (the share is then
+  // recomputed as Freeze recomputes it); then the resource pops and every other flow freezes at
+  // its share, in list order. The load sums the rates in freeze order.
+  double load = 0, remaining = res.capacity;
+  uint32_t unfrozen = n;
+  double share = n == 0 ? 0.0 : remaining / unfrozen;
+  if (!caps_.empty()) {
+    std::sort(caps_.begin(), caps_.end());
+    for (const auto& [cap, i] : caps_) {
+      if (!(cap < share)) break;
+      Flow& f = flows_[i];
+      f.frozen = true;
+      f.new_rate = cap;
+      remaining -= cap;
+      load += cap;
+      if (--unfrozen == 0) break;
+      share = std::max(remaining, 0.0) / unfrozen;
+    }
+  }
+  if (unfrozen > 0) share = std::max(share, res.capacity * 1e-12);
+  for (const Member& m : res.flows) {
+    Flow& f = flows_[m.flow];
+    if (f.frozen) continue;
+    f.new_rate = share;
+    load += share;
+  }
+  SetLoad(r, load);
+  for (const Member& m : res.flows) {
+    Flow& f = flows_[m.flow];
+    if (f.new_rate == f.rate && f.completion.valid()) continue;
+    f.rate = f.new_rate;
+    ScheduleCompletion(m.flow);
+  }
 }
 
 void FairShare::CollectComponent(uint32_t seed) {
@@ -175,11 +240,11 @@ void FairShare::CollectComponent(uint32_t seed) {
     const uint32_t r = stack_.back();
     stack_.pop_back();
     comp_resources_.push_back(r);
-    for (uint32_t f : resources_[r].flows) {
-      Flow& flow = flows_[f];
+    for (const Member& m : resources_[r].flows) {
+      Flow& flow = flows_[m.flow];
       if (flow.mark == epoch_) continue;
       flow.mark = epoch_;
-      comp_flows_.push_back(f);
+      comp_flows_.push_back(m.flow);
       for (ResourceId r2 : flow.resources) {
         Resource& res = resources_[r2.value()];
         if (res.mark == epoch_) continue;
@@ -210,8 +275,8 @@ void FairShare::CollectBindingPart(uint32_t seed_flow) {
     const uint32_t r = stack_.back();
     stack_.pop_back();
     sub_resources_.push_back(r);
-    for (uint32_t f : resources_[r].flows) {
-      if (flows_[f].sub_mark != epoch_) add_flow(f);
+    for (const Member& m : resources_[r].flows) {
+      if (flows_[m.flow].sub_mark != epoch_) add_flow(m.flow);
     }
   }
 }
@@ -227,12 +292,11 @@ void FairShare::Freeze(uint32_t idx, double rate) {
     res.remaining -= rate;
     res.new_load += rate;
     --res.unfrozen;
-    ++res.version;
+    if (res.heap_index == kNotInHeap) continue;  // The resource being popped.
     if (res.unfrozen > 0) {
-      heap_.push_back({std::max(res.remaining, 0.0) / res.unfrozen, r.value(), res.version});
-      std::push_heap(heap_.begin(), heap_.end(), [](const HeapEntry& a, const HeapEntry& b) {
-        return ShareGreater(a.share, a.resource, b.share, b.resource);
-      });
+      HeapUpdate(res.heap_index, {std::max(res.remaining, 0.0) / res.unfrozen + 0.0, r.value()});
+    } else {
+      HeapRemove(res.heap_index);
     }
   }
 }
@@ -265,9 +329,9 @@ void FairShare::SolveComponent() {
   } else {
     for (uint32_t r : comp_resources_) {
       if (resources_[r].dirty_mark != epoch_) continue;
-      for (uint32_t f : resources_[r].flows) {
-        if (flows_[f].sub_mark == epoch_) continue;
-        CollectBindingPart(f);
+      for (const Member& m : resources_[r].flows) {
+        if (flows_[m.flow].sub_mark == epoch_) continue;
+        CollectBindingPart(m.flow);
         FillPart(sub_resources_, sub_flows_);
       }
     }
@@ -280,7 +344,7 @@ void FairShare::SolveComponent() {
       SetLoad(r, res.load);
     } else {  // Carries the sum of its flows' rates, none of which it limits.
       double load = 0;
-      for (uint32_t f : res.flows) load += flows_[f].new_rate;
+      for (const Member& m : res.flows) load += flows_[m.flow].new_rate;
       SetLoad(r, load);
     }
   }
@@ -294,9 +358,6 @@ void FairShare::SolveComponent() {
 
 void FairShare::FillPart(std::span<const uint32_t> part_resources,
                          std::span<const uint32_t> part_flows) {
-  const auto heap_less = [](const HeapEntry& a, const HeapEntry& b) {
-    return ShareGreater(a.share, a.resource, b.share, b.resource);
-  };
   caps_.clear();
   for (uint32_t i : part_flows) {
     Flow& f = flows_[i];
@@ -311,20 +372,18 @@ void FairShare::FillPart(std::span<const uint32_t> part_resources,
   heap_.clear();
   for (uint32_t r : part_resources) {
     Resource& res = resources_[r];
-    res.remaining = res.info.capacity_bytes_per_s;
+    res.remaining = res.capacity;
     res.new_load = 0;
     res.unfrozen = static_cast<uint32_t>(res.flows.size());
-    ++res.version;
-    if (res.unfrozen > 0) heap_.push_back({res.remaining / res.unfrozen, r, res.version});
+    res.heap_index = kNotInHeap;
+    if (res.unfrozen == 0) continue;
+    heap_.push_back({res.remaining / res.unfrozen, r});
+    res.heap_index = static_cast<uint32_t>(heap_.size() - 1);
   }
-  std::make_heap(heap_.begin(), heap_.end(), heap_less);
+  for (size_t i = heap_.size() / 2; i-- > 0;) HeapSiftDown(i, heap_[i]);
 
   size_t next_cap = 0;
   while (unfrozen_ > 0) {
-    while (!heap_.empty() && heap_.front().version != resources_[heap_.front().resource].version) {
-      std::pop_heap(heap_.begin(), heap_.end(), heap_less);
-      heap_.pop_back();
-    }
     while (next_cap < caps_.size() && flows_[caps_[next_cap].second].frozen) ++next_cap;
     const double resource_share = heap_.empty() ? kNoCap : heap_.front().share;
     if (next_cap < caps_.size() && caps_[next_cap].first < resource_share) {
@@ -333,31 +392,75 @@ void FairShare::FillPart(std::span<const uint32_t> part_resources,
     }
     MESHSIM_CHECK(!heap_.empty()) << "unfrozen flows but no bottleneck";
     const HeapEntry top = heap_.front();
-    std::pop_heap(heap_.begin(), heap_.end(), heap_less);
-    heap_.pop_back();
+    HeapRemove(0);
     Resource& res = resources_[top.resource];
     // Rounding can leave a bottleneck with a hair below zero; a flow never stalls completely.
-    const double share = std::max(top.share, res.info.capacity_bytes_per_s * 1e-12);
+    const double share = std::max(top.share, res.capacity * 1e-12);
     for (size_t j = 0; j < res.flows.size(); ++j) {
-      const uint32_t f = res.flows[j];
+      const uint32_t f = res.flows[j].flow;
       if (!flows_[f].frozen) Freeze(f, share);
     }
   }
 }
 
+void FairShare::HeapSiftUp(size_t i, HeapEntry e) {
+  while (i > 0) {
+    const size_t parent = (i - 1) / 2;
+    if (!Before(e, heap_[parent])) break;
+    HeapPlace(i, heap_[parent]);
+    i = parent;
+  }
+  HeapPlace(i, e);
+}
+
+void FairShare::HeapSiftDown(size_t i, HeapEntry e) {
+  const size_t n = heap_.size();
+  while (true) {
+    size_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && Before(heap_[child + 1], heap_[child])) ++child;
+    if (!Before(heap_[child], e)) break;
+    HeapPlace(i, heap_[child]);
+    i = child;
+  }
+  HeapPlace(i, e);
+}
+
+void FairShare::HeapUpdate(size_t i, HeapEntry e) {
+  // A freeze at the current level s* ≤ share raises the share, but rounding may lower it.
+  if (Before(e, heap_[i])) {
+    HeapSiftUp(i, e);
+  } else {
+    HeapSiftDown(i, e);
+  }
+}
+
+void FairShare::HeapRemove(size_t i) {
+  resources_[heap_[i].resource].heap_index = kNotInHeap;
+  const HeapEntry last = heap_.back();
+  heap_.pop_back();
+  if (i == heap_.size()) return;
+  if (i > 0 && Before(last, heap_[(i - 1) / 2])) {
+    HeapSiftUp(i, last);
+  } else {
+    HeapSiftDown(i, last);
+  }
+}
+
 void FairShare::ScheduleCompletion(uint32_t idx) {
   Flow& f = flows_[idx];
-  sim_.Cancel(f.completion);
-  f.completion = sim_.ScheduleAt(sim_.Now() + TransferTime(f.remaining, f.rate),
-                                 [this, idx] { Complete(idx); });
+  const Time when = sim_.Now() + TransferTime(f.remaining, f.rate);
+  // In place when the completion is pending: ordered exactly as a cancel and a new schedule.
+  if (sim_.Reschedule(f.completion, when)) return;
+  f.completion = sim_.ScheduleAt(when, [this, idx] { Complete(idx); });
 }
 
 void FairShare::SetLoad(uint32_t r, double load) {
   Resource& res = resources_[r];
   const Time now = sim_.Now();
   const Time dt = now - res.load_since;
-  res.info.bytes += res.load * dt.seconds();
-  if (res.load > 0) res.info.busy += dt;
+  res.bytes += res.load * dt.seconds();
+  if (res.load > 0) res.busy += dt;
   res.load_since = now;
   if (load != res.load && record_counters_) {
     counters_.push_back({now, ResourceId(r), load});
@@ -369,11 +472,12 @@ std::vector<ResourceInfo> FairShare::ResourceReport() const {
   std::vector<ResourceInfo> out;
   out.reserve(resources_.size());
   const Time now = sim_.Now();
-  for (const Resource& res : resources_) {
-    ResourceInfo info = res.info;
+  for (size_t r = 0; r < resources_.size(); ++r) {
+    const Resource& res = resources_[r];
+    ResourceInfo info = infos_[r];
     const Time dt = now - res.load_since;
-    info.bytes += res.load * dt.seconds();
-    if (res.load > 0) info.busy += dt;
+    info.bytes = res.bytes + res.load * dt.seconds();
+    info.busy = res.load > 0 ? res.busy + dt : res.busy;
     out.push_back(std::move(info));
   }
   return out;

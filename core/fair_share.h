@@ -34,7 +34,11 @@
 // keep their rates, which a re-fill would reproduce exactly. A non-binding resource's load is
 // the sum of its flows' rates. Cost of a solve: O(R_c + P_c) to walk and credit a component,
 // plus O((R_p + P_p)·log R_p) per re-filled part with R_p resources and P_p incidences.
-// Completions unlink a flow from its resources in O(|R_f|) (stored positions).
+// Completions unlink a flow from its resources in O(|R_f|) (stored positions). A resource whose
+// flows cross no other resource (an HBM with only local traffic: most solves) is a component of
+// its own: progressive filling on it freezes the caps below the running share c_r' / n', then
+// every other flow at that share; it is done without a walk or a heap, with the same
+// floating-point operations in the same order as the general fill.
 //
 // Example:
 //   FairShare fs(sim);
@@ -46,6 +50,7 @@
 #ifndef MESHSIM_CORE_FAIR_SHARE_H_
 #define MESHSIM_CORE_FAIR_SHARE_H_
 
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -93,7 +98,8 @@ class FairShare {
   std::vector<CounterSample> TakeCounters() { return std::move(counters_); }
 
   size_t num_resources() const { return resources_.size(); }
-  const ResourceInfo& resource(ResourceId id) const { return resources_[id.value()].info; }
+  // The description given to AddResource (its `bytes` and `busy` are in ResourceReport()).
+  const ResourceInfo& resource(ResourceId id) const { return infos_[id.value()]; }
   // Resource descriptions with `bytes` and `busy` accumulated up to Now().
   std::vector<ResourceInfo> ResourceReport() const;
   // Current total rate through a resource in bytes/s.
@@ -107,54 +113,63 @@ class FairShare {
   uint64_t flows_refilled() const { return flows_refilled_; }
 
  private:
-  // Fields in order of use: what a component walk reads comes first (cache lines matter at
-  // thousands of chips, where the walks and the event heap miss the cache).
-  struct Flow {
-    absl::InlinedVector<ResourceId, 6> resources;
-    uint32_t mark = 0;      // Epoch of the last component walk that reached it.
-    uint32_t sub_mark = 0;  // Epoch of the last binding-part walk that reached it.
+  // Layout: the walks of thousands of chips miss the cache on every flow and resource they
+  // touch, so each record is two aligned cache lines with what a solve reads in the first, and
+  // what only starts and completions need (callbacks, names, counters) lives in other arrays.
+  struct alignas(64) Flow {
     double rate = 0;
     double new_rate = 0;   // Scratch for one solve.
     double remaining = 0;  // Bytes still to move as of `settled`.
     Time settled;
     EventId completion;  // Valid exactly while the completion event is pending.
     double max_rate = kNoCap;
-    bool frozen = false;  // Scratch for one solve.
+    uint32_t mark = 0;      // Epoch of the last component walk that reached it.
+    uint32_t sub_mark = 0;  // Epoch of the last binding-part walk that reached it.
+    bool frozen = false;    // Scratch for one solve.
     bool active = false;
-    // The smallest capacity on the route (at resource `min_resource`) and the second smallest:
-    // Bound() of the flow at any resource.
-    uint32_t min_resource = 0;
-    double min_capacity = kNoCap, second_capacity = kNoCap;
+    absl::InlinedVector<ResourceId, 6> resources;
     absl::InlinedVector<uint32_t, 6> positions;  // Index in each resource's `flows`.
-    Callback on_done;
   };
-  struct Resource {
-    std::vector<uint32_t> flows;  // Active flows over this resource.
-    uint32_t mark = 0;            // Scratch for one solve, from here to `new_load`.
-    uint32_t sub_mark = 0;        // Epoch of the binding part filled with it.
-    uint32_t dirty_mark = 0;      // Epoch of the last solve that found it dirty.
-    int32_t unbounded = 0;        // Flows with an infinite Bound(f, this).
-    double bound_sum = 0;         // Σ finite Bound(f, this) over its flows.
-    double capacity = 0;          // info.capacity_bytes_per_s
+  // A flow over a resource, and the index of this resource in that flow's `resources`.
+  struct Member {
+    uint32_t flow;
+    uint32_t slot;
+  };
+  struct alignas(64) Resource {
+    std::vector<Member> flows;  // Active flows over this resource.
+    uint32_t mark = 0;          // Scratch for one solve, from here to `new_load`.
+    uint32_t sub_mark = 0;      // Epoch of the binding part filled with it.
+    uint32_t dirty_mark = 0;    // Epoch of the last solve that found it dirty.
+    int32_t unbounded = 0;      // Flows with an infinite Bound(f, this).
+    double bound_sum = 0;       // Σ finite Bound(f, this) over its flows.
+    double capacity = 0;        // ResourceInfo::capacity_bytes_per_s
+    // Flows over this resource that cross another resource too. While it is 0 the resource and
+    // its flows are a component of their own (SolveAlone).
+    uint32_t crossing = 0;
+    bool dirty = false;
+    // Second cache line: the fill and the load accounting.
     uint32_t unfrozen = 0;
-    uint32_t version = 0;
+    uint32_t heap_index = kNotInHeap;  // Its entry in heap_ during a fill.
     double remaining = 0;
     double new_load = 0;
-    double load = 0;  // Σ x_f, current.
-    Time load_since;  // When `load` last changed (for bytes/busy accounting).
-    bool dirty = false;
-    std::vector<uint32_t>
-        slots;  // flows[i] has this resource at flows_[flows[i]].resources[slots[i]].
-    ResourceInfo info;
+    double load = 0;   // Σ x_f, current.
+    Time load_since;   // When `load` last changed (for bytes/busy accounting).
+    double bytes = 0;  // ResourceInfo::bytes and busy up to load_since.
+    Time busy;
 
     // False when Σ_f Bound(f, r) ≤ (1 − kBindMargin)·c_r: see the header.
     bool CanBind() const { return unbounded > 0 || bound_sum > (1 - kBindMargin) * capacity; }
   };
   static constexpr double kBindMargin = 1e-6;
+  static constexpr uint32_t kNotInHeap = UINT32_MAX;
 
   void MarkDirty(const Flow& flow);
   void RequestSolve();
   void Solve();
+  // Solves the component of a resource none of whose flows crosses another resource (the common
+  // case: an HBM with only local traffic): what SolveComponent computes for it, bit for bit,
+  // without the walk and the heap. O(n log n) in its capped flows, O(n) otherwise.
+  void SolveAlone(uint32_t r);
   // Collects the component containing resource `seed` into comp_resources_/comp_flows_.
   void CollectComponent(uint32_t seed);
   // Credits the component's flows, re-fills its changed binding parts, updates loads and
@@ -166,8 +181,12 @@ class FairShare {
   // Progressive filling of one binding part (new_rate, new_load); its resources and flows carry
   // sub_mark == epoch_.
   void FillPart(std::span<const uint32_t> part_resources, std::span<const uint32_t> part_flows);
+  // The smallest capacity on f's route (at resource *min_resource) and the second smallest.
+  void RouteCapacities(const Flow& f, uint32_t* min_resource, double* min_capacity,
+                       double* second_capacity) const;
+  // Adds (sign +1) or removes (-1) f's Bound at each resource of its route:
   // min(u_f, smallest capacity on f's route other than r's): no allocation gives f more at r.
-  double Bound(const Flow& f, uint32_t r) const;
+  void AddBounds(const Flow& f, int sign);
   void AddBound(uint32_t r, double bound, int sign);
   void Complete(uint32_t flow_index);
   void SetLoad(uint32_t resource_index, double load);
@@ -176,16 +195,35 @@ class FairShare {
 
   Simulator& sim_;
   std::vector<Resource> resources_;
+  std::vector<ResourceInfo> infos_;  // Descriptions; bytes and busy live in Resource.
   std::vector<Flow> flows_;
+  std::vector<Callback> on_done_;  // By flow index.
   std::vector<uint32_t> free_flows_;
   std::vector<uint32_t> dirty_;
   std::vector<uint32_t> comp_resources_, comp_flows_, stack_;
   std::vector<uint32_t> sub_resources_, sub_flows_;
+  // The fill's bottleneck heap: one entry per resource with unfrozen flows, keyed by (share,
+  // resource id) and updated in place when a freeze changes the share (a binary heap whose
+  // entries know their index through Resource::heap_index).
   struct HeapEntry {
     double share;
     uint32_t resource;
-    uint32_t version;
   };
+  // (share, resource) as one integer: a share is never negative (nor -0.0: entries are built
+  // with + 0.0), so its bits order as the value. One compare, no branch on equal shares.
+  static unsigned __int128 Key(const HeapEntry& e) {
+    return static_cast<unsigned __int128>(std::bit_cast<uint64_t>(e.share)) << 32 | e.resource;
+  }
+  static bool Before(const HeapEntry& a, const HeapEntry& b) { return Key(a) < Key(b); }
+  void HeapPlace(size_t i, const HeapEntry& e) {
+    heap_[i] = e;
+    resources_[e.resource].heap_index = static_cast<uint32_t>(i);
+  }
+  void HeapSiftUp(size_t i, HeapEntry e);
+  void HeapSiftDown(size_t i, HeapEntry e);
+  // Sets the entry at index i to `e` (same resource), wherever its new key puts it.
+  void HeapUpdate(size_t i, HeapEntry e);
+  void HeapRemove(size_t i);
   std::vector<HeapEntry> heap_;
   std::vector<std::pair<double, uint32_t>> caps_;
   size_t unfrozen_ = 0;

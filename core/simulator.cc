@@ -19,6 +19,7 @@ EventId Simulator::ScheduleAt(Time when, Callback cb) {
   } else {
     slot = static_cast<uint32_t>(slots_.size());
     slots_.emplace_back();
+    heap_pos_.push_back(kNotQueued);
   }
   Slot& s = slots_[slot];
   s.cb = std::move(cb);
@@ -28,25 +29,25 @@ EventId Simulator::ScheduleAt(Time when, Callback cb) {
   return EventId(slot, s.generation);
 }
 
-// 4-ary heap: the children of i are 4i+1 … 4i+4. Both sifts move a hole instead of swapping.
+// 4-ary heap: the children of i are 4i+1 … 4i+4. Sifts move a hole instead of swapping, and
+// every entry placed records its index in heap_pos_ (for Reschedule).
 void Simulator::HeapPush(const Entry& e) {
-  size_t i = heap_.size();
   heap_.push_back(e);
+  SiftUp(heap_.size() - 1, e);
+}
+
+void Simulator::SiftUp(size_t i, Entry e) {
   while (i > 0) {
     const size_t parent = (i - 1) / 4;
     if (!Earlier(e, heap_[parent])) break;
-    heap_[i] = heap_[parent];
+    Place(i, heap_[parent]);
     i = parent;
   }
-  heap_[i] = e;
+  Place(i, e);
 }
 
-void Simulator::HeapPopFront() {
-  const Entry last = heap_.back();
-  heap_.pop_back();
+void Simulator::SiftDown(size_t i, Entry e) {
   const size_t n = heap_.size();
-  if (n == 0) return;
-  size_t i = 0;
   while (true) {
     const size_t first = 4 * i + 1;
     if (first >= n) break;
@@ -55,11 +56,44 @@ void Simulator::HeapPopFront() {
     for (size_t c = first + 1; c < end; ++c) {
       if (Earlier(heap_[c], heap_[best])) best = c;
     }
-    if (!Earlier(heap_[best], last)) break;
-    heap_[i] = heap_[best];
+    if (!Earlier(heap_[best], e)) break;
+    Place(i, heap_[best]);
     i = best;
   }
-  heap_[i] = last;
+  Place(i, e);
+}
+
+void Simulator::HeapPopFront() {
+  heap_pos_[heap_.front().slot] = kNotQueued;
+  const Entry last = heap_.back();
+  heap_.pop_back();
+  if (heap_.empty()) return;
+  SiftDown(0, last);
+}
+
+bool Simulator::Reschedule(EventId id, Time when) {
+  MESHSIM_CHECK(when >= now_) << "event rescheduled into the past: " << when << " < now " << now_;
+  if (!IsPending(id)) return false;
+  if (when > Time::Horizon()) {  // Refused as ScheduleAt refuses it: the run stops.
+    Cancel(id);
+    horizon_exceeded_ = true;
+    return false;
+  }
+  ++rescheduled_;
+  const size_t i = heap_pos_[id.slot_];
+  Entry e = heap_[i];
+  // The fresh sequence number is the one a cancel-and-schedule would have taken, so the order
+  // of events is unchanged by updating in place. It is larger than every queued one: the new
+  // key is later than the old one unless `when` is earlier.
+  const bool earlier = when.ps() < e.time_ps;
+  e.time_ps = when.ps();
+  e.seq = next_seq_++;
+  if (earlier) {
+    SiftUp(i, e);
+  } else {
+    SiftDown(i, e);
+  }
+  return true;
 }
 
 bool Simulator::Cancel(EventId id) {

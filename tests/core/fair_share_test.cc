@@ -127,6 +127,37 @@ TEST(FairShareTest, ThreeLevelWaterFilling) {
   EXPECT_DOUBLE_EQ(fs.Rate(f4), 8.75 * kGBps);
 }
 
+TEST(FairShareTest, LoneResourceFreezesCapsBelowItsShareThenSplitsTheRest) {
+  // One resource of 10 GB/s with flows over it alone (solved without a component walk).
+  // Share 10/3: the cap of 1 is below it → f1 = 1; the share becomes (10 − 1)/2 = 4.5, above
+  // f2's cap of 6 → the resource pops: f2 = f3 = 4.5. When f1 (1000 bytes at 1 GB/s) ends at
+  // 1 us, f2 and f3 get 5 each, and the resource's load stays 10.
+  Simulator sim;
+  FairShare fs(sim);
+  ResourceId r = fs.AddResource(Res(10 * kGBps));
+  FlowId f1 = fs.StartFlow(1000, {r}, nullptr, 1 * kGBps);
+  FlowId f2 = fs.StartFlow(1e6, {r}, nullptr, 6 * kGBps);
+  FlowId f3 = fs.StartFlow(1e6, {r}, nullptr);
+  sim.RunUntil(Time::Picoseconds(1));
+  EXPECT_DOUBLE_EQ(fs.Rate(f1), 1 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(f2), 4.5 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(f3), 4.5 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Load(r), 10 * kGBps);
+  sim.RunUntil(Time::Microseconds(1) + Time::Picoseconds(1));
+  EXPECT_FALSE(fs.IsActive(f1));
+  EXPECT_DOUBLE_EQ(fs.Rate(f2), 5 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(f3), 5 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Load(r), 10 * kGBps);
+  // Crossing flows make it part of a larger component again: the general fill. A second
+  // resource of 1 GB/s carries f4 across both: f4 = 1, then r's (10 − 1)/2 = 4.5 for f2, f3.
+  ResourceId slow = fs.AddResource(Res(1 * kGBps));
+  FlowId f4 = fs.StartFlow(1e6, {r, slow}, nullptr);
+  sim.RunUntil(Time::Microseconds(2));
+  EXPECT_DOUBLE_EQ(fs.Rate(f4), 1 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(f2), 4.5 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(f3), 4.5 * kGBps);
+}
+
 TEST(FairShareTest, RateChangesMidFlow) {
   // A: 1000 B alone at 1 B/ns from t=0. At t=500 ns B (250 B) joins: both at 0.5 B/ns.
   // B needs 250/0.5 = 500 ns → ends at 1000 ns. A moved 500 + 250 = 750 B by then; its last

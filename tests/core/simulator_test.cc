@@ -72,6 +72,92 @@ TEST(SimulatorTest, CallbackCanCancelALaterEvent) {
   EXPECT_EQ(sim.Now(), Time::Microseconds(1));
 }
 
+TEST(SimulatorTest, RescheduleOrdersLikeCancelAndScheduleAnew) {
+  // Two identical schedules; in one the event at 5 us is moved to 2 us and later to 3 us in
+  // place, in the other it is cancelled and scheduled anew each time. Equal times run in the
+  // same order: the moved event takes a fresh sequence number, as a new schedule would.
+  std::vector<int> in_place, anew;
+  {
+    Simulator sim;
+    EventId moved = sim.ScheduleAt(Time::Microseconds(5), [&] { in_place.push_back(0); });
+    sim.ScheduleAt(Time::Microseconds(2), [&] { in_place.push_back(1); });
+    EXPECT_TRUE(sim.Reschedule(moved, Time::Microseconds(2)));
+    sim.ScheduleAt(Time::Microseconds(2), [&] { in_place.push_back(2); });
+    sim.ScheduleAt(Time::Microseconds(3), [&] { in_place.push_back(3); });
+    sim.ScheduleAt(Time::Microseconds(1), [&] {
+      in_place.push_back(4);
+      EXPECT_TRUE(sim.Reschedule(moved, Time::Microseconds(3)));
+    });
+    EXPECT_TRUE(sim.IsPending(moved));
+    sim.Run();
+    EXPECT_FALSE(sim.IsPending(moved));
+    EXPECT_FALSE(sim.Reschedule(moved, Time::Microseconds(9)));  // Already ran.
+    EXPECT_EQ(sim.events_rescheduled(), 2u);
+    EXPECT_EQ(sim.events_cancelled(), 0u);
+  }
+  {
+    Simulator sim;
+    EventId moved = sim.ScheduleAt(Time::Microseconds(5), [&] { anew.push_back(0); });
+    sim.ScheduleAt(Time::Microseconds(2), [&] { anew.push_back(1); });
+    sim.Cancel(moved);
+    moved = sim.ScheduleAt(Time::Microseconds(2), [&] { anew.push_back(0); });
+    sim.ScheduleAt(Time::Microseconds(2), [&] { anew.push_back(2); });
+    sim.ScheduleAt(Time::Microseconds(3), [&] { anew.push_back(3); });
+    sim.ScheduleAt(Time::Microseconds(1), [&] {
+      anew.push_back(4);
+      sim.Cancel(moved);
+      moved = sim.ScheduleAt(Time::Microseconds(3), [&] { anew.push_back(0); });
+    });
+    sim.Run();
+  }
+  EXPECT_EQ(in_place, (std::vector<int>{4, 1, 2, 3, 0}));
+  EXPECT_EQ(in_place, anew);
+}
+
+TEST(SimulatorTest, RescheduleKeepsTheHeapOrderedUnderManyMoves) {
+  // Many events moved earlier and later at random: they must still run in (time, last
+  // reschedule) order.
+  Simulator sim;
+  std::vector<EventId> ids;
+  std::vector<int64_t> when(200);
+  std::vector<std::pair<int64_t, int>> ran;
+  for (int i = 0; i < 200; ++i) {
+    when[i] = 1000 + (i * 7919) % 500;
+    ids.push_back(sim.ScheduleAt(Time::Picoseconds(when[i]), [&, i] {
+      ran.push_back({sim.Now().ps(), i});
+    }));
+  }
+  uint64_t x = 12345;
+  for (int k = 0; k < 2000; ++k) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    const int i = static_cast<int>((x >> 33) % 200);
+    when[i] = 1000 + static_cast<int64_t>((x >> 17) % 500);
+    ASSERT_TRUE(sim.Reschedule(ids[i], Time::Picoseconds(when[i])));
+  }
+  sim.Run();
+  ASSERT_EQ(ran.size(), 200u);
+  for (size_t k = 0; k < ran.size(); ++k) {
+    EXPECT_EQ(ran[k].first, when[ran[k].second]);
+    if (k > 0) {
+      EXPECT_LE(ran[k - 1].first, ran[k].first);
+    }
+  }
+}
+
+TEST(SimulatorTest, RescheduleFailsOnCancelledAndRefusesPastTheHorizon) {
+  Simulator sim;
+  int ran = 0;
+  EventId a = sim.ScheduleAt(Time::Microseconds(1), [&] { ++ran; });
+  EventId b = sim.ScheduleAt(Time::Microseconds(2), [&] { ++ran; });
+  sim.Cancel(a);
+  EXPECT_FALSE(sim.Reschedule(a, Time::Microseconds(3)));
+  EXPECT_FALSE(sim.Reschedule(b, Time::Horizon() + Time::Picoseconds(1)));
+  EXPECT_TRUE(sim.horizon_exceeded());
+  EXPECT_FALSE(sim.IsPending(b));
+  sim.Run();
+  EXPECT_EQ(ran, 0);
+}
+
 TEST(SimulatorTest, RunUntilStopsAtLimitAndAdvancesClock) {
   Simulator sim;
   std::vector<int> order;
