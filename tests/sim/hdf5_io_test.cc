@@ -105,6 +105,9 @@ RunRecord MakeRecord(const std::string& name) {
     row.unit_kind = static_cast<UnitKind>(i % 5);
     row.unit_index = static_cast<uint16_t>(i * 7);
     row.collective = static_cast<CollectiveKind>(i % 8);
+    row.stage = static_cast<int16_t>(i % 3 - 1);
+    row.microbatch = static_cast<int16_t>(i % 4 - 1);
+    row.task = static_cast<uint8_t>(i % 3);
     run.timeline.push_back(row);
   }
   TimelineRow invalid;  // All ids invalid, every other field at its default.
@@ -117,7 +120,10 @@ RunRecord MakeRecord(const std::string& name) {
   extreme.op = OpId((1u << 31) - 1);  // The largest id an int32 column holds.
   extreme.chip = ChipId(0);
   extreme.layer = std::numeric_limits<int32_t>::max();
-  extreme.slice = std::numeric_limits<int32_t>::min();
+  extreme.slice = std::numeric_limits<int16_t>::min();
+  extreme.stage = std::numeric_limits<int16_t>::max();
+  extreme.microbatch = std::numeric_limits<int16_t>::min();
+  extreme.task = 255;
   extreme.unit_index = 65535;
   extreme.kind = OpKind::kCollective;
   extreme.collective = CollectiveKind::kAllToAll;
@@ -156,6 +162,9 @@ void ExpectSameRow(const TimelineRow& a, const TimelineRow& b, size_t i) {
   EXPECT_EQ(a.unit_kind, b.unit_kind);
   EXPECT_EQ(a.unit_index, b.unit_index);
   EXPECT_EQ(a.collective, b.collective);
+  EXPECT_EQ(a.stage, b.stage);
+  EXPECT_EQ(a.microbatch, b.microbatch);
+  EXPECT_EQ(a.task, b.task);
 }
 
 void ExpectSameRecord(const RunRecord& a, const RunRecord& b) {
@@ -279,6 +288,62 @@ TEST_F(Hdf5IoTest, RoundTripsAnEmptyRun) {
   absl::StatusOr<RunRecord> back = ReadRun(path);
   ASSERT_TRUE(back.ok()) << back.status();
   ExpectSameRecord(run, *back);
+}
+
+// Archives written before the pipeline columns (stage, microbatch, task) lack them: meshsim reads
+// them as -1, -1 and 0. Simulated here by rewriting a fresh archive's timeline without them
+// (and without the integrity trailer, as any other writer would leave it).
+TEST_F(Hdf5IoTest, ReadsArchivesWithoutThePipelineColumns) {
+  const RunRecord run = MakeRecord("old");
+  const std::string path = Path("old.h5");
+  ASSERT_TRUE(WriteRuns(path, {&run}, "v").ok());
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 16);  // The trailer.
+  {
+    const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    // The same timeline without the three new columns.
+    const hid_t full = H5Dopen2(file, "/runs/old/timeline", H5P_DEFAULT);
+    const hid_t file_type = H5Dget_type(full);
+    const hid_t space = H5Dget_space(full);
+    std::vector<char> bytes(H5Tget_size(file_type) * run.timeline.size());
+    ASSERT_GE(H5Dread(full, file_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()), 0);
+    H5Dclose(full);
+    size_t size = 0;
+    const hid_t narrow = H5Tcreate(H5T_COMPOUND, H5Tget_size(file_type));
+    for (int m = 0; m < H5Tget_nmembers(file_type); ++m) {
+      char* name = H5Tget_member_name(file_type, m);
+      const std::string n = name;
+      H5free_memory(name);
+      if (n == "stage" || n == "microbatch" || n == "task") continue;
+      const hid_t mt = H5Tget_member_type(file_type, m);
+      H5Tinsert(narrow, n.c_str(), H5Tget_member_offset(file_type, m), mt);
+      size = std::max(size, H5Tget_member_offset(file_type, m) + H5Tget_size(mt));
+      H5Tclose(mt);
+    }
+    H5Tset_size(narrow, size);
+    ASSERT_GE(H5Ldelete(file, "/runs/old/timeline", H5P_DEFAULT), 0);
+    const hid_t created = H5Dcreate2(file, "/runs/old/timeline", narrow, space, H5P_DEFAULT,
+                                     H5P_DEFAULT, H5P_DEFAULT);
+    ASSERT_GE(created, 0);
+    // Written through the full file type: libhdf5 drops the members `narrow` lacks.
+    ASSERT_GE(H5Dwrite(created, file_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()), 0);
+    H5Dclose(created);
+    H5Tclose(narrow);
+    H5Tclose(file_type);
+    H5Sclose(space);
+    H5Fclose(file);
+  }
+  const absl::StatusOr<RunRecord> back = ReadRun(path);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->timeline.size(), run.timeline.size());
+  for (size_t i = 0; i < run.timeline.size(); ++i) {
+    const TimelineRow& r = back->timeline[i];
+    EXPECT_EQ(r.stage, -1) << i;
+    EXPECT_EQ(r.microbatch, -1) << i;
+    EXPECT_EQ(r.task, 0) << i;
+    EXPECT_EQ(r.start, run.timeline[i].start) << i;
+    EXPECT_EQ(r.slice, run.timeline[i].slice) << i;
+  }
 }
 
 TEST_F(Hdf5IoTest, RoundTripsALargeChunkedTimeline) {
