@@ -16,11 +16,12 @@ using workloads::LayerOpKind;
 class GemmLayer : public LayerAlgorithm {
  public:
   GemmLayer(std::unique_ptr<Algorithm> gemm, std::string name, std::vector<int> layer_slices,
-            int slices)
+            int slices, std::optional<Stationary> stationary)
       : gemm_(std::move(gemm)),
         name_(std::move(name)),
         layer_slices_(std::move(layer_slices)),
-        slices_(slices) {}
+        slices_(slices),
+        stationary_(stationary) {}
 
   absl::Status Check(const LayerProblem& p, const Mesh& mesh) const override {
     const workloads::LayerShape& s = p.shape;
@@ -90,7 +91,7 @@ class GemmLayer : public LayerAlgorithm {
   GemmProblem Problem(const LayerOp& op, const workloads::LayerShape& s) const {
     const FcLayer layer{op.name,  op.fc_index, s.tokens(),
                         op.fc_in, op.fc_out,   op.fc_index == 0 || op.fc_index == 2};
-    GemmProblem g = FcProblem(layer, AutoStationary(layer), op.pass);
+    GemmProblem g = FcProblem(layer, stationary_.value_or(AutoStationary(layer)), op.pass);
     g.label = op.label();
     if (!layer_slices_.empty()) g.slices = layer_slices_[op.fc_index];
     return g;
@@ -105,14 +106,16 @@ class GemmLayer : public LayerAlgorithm {
   std::string name_;
   std::vector<int> layer_slices_;
   int slices_;
+  std::optional<Stationary> stationary_;
 };
 
 }  // namespace
 
 std::unique_ptr<LayerAlgorithm> MakeGemmLayer(std::unique_ptr<Algorithm> gemm, std::string name,
-                                              std::vector<int> layer_slices, int slices) {
+                                              std::vector<int> layer_slices, int slices,
+                                              std::optional<Stationary> stationary) {
   return std::make_unique<GemmLayer>(std::move(gemm), std::move(name), std::move(layer_slices),
-                                     slices);
+                                     slices, stationary);
 }
 
 }  // namespace meshsim::algorithms

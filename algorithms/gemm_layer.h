@@ -5,7 +5,8 @@
 // Sharding (MeshSlice §4.1): activations [b·s × h] are split by sequences over mesh rows and by
 // hidden (heads) over mesh columns, so on an R×C mesh
 //   • each FC GeMM (forward, dX, dW) is one GemmProblem in MeshSlice Table 1's dataflow for the
-//     layer's stationary matrix (AutoStationary), lowered by the plugin with the layer's S,
+//     layer's stationary matrix (AutoStationary, or the one --dataflow forces), lowered by the
+//     plugin with the layer's S,
 //   • the attention core is local: each chip holds b/R sequences of a/C heads, so it runs
 //     (b/R)·(a/C) of the per-head GeMMs (one kGemm of (b·a/(R·C))·m × n × k),
 //   • element-wise ops stream 1/(R·C) of their tensor (workloads/layer.h bytes / (R·C)),
@@ -18,19 +19,23 @@
 #define MESHSIM_ALGORITHMS_GEMM_LAYER_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/dataflow.h"
 #include "algorithms/layer_algorithm.h"
 
 namespace meshsim::algorithms {
 
 // `gemm` runs the FC GeMMs; `name` prefixes errors. `layer_slices` (indexed by FC layer:
 // qkv, attn_out, ffn_up, ffn_down; empty = `slices` for all) gives each FC layer's S, 0 = the
-// plugin's default.
+// plugin's default. `stationary` forces every FC layer's stationary matrix (--dataflow os|ls|rs);
+// empty = Table 1's choice per layer (AutoStationary).
 std::unique_ptr<LayerAlgorithm> MakeGemmLayer(std::unique_ptr<Algorithm> gemm, std::string name,
-                                              std::vector<int> layer_slices, int slices);
+                                              std::vector<int> layer_slices, int slices,
+                                              std::optional<Stationary> stationary = {});
 
 }  // namespace meshsim::algorithms
 

@@ -82,7 +82,11 @@ absl::StatusOr<std::unique_ptr<algorithms::LayerAlgorithm>> LayerPlugin(
                            algorithms::FindAlgorithm(o.algorithm));
   MESHSIM_RETURN_IF_ERROR(CheckAlgorithmFitsWorkload(o, *info));
   if (!info->is_layer()) {
-    return algorithms::MakeGemmLayer(info->make(), o.algorithm, layer_slices, o.slices);
+    std::optional<algorithms::Stationary> stationary;
+    if (o.dataflow != "auto") {
+      MESHSIM_ASSIGN_OR_RETURN(stationary, algorithms::ParseStationary(o.dataflow));
+    }
+    return algorithms::MakeGemmLayer(info->make(), o.algorithm, layer_slices, o.slices, stationary);
   }
   std::unique_ptr<algorithms::LayerAlgorithm> layer = info->make_layer();
   MESHSIM_CHECK(layer != nullptr) << "algorithm '" << o.algorithm << "' has no layer factory";
@@ -332,8 +336,10 @@ absl::StatusOr<Plan> ResolvePlan(const RunOptions& o, const std::vector<int>* la
 // to the workload (dataflow of a collective) are empty.
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ResolvedConfig(
     const RunOptions& o, const Plan& plan, const core::OpGraph& graph) {
-  const bool gemm_layer = o.workload == "layer" && algorithms::FindAlgorithm(o.algorithm).ok() &&
-                          !(*algorithms::FindAlgorithm(o.algorithm))->is_layer();
+  const absl::StatusOr<const algorithms::AlgorithmInfo*> info =
+      algorithms::FindAlgorithm(o.algorithm);
+  // A whole layer by a 2D GeMM plugin (gemm_layer.h): its FC GeMMs report as llm's do.
+  const bool gemm_layer = o.workload == "layer" && info.ok() && !(*info)->is_layer();
   const bool gemm_like = o.workload == "llm" || (o.workload == "gemm" && o.chips > 1) || gemm_layer;
   std::string dataflow, slices, hidden, heads, ffn, layers;
   if (o.workload == "gemm") dataflow = o.dataflow == "auto" ? "os" : o.dataflow;
@@ -352,7 +358,7 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ResolvedConfig(
       slices = absl::StrJoin(per_layer, ",");
     }
   }
-  if (o.workload == "llm") {
+  if (o.workload == "llm" || gemm_layer) {
     MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, Model(o));
     hidden = absl::StrCat(model.hidden);
     heads = absl::StrCat(model.heads);

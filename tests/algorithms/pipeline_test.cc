@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -366,6 +367,26 @@ TEST(GemmLayerTest, WholeLayerFlopsAndBytes) {
     EXPECT_EQ(bytes, expected_bytes) << name;
     EXPECT_EQ(*layer->BoundarySpec(Mesh{2, 4}), "S0RS1");
   }
+  // --dataflow forces every FC layer's stationary matrix: other collectives, the same flops.
+  const workloads::LayerShape shape{.batch = 4, .seq = 256, .hidden = 512, .heads = 8};
+  const auto collectives = [&](std::optional<Stationary> st, double* flops) {
+    const auto layer =
+        MakeGemmLayer((*FindAlgorithm("collective"))->make(), "collective", {}, 0, st);
+    core::OpGraph g;
+    EXPECT_TRUE(LowerLayer(LayerProblem{shape}, *layer, Mesh{2, 4}, g).ok());
+    std::map<core::CollectiveKind, int64_t> n;  // Bytes per collective kind.
+    *flops = 0;
+    for (uint32_t i = 0; i < g.size(); ++i) {
+      n[g.op(core::OpId(i)).collective] += g.op(core::OpId(i)).bytes;
+      *flops += g.op(core::OpId(i)).flops();
+    }
+    return n;
+  };
+  double auto_flops = 0, forced_flops = 0;
+  const auto by_table = collectives(std::nullopt, &auto_flops);
+  const auto forced = collectives(Stationary::kX, &forced_flops);
+  EXPECT_NE(by_table, forced);
+  EXPECT_DOUBLE_EQ(auto_flops, forced_flops);
   const auto meshslice = MakeGemmLayer((*FindAlgorithm("meshslice"))->make(), "meshslice", {}, 2);
   const workloads::LayerShape odd{.batch = 3, .seq = 256, .hidden = 512, .heads = 8};
   EXPECT_EQ(meshslice->Check(LayerProblem{odd}, Mesh{2, 4}).code(),
