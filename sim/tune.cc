@@ -247,7 +247,18 @@ double Utilization(double flops, const RunOptions& o, double seconds) {
 void PrintJson(const algorithms::TuneResult& r, const std::vector<Point>* points, double flops,
                const RunOptions& o, std::ostream& out) {
   out << "{\"mesh\": " << JsonString(r.mesh.ToString())
-      << ", \"estimate_s\": " << JsonNumber(r.estimate_s) << ", \"layers\": [";
+      << ", \"estimate_s\": " << JsonNumber(r.estimate_s)
+      << ", \"near_tie\": " << (r.near_tie ? "true" : "false") << ", \"meshes\": [";
+  bool first = true;
+  for (const algorithms::MeshChoice& mc : r.meshes) {
+    if (!mc.valid) continue;
+    out << (first ? "" : ", ") << "{\"mesh\": " << JsonString(mc.mesh.ToString())
+        << ", \"slices\": [" << absl::StrJoin(SlicesOf(mc.layers), ", ") << "]"
+        << ", \"estimate_s\": " << JsonNumber(mc.estimate_s)
+        << ", \"strict_estimate_s\": " << JsonNumber(mc.strict_estimate_s) << "}";
+    first = false;
+  }
+  out << "], \"layers\": [";
   for (size_t i = 0; i < r.layers.size(); ++i) {
     const algorithms::LayerChoice& l = r.layers[i];
     out << (i ? ", " : "") << "{\"name\": " << JsonString(l.name)
@@ -291,18 +302,25 @@ void PrintTable(const algorithms::TuneResult& r, const std::vector<Point>* point
     out << absl::StrFormat("%-10s %-8s %4d %12s\n", l.name, algorithms::ToString(l.stationary),
                            l.slices, Ms(l.estimate_s));
   }
-  out << absl::StrFormat("\n%-8s %-14s %12s %10s\n", "mesh", "S per layer", "estimate_ms",
-                         "est_util");
+  out << absl::StrFormat("\n%-8s %-14s %12s %10s %10s\n", "mesh", "S per layer", "estimate_ms",
+                         "est_util", "strict_ms");
   for (const algorithms::MeshChoice& mc : r.meshes) {
     if (!mc.valid) {
       out << absl::StrFormat("%-8s not valid: %s\n", mc.mesh.ToString(), mc.reason);
       continue;
     }
-    out << absl::StrFormat("%-8s %-14s %12s %10s%s\n", mc.mesh.ToString(),
+    const char* mark = !SameMesh(mc.mesh, r.mesh) ? ""
+                       : r.near_tie               ? "  <- chosen (near-tie: smallest strict_ms)"
+                                                  : "  <- chosen";
+    out << absl::StrFormat("%-8s %-14s %12s %10s %10s%s\n", mc.mesh.ToString(),
                            absl::StrJoin(SlicesOf(mc.layers), ","), Ms(mc.estimate_s),
-                           Pct(Utilization(flops, o, mc.estimate_s)),
-                           SameMesh(mc.mesh, r.mesh) ? "  <- chosen" : "");
+                           Pct(Utilization(flops, o, mc.estimate_s)), Ms(mc.strict_estimate_s),
+                           mark);
   }
+  out << absl::StrFormat(
+      "(strict_ms: the same S with the max of concurrent collectives; it picks among meshes "
+      "within %g%% of the best estimate)\n",
+      algorithms::kNearTie * 100);
   if (points == nullptr) return;
   out << "\nvalidation: cost-model estimate vs simulation (one block, FC layers; utilization of "
          "the simulated system's peak)\n";

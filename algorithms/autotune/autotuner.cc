@@ -174,6 +174,27 @@ absl::StatusOr<TuneResult> Autotune(const TuneProblem& problem, const CostModel&
         absl::StrCat("tune: no candidate mesh can shard every FC layer; ",
                      meshes.front().ToString(), ": ", result.meshes.front().reason));
   }
+  // Near-ties: the strict total of each mesh's tuned layers decides (banner).
+  CostConstants strict_constants = cost_model.constants();
+  strict_constants.mean_of_concurrent = false;
+  const CostModel strict(std::move(strict_constants));
+  for (MeshChoice& mc : result.meshes) {
+    if (!mc.valid) continue;
+    for (size_t i = 0; i < mc.layers.size(); ++i) {  // A valid mesh has every layer, in order.
+      for (const GemmProblem& g : layers[i].gemms) {
+        mc.strict_estimate_s +=
+            strict.MeshSliceTime(g, mc.mesh, mc.layers[i].slices, problem.element_bytes).total_s;
+      }
+    }
+  }
+  const MeshChoice* lowest = best;
+  for (const MeshChoice& mc : result.meshes) {
+    if (mc.valid && mc.estimate_s <= lowest->estimate_s * (1 + kNearTie) &&
+        mc.strict_estimate_s < best->strict_estimate_s) {
+      best = &mc;
+    }
+  }
+  result.near_tie = best != lowest;
   result.mesh = best->mesh;
   result.estimate_s = best->estimate_s;
   result.layers = best->layers;

@@ -275,7 +275,8 @@ TEST(AutotunerTest, PhaseOneForGpt3) {
 
 // The tuner's result is the minimum of its own candidates: every layer's S minimises that
 // layer's estimate on its mesh, each mesh's total is the sum of its layers, and the chosen mesh
-// has the smallest total. Every chosen S passes the meshslice plugin's Check.
+// has the smallest total — or, for a near-tie, a total within kNearTie of it and the smallest
+// strict total among those. Every chosen S passes the meshslice plugin's Check.
 void ExpectConsistent(const TuneProblem& problem, const TuneResult& r) {
   const std::unique_ptr<Algorithm> meshslice = (*FindAlgorithm("meshslice"))->make();
   double best = 1e300;
@@ -293,7 +294,19 @@ void ExpectConsistent(const TuneProblem& problem, const TuneResult& r) {
     }
     EXPECT_NEAR(sum, mc.estimate_s, 1e-12);
   }
-  EXPECT_DOUBLE_EQ(r.estimate_s, best);
+  if (r.near_tie) {
+    EXPECT_GT(r.estimate_s, best);
+    EXPECT_LE(r.estimate_s, best * (1 + kNearTie));
+    const MeshChoice* chosen = r.Find(r.mesh);
+    ASSERT_NE(chosen, nullptr);
+    for (const MeshChoice& mc : r.meshes) {
+      if (mc.valid && mc.estimate_s <= best * (1 + kNearTie)) {
+        EXPECT_LE(chosen->strict_estimate_s, mc.strict_estimate_s) << mc.mesh.ToString();
+      }
+    }
+  } else {
+    EXPECT_DOUBLE_EQ(r.estimate_s, best);
+  }
   BlockPlan plan;
   plan.model = problem.model;
   plan.batch = problem.batch;
@@ -344,6 +357,58 @@ INSTANTIATE_TEST_SUITE_P(Models, PaperChoiceTest, testing::Values("gpt3", "megat
                            return info.param == "gpt3" ? std::string("Gpt3")
                                                        : std::string("MegatronNlg");
                          });
+
+// Megatron-NLG at 32 chips (weak scaling, batch 16): the default model's totals for 4x8 and 8x4
+// are 0.4% apart (133.21 vs 132.66 ms), inside its error; the strict totals of the same S are
+// far apart, because 8x4's ffn GeMMs are communication-bound once concurrent collectives take
+// the longer one (ffn_up.fwd per step: AGw 448 µs on the 8-ring vs compute 345 µs; mean with
+// AGx 170 µs = 309 µs hides it). The simulation agrees: 77.3% on 4x8 vs 64.8% on 8x4
+// (results/fig09_weak_scaling). The strict total is the max-of-concurrent model's sum for the
+// same S, and a model that already takes the max has no near-tie.
+TEST(AutotunerTest, NearTiesGoToTheSmallestStrictTotal) {
+  const TuneProblem problem = Paper("megatron-nlg", 32);
+  const absl::StatusOr<TuneResult> r = Autotune(problem, Fitted());
+  ASSERT_TRUE(r.ok()) << r.status();
+  ExpectConsistent(problem, *r);
+  EXPECT_TRUE(r->near_tie);
+  EXPECT_EQ(r->mesh.ToString(), "4x8");
+  const MeshChoice* tall = r->Find(Mesh{8, 4});
+  ASSERT_NE(tall, nullptr);
+  EXPECT_LT(tall->estimate_s, r->estimate_s);
+  // strict_estimate_s = Σ over the mesh's GeMMs of the max-of-concurrent model at the same S.
+  for (const MeshChoice& mc : r->meshes) {
+    BlockPlan plan;
+    plan.model = problem.model;
+    plan.batch = problem.batch;
+    plan.seq = problem.seq;
+    for (const LayerChoice& l : mc.layers) {
+      if (plan.layer_slices.size() <= static_cast<size_t>(l.index)) {
+        plan.layer_slices.resize(l.index + 1, 1);
+      }
+      plan.layer_slices[l.index] = l.slices;
+    }
+    const absl::StatusOr<std::vector<GemmProblem>> gemms = BlockProblems(plan);
+    ASSERT_TRUE(gemms.ok()) << gemms.status();
+    double strict = 0;
+    for (const GemmProblem& g : *gemms) {
+      strict += CostModel::SimulationFittedMax().MeshSliceTime(g, mc.mesh, g.slices).total_s;
+    }
+    EXPECT_NEAR(mc.strict_estimate_s, strict, 1e-9 * strict) << mc.mesh.ToString();
+  }
+  EXPECT_LT(r->Find(Mesh{4, 8})->strict_estimate_s, 0.95 * tall->strict_estimate_s);
+
+  const absl::StatusOr<TuneResult> max = Autotune(problem, CostModel::SimulationFittedMax());
+  ASSERT_TRUE(max.ok()) << max.status();
+  EXPECT_FALSE(max->near_tie);
+  for (const MeshChoice& mc : max->meshes) {
+    EXPECT_DOUBLE_EQ(mc.strict_estimate_s, mc.estimate_s) << mc.mesh.ToString();
+  }
+  // At 256 chips no other mesh comes within 1% of 32x8: the tuner's choice is unchanged.
+  const absl::StatusOr<TuneResult> big = Autotune(Paper("megatron-nlg", 256), Fitted());
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_FALSE(big->near_tie);
+  EXPECT_EQ(big->mesh.ToString(), "32x8");
+}
 
 TEST(AutotunerTest, FixedMeshAndForcedDataflow) {
   TuneProblem p = Paper("gpt3", 256);

@@ -63,10 +63,17 @@ std::string ExpectedJson(const algorithms::TuneResult& r) {
 TEST(TuneCliTest, JsonIsTheCliObject) {
   const Result r = Cli({"tune", "--chips", "256", "--format", "json"});
   ASSERT_EQ(r.status, 0) << r.err;
-  // One object on one line: {"mesh": "RxC", "estimate_s": x, "layers": [4 × {name, dataflow,
-  // slices}]}, nothing else.
+  // One object on one line: {"mesh": "RxC", "estimate_s": x, "near_tie": b, "meshes": [5 ×
+  // {mesh, slices, estimate_s, strict_estimate_s}], "layers": [4 × {name, dataflow, slices}]},
+  // nothing else.
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1);
-  const std::regex shape(R"(^\{"mesh": "\d+x\d+", "estimate_s": [0-9.e+-]+, "layers": \[)"
+  const std::string mesh =
+      R"(\{"mesh": "\d+x\d+", "slices": \[\d+, \d+, \d+, \d+\], "estimate_s": [0-9.e+-]+, )"
+      R"("strict_estimate_s": [0-9.e+-]+\})";
+  const std::regex shape(R"(^\{"mesh": "\d+x\d+", "estimate_s": [0-9.e+-]+, "near_tie": false, )"
+                         R"("meshes": \[)" +
+                         mesh + "(, " + mesh +
+                         R"(){4}\], "layers": \[)"
                          R"(\{"name": "qkv", "dataflow": "os", "slices": \d+\}, )"
                          R"(\{"name": "attn_out", "dataflow": "ls", "slices": \d+\}, )"
                          R"(\{"name": "ffn_up", "dataflow": "os", "slices": \d+\}, )"
