@@ -2,14 +2,33 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/status_macros.h"
 
 namespace meshsim::network {
+namespace {
+
+// The range of every link bandwidth parameter (bytes/s per direction).
+constexpr double kMinLinkBytesPerS = 1e3;
+constexpr double kMaxLinkBytesPerS = 1e15;
+
+}  // namespace
 
 std::vector<core::Param> NetworkConfig::Params() {
   using core::Unit;
   return {
       {"link.bandwidth", Unit::kBytesPerSecond, "link bandwidth per direction",
-       &link_bandwidth_bytes_per_s, 1e3, 1e15},
+       &link_bandwidth_bytes_per_s, kMinLinkBytesPerS, kMaxLinkBytesPerS},
+      {"link.bandwidth_axis0", Unit::kBytesPerSecond,
+       "torus2d/torus3d/mesh2d: per direction, links along dimension 0 (between mesh rows: "
+       "column groups); 0 = link.bandwidth",
+       &axis_bandwidth_bytes_per_s[0], 0, kMaxLinkBytesPerS},
+      {"link.bandwidth_axis1", Unit::kBytesPerSecond,
+       "torus2d/torus3d/mesh2d: per direction, links along dimension 1 (between mesh columns: "
+       "row groups); 0 = link.bandwidth",
+       &axis_bandwidth_bytes_per_s[1], 0, kMaxLinkBytesPerS},
+      {"link.bandwidth_axis2", Unit::kBytesPerSecond,
+       "torus3d: per direction, links along dimension 2; 0 = link.bandwidth",
+       &axis_bandwidth_bytes_per_s[2], 0, kMaxLinkBytesPerS},
       {"link.latency", Unit::kSeconds, "link latency per hop", &link_latency_s, 0, 1},
       {"comm.t_sync", Unit::kSeconds, "synchronisation per collective step", &t_sync_s, 0, 1},
       {"comm.t_launch", Unit::kSeconds, "launch overhead per collective/transfer op", &t_launch_s,
@@ -77,7 +96,19 @@ std::vector<core::Param> NetworkConfig::Params() {
   };
 }
 
-absl::Status NetworkConfig::Validate() { return core::CheckRanges(Params()); }
+absl::Status NetworkConfig::Validate() {
+  MESHSIM_RETURN_IF_ERROR(core::CheckRanges(Params()));
+  for (size_t k = 0; k < axis_bandwidth_bytes_per_s.size(); ++k) {
+    const double bw = axis_bandwidth_bytes_per_s[k];
+    if (bw > 0 && bw < kMinLinkBytesPerS) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "link.bandwidth_axis%d: %s is not allowed; allowed: 0 (= link.bandwidth) or %g to %g "
+          "B/s",
+          k, core::FormatDouble(bw), kMinLinkBytesPerS, kMaxLinkBytesPerS));
+    }
+  }
+  return absl::OkStatus();
+}
 
 namespace {
 

@@ -15,6 +15,7 @@ std::vector<core::Param> SystemConfig::Params() {
 
 absl::Status SystemConfig::Validate() {
   MESHSIM_RETURN_IF_ERROR(core::CheckRanges(Params()));
+  MESHSIM_RETURN_IF_ERROR(net.Validate());  // Cross-parameter rules of the network.
   // A scratchpad that cannot hold one mxu_dim × mxu_dim tile of A and B double-buffered plus C
   // forces sub-array tiles: the GeMM splits into (mxu_dim / side)² times more tile steps and a
   // run takes hundreds of times longer, modelling nothing real.

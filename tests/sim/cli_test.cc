@@ -335,7 +335,8 @@ TEST(CliTest, HelpAndVersion) {
   EXPECT_THAT(r.out, StartsWith("meshsim "));
   r = Cli({"run", "--help"});
   EXPECT_EQ(r.status, 0);
-  EXPECT_THAT(r.out, AllOf(HasSubstr("--chips"), HasSubstr("link.bandwidth")));
+  EXPECT_THAT(r.out, AllOf(HasSubstr("--chips"), HasSubstr("link.bandwidth"),
+                           HasSubstr("link.bandwidth_axis0"), HasSubstr("link.bandwidth_axis1")));
 }
 
 TEST(CliTest, ListAndShow) {

@@ -219,7 +219,8 @@ class Generator {
          {"link.bandwidth=1000", "link.bandwidth=45GB/s", "link.bandwidth=-5", "hbm.bandwidth=0",
           "comm.ring_directions=1", "comm.ring_directions=3", "core.scratchpad_bytes=4096",
           "core.scratchpad_bytes=1MiB", "chip.cores=1.5", "warp.speed=9", "link.bandwidth", "=5",
-          "comm.t_launch=1", "core.mxu_dim=4096", "nic.ports=2"}},
+          "comm.t_launch=1", "core.mxu_dim=4096", "nic.ports=2", "link.bandwidth_axis0=80GB/s",
+          "link.bandwidth_axis1=500", "link.bandwidth_axis2=-1"}},
     };
     return values.at(key);
   }

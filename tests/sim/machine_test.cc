@@ -1,5 +1,6 @@
 // The assembled machine (chips + network on one fair-share solver), driven through the CLI:
-// calibration of the tpuv4 preset and contention between the NIC and the cores.
+// calibration of the tpuv4 preset, per-axis link bandwidths, and contention
+// between the NIC and the cores.
 #include "sim/machine.h"
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "sim/cli.h"
 #include "sim/options.h"
 #include "sim/run.h"
+#include "sim/system.h"
 
 namespace meshsim::sim {
 namespace {
@@ -98,6 +100,60 @@ TEST(MachineTest, CliSendRecvIsOneLaunchOneSyncOneLinkTransfer) {
                                "64MiB", "--chips", "16", "--mesh", "4x4"});
   const double expected = 100e-6 + 5e-6 + 1e-6 + b / 30e9;
   EXPECT_NEAR(got, expected, 0.01 * expected);
+}
+
+// link.bandwidth_axis0/1 override link.bandwidth on their axis only: on tpuv4 (30 GB/s, two
+// directions) a row AllGather with axis 1 at 90 GB/s takes t_launch + (P−1)·(t_sync + latency +
+// s/(2·90 GB/s)) while the column one keeps 30 GB/s; 0 restores link.bandwidth.
+TEST(MachineTest, AxisBandwidthOverridesOnlyItsAxis) {
+  const double s = 64 * kMiB;
+  const auto run = [&](const char* group, const std::string& set) {
+    return Makespan({"--workload", "collective", "--collective", "allgather", "--group", group,
+                     "--bytes", "64MiB", "--chips", "16", "--mesh", "4x4", "--set", set});
+  };
+  const auto ring = [&](double bw) { return 100e-6 + 3 * (5e-6 + 1e-6 + s / (2 * bw)); };
+  EXPECT_NEAR(run("row", "link.bandwidth_axis1=90GB/s"), ring(90e9), 1e-6 * ring(90e9));
+  EXPECT_NEAR(run("col", "link.bandwidth_axis1=90GB/s"), ring(30e9), 1e-6 * ring(30e9));
+  EXPECT_NEAR(run("col", "link.bandwidth_axis0=10GB/s"), ring(10e9), 1e-6 * ring(10e9));
+  EXPECT_EQ(run("row", "link.bandwidth_axis1=0"), run("row", "link.bandwidth_axis0=0"));
+  // torus2d has no axis 2: the parameter is read by torus3d only.
+  EXPECT_EQ(run("row", "link.bandwidth_axis2=1GB/s"), run("row", "link.bandwidth_axis2=0"));
+}
+
+// The presets leave the per-axis parameters at 0, so every grid link
+// runs at link.bandwidth as before (the golden fingerprints hold the tpuv4 results).
+TEST(MachineTest, OtherPresetsKeepOneLinkBandwidth) {
+  for (const SystemInfo& info : Systems()) {
+    RawOptions raw;
+    raw.values = {{"system", info.name}, {"chips", "16"}, {"topology", "torus2d"}};
+    absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
+    ASSERT_TRUE(o.ok()) << info.name << ": " << o.status();
+    for (double bw : o->system.net.axis_bandwidth_bytes_per_s) EXPECT_EQ(bw, 0) << info.name;
+    absl::StatusOr<network::Topology> t = BuildTopology(*o);
+    ASSERT_TRUE(t.ok()) << info.name << ": " << t.status();
+    for (const network::Link& link : t->links()) {
+      EXPECT_EQ(link.bandwidth_bytes_per_s, o->system.net.link_bandwidth_bytes_per_s) << info.name;
+    }
+  }
+}
+
+// Bad axis bandwidths: exit 2 and one line naming the key, the value and what is allowed.
+TEST(MachineTest, AxisBandwidthParametersValidate) {
+  for (auto [set, words] :
+       {std::pair{"link.bandwidth_axis0=-1",
+                  std::vector<std::string>{"link.bandwidth_axis0", "'-1'", "allowed 0 to 1e+15"}},
+        std::pair{"link.bandwidth_axis1=500",
+                  std::vector<std::string>{"link.bandwidth_axis1", "500",
+                                           "0 (= link.bandwidth) or 1000 to 1e+15 B/s"}},
+        std::pair{"link.bandwidth_axis2=fast",
+                  std::vector<std::string>{"link.bandwidth_axis2", "'fast'", "GB/s"}}}) {
+    std::ostringstream out, err;
+    EXPECT_EQ(Main({"run", "--workload", "chain", "--chips", "4", "--set", set}, out, err), 2)
+        << set;
+    const std::string message = err.str();
+    EXPECT_EQ(std::count(message.begin(), message.end(), '\n'), 1) << message;
+    for (const std::string& w : words) EXPECT_THAT(message, testing::HasSubstr(w)) << set;
+  }
 }
 
 TEST(MachineTest, LocalGemmRunsNearTheFittedRate) {
