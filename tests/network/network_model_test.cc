@@ -312,6 +312,24 @@ TEST(NetworkModelTest, AxisBandwidthsSetTheRingRateOfEachAxis) {
   }
 }
 
+TEST(NetworkModelTest, TpuV4SlicePresetMatchesTheMeasuredAllGatherOnEachAxis) {
+  // reference/meshslice-calibration.md, TPUv4-measured set (a v4-32 slice, 4×4), n = 4, shard s:
+  //   AllGather  t_launch + (n−1)·(s/bw_axis + t_step), t_launch = 13 us, t_step = 5 us,
+  //              bw 27.472 GB/s on axis 0 (columns, across hosts), 79.751 GB/s on axis 1.
+  // tpuv4-slice runs rings one way, so a step moves s over one link at link.bandwidth_axisk.
+  const NetworkConfig c = *NetworkPreset("tpuv4-slice");
+  EXPECT_EQ(c.ring_directions, 1);
+  for (double s : {1 * kMiB, 16 * kMiB, 256 * kMiB}) {
+    for (auto [stride, bw] : {std::pair{4, 27.472e9}, std::pair{1, 79.751e9}}) {
+      Rig rig(Torus4x4(), c);
+      rig.graph.Add(Op::Collective(CollectiveKind::kAllGather, rig.Group(Rig::Range(0, 4, stride)),
+                                   static_cast<int64_t>(s)));
+      const double measured = 13e-6 + 3 * (s / bw + 5e-6);
+      EXPECT_NEAR(rig.Run(), measured, 1e-6 * measured) << "stride " << stride << " s=" << s;
+    }
+  }
+}
+
 TEST(NetworkModelTest, LowHbmBandwidthMakesRingStepsHbmBound) {
   // Unidirectional ring: each chip reads one outgoing and writes one incoming flow at a time,
   // so with hbm_bw < 2·link_bw each flow gets hbm_bw/2. Step transfer = s / (hbm_bw/2).

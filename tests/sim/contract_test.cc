@@ -213,7 +213,7 @@ class Generator {
         {"topology",
          {"torus2d", "ring", "mesh2d", "fattree", "switch", "torus3d", "hypercube",
           "graphviz:/nonexistent.dot"}},
-        {"system", {"tpuv4", "a100", "v100", "tpuv9"}},
+        {"system", {"tpuv4", "tpuv4-slice", "a100", "v100", "tpuv9"}},
         {"format", {"table", "json", "csv", "xml"}},
         {"set",
          {"link.bandwidth=1000", "link.bandwidth=45GB/s", "link.bandwidth=-5", "hbm.bandwidth=0",
