@@ -8,6 +8,7 @@
 #ifndef MESHSIM_NETWORK_NETWORK_CONFIG_H_
 #define MESHSIM_NETWORK_NETWORK_CONFIG_H_
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -33,9 +34,15 @@ struct NetworkConfig {
   double oversubscription = 1.0;  // Fat-tree switch links run at bandwidth / this.
   int two_level = 0;  // 1: AllReduce/AllGather/ReduceScatter of groups spanning several hosts
                       // run hierarchically (intra-host, then across hosts, then intra-host).
+  // Per direction, the links along dimension k of a torus2d or mesh2d (k < 2) or torus3d (k < 3);
+  // 0 = link_bandwidth_bytes_per_s. Other topologies ignore them. On a torus2d shaped like the
+  // logical R×C mesh, axis 0 links join neighbouring rows (they carry the column groups: the
+  // MeshSlice cost model's axis 0, "inter-row") and axis 1 links join neighbouring columns.
+  std::array<double, 3> axis_bandwidth_bytes_per_s = {0, 0, 0};
   HierarchicalParams hierarchical;  // Read by --topology hierarchical.
 
   std::vector<core::Param> Params();
+  // Ranges of Params(), and every axis bandwidth 0 or at least link.bandwidth's minimum.
   absl::Status Validate();
 };
 

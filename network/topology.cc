@@ -40,17 +40,20 @@ const std::vector<Family>& Families() {
        internal::BuildRing},
       {{"torus2d",
         "R×C torus, wraparound per dimension (extent 2: one link); reads chips, dims RxC "
-        "(default most-square, R ≤ C), link.bandwidth, link.latency; dimension-order routing"},
+        "(default most-square, R ≤ C), link.bandwidth (per dimension d: link.bandwidth_axisd), "
+        "link.latency; dimension-order routing"},
        true,
        [](const TopologyParams& p) { return internal::BuildGrid(p, 2, /*wraps=*/true); }},
       {{"torus3d",
         "X×Y×Z torus, wraparound per dimension (extent 2: one link); reads chips, dims XxYxZ "
-        "(default most-square), link.bandwidth, link.latency; dimension-order routing"},
+        "(default most-square), link.bandwidth (per dimension d: link.bandwidth_axisd), "
+        "link.latency; dimension-order routing"},
        true,
        [](const TopologyParams& p) { return internal::BuildGrid(p, 3, /*wraps=*/true); }},
       {{"mesh2d",
         "R×C mesh without wraparound; reads chips, dims RxC (default most-square, R ≤ C), "
-        "link.bandwidth, link.latency; dimension-order routing"},
+        "link.bandwidth (per dimension d: link.bandwidth_axisd), link.latency; dimension-order "
+        "routing"},
        true,
        [](const TopologyParams& p) { return internal::BuildGrid(p, 2, /*wraps=*/false); }},
       {{"fattree",
@@ -198,6 +201,15 @@ absl::StatusOr<Topology> Topology::Build(const TopologyParams& params) {
   if (!(bw > 0) || !std::isfinite(bw)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "link.bandwidth: %g is not allowed; must be > 0 and finite (bytes/s per direction)", bw));
+  }
+  for (size_t d = 0; d < params.axis_bandwidth_bytes_per_s.size(); ++d) {
+    const double axis_bw = params.axis_bandwidth_bytes_per_s[d];
+    if (!(axis_bw >= 0) || !std::isfinite(axis_bw)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "link.bandwidth_axis%d: %g is not allowed; must be ≥ 0 and finite (bytes/s per "
+          "direction; 0 = link.bandwidth)",
+          d, axis_bw));
+    }
   }
   const double latency = params.link_latency_s;
   if (!(latency >= 0) || !std::isfinite(latency)) {

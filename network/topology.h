@@ -112,7 +112,11 @@ struct TopologyParams {
                           // 2x2x3 in 3-D).
   double link_bandwidth_bytes_per_s = 50e9;  // Per direction, every link (> 0); fat-tree
                                              // switch-to-switch links get it / o.
-  double link_latency_s = 1e-6;              // Per hop, every link (≥ 0).
+  // torus2d, torus3d, mesh2d: entry d, when present and > 0, replaces link_bandwidth for the
+  // links along dimension d (per direction); 0 or missing = link_bandwidth. Every entry ≥ 0 and
+  // finite. Other families, and entries beyond the grid's rank, ignore them (like fattree_k).
+  std::vector<double> axis_bandwidth_bytes_per_s;
+  double link_latency_s = 1e-6;   // Per hop, every link (≥ 0).
   int fattree_k = 0;              // Fat-tree radix, even, 2..128; 0 = smallest even k with
                                   // k³/4 ≥ chips.
   double oversubscription = 1.0;  // Fat-tree: edge-switch down:up bandwidth ratio o ≥ 1.
@@ -134,9 +138,9 @@ struct Link {
 class Topology {
  public:
   // InvalidArgument, one line naming the key, the value and what is allowed, for unknown names,
-  // chips outside 1..2^20, dims of the wrong rank or product, bandwidth ≤ 0, latency < 0, odd or
-  // too small fat-tree radix, oversubscription < 1, and so on. Cost: O(nodes + links); a
-  // 4096-chip torus3d or fat-tree builds in a few milliseconds.
+  // chips outside 1..2^20, dims of the wrong rank or product, bandwidth ≤ 0, an axis bandwidth
+  // < 0, latency < 0, odd or too small fat-tree radix, oversubscription < 1, and so on. Cost:
+  // O(nodes + links); a 4096-chip torus3d or fat-tree builds in a few milliseconds.
   static absl::StatusOr<Topology> Build(const TopologyParams& params);
 
   Topology(Topology&&) noexcept;

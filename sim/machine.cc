@@ -28,6 +28,8 @@ absl::StatusOr<network::Topology> BuildTopology(const RunOptions& o, const algor
   }
   const network::NetworkConfig& net = o.system.net;
   params.link_bandwidth_bytes_per_s = net.link_bandwidth_bytes_per_s;
+  params.axis_bandwidth_bytes_per_s.assign(net.axis_bandwidth_bytes_per_s.begin(),
+                                           net.axis_bandwidth_bytes_per_s.end());
   params.link_latency_s = net.link_latency_s;
   params.fattree_k = net.fattree_k;
   params.oversubscription = net.oversubscription;

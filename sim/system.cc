@@ -15,6 +15,7 @@ std::vector<core::Param> SystemConfig::Params() {
 
 absl::Status SystemConfig::Validate() {
   MESHSIM_RETURN_IF_ERROR(core::CheckRanges(Params()));
+  MESHSIM_RETURN_IF_ERROR(net.Validate());  // Cross-parameter rules of the network.
   // A scratchpad that cannot hold one mxu_dim × mxu_dim tile of A and B double-buffered plus C
   // forces sub-array tiles: the GeMM splits into (mxu_dim / side)² times more tile steps and a
   // run takes hundreds of times longer, modelling nothing real.
@@ -33,6 +34,9 @@ const std::vector<SystemInfo>& Systems() {
   static const auto* systems = new std::vector<SystemInfo>{
       {"tpuv4", "Google TPU v4 as simulated in MeshSlice: 272 TFLOPS, 1.2 TB/s HBM, 2D torus ICI",
        "tpuv4", "tpuv4"},
+      {"tpuv4-slice",
+       "MeshSlice §5.3's real 4x4 TPU v4 slice: one-way rings, no AG/RdS overlap, measured ICI",
+       "tpuv4", "tpuv4-slice"},
       {"a100", "NVIDIA A100 80 GB: 312 TFLOPS bf16, 2.0 TB/s HBM2e, one flat NVSwitch", "a100",
        "a100"},
       {"v100", "NVIDIA V100 16 GB: 125 TFLOPS fp16, 900 GB/s HBM2, NVLink ring", "v100", "v100"},

@@ -5,6 +5,9 @@
 //   c = e − 1, wraparound, e ≥ 3   → a link to 0 (tori and the ring).
 // So a wrapping dimension of extent e ≥ 3 has e full-duplex links per line, extent 2 has one (the
 // pair is joined once, not twice), extent 1 none; a mesh dimension has e − 1.
+// A link along dimension d of torus2d, torus3d or mesh2d runs at axis_bandwidth[d] when that is
+// given and > 0 (e.g. a TPU slice whose in-host axis is faster than its cross-host one), else at
+// link_bandwidth; the ring's links all run at link_bandwidth.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -43,9 +46,10 @@ std::vector<int> MostSquareDims(int chips, int rank) {
 
 namespace {
 
-// Appends the links of a row-major grid with `dims` (product = number of nodes).
-void AddGridLinks(const std::vector<int>& dims, bool wraps, double bandwidth, double latency,
-                  FamilyGraph& g) {
+// Appends the links of a row-major grid with `dims` (product = number of nodes); the links along
+// dimension d run at bandwidth[d].
+void AddGridLinks(const std::vector<int>& dims, bool wraps, const std::vector<double>& bandwidth,
+                  double latency, FamilyGraph& g) {
   const int rank = static_cast<int>(dims.size());
   std::vector<int> stride(rank, 1);
   for (int d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * dims[d + 1];
@@ -54,9 +58,9 @@ void AddGridLinks(const std::vector<int>& dims, bool wraps, double bandwidth, do
       const int e = dims[d];
       const int c = (node / stride[d]) % e;
       if (c + 1 < e) {
-        g.AddDuplex(node, node + stride[d], bandwidth, latency);
+        g.AddDuplex(node, node + stride[d], bandwidth[d], latency);
       } else if (wraps && e >= 3) {  // c == e − 1: close the ring of this line.
-        g.AddDuplex(node, node - (e - 1) * stride[d], bandwidth, latency);
+        g.AddDuplex(node, node - (e - 1) * stride[d], bandwidth[d], latency);
       }
     }
   }
@@ -69,7 +73,7 @@ absl::StatusOr<FamilyGraph> BuildRing(const TopologyParams& p) {
   g.num_nodes = p.chips;
   g.grid_dims = {p.chips};
   g.grid_wraps = true;
-  AddGridLinks(g.grid_dims, /*wraps=*/true, p.link_bandwidth_bytes_per_s, p.link_latency_s, g);
+  AddGridLinks(g.grid_dims, /*wraps=*/true, {p.link_bandwidth_bytes_per_s}, p.link_latency_s, g);
   return g;
 }
 
@@ -102,7 +106,11 @@ absl::StatusOr<FamilyGraph> BuildGrid(const TopologyParams& p, int rank, bool wr
   g.dims = dims;
   g.grid_dims = dims;
   g.grid_wraps = wraps;
-  AddGridLinks(dims, wraps, p.link_bandwidth_bytes_per_s, p.link_latency_s, g);
+  std::vector<double> bandwidth(rank, p.link_bandwidth_bytes_per_s);
+  for (int d = 0; d < rank && d < static_cast<int>(p.axis_bandwidth_bytes_per_s.size()); ++d) {
+    if (p.axis_bandwidth_bytes_per_s[d] > 0) bandwidth[d] = p.axis_bandwidth_bytes_per_s[d];
+  }
+  AddGridLinks(dims, wraps, bandwidth, p.link_latency_s, g);
   return g;
 }
 

@@ -30,6 +30,8 @@ struct Rig {
       double reduce_bytes_per_s = 51e12)
       : config(cfg) {
     params.link_bandwidth_bytes_per_s = cfg.link_bandwidth_bytes_per_s;
+    params.axis_bandwidth_bytes_per_s.assign(cfg.axis_bandwidth_bytes_per_s.begin(),
+                                             cfg.axis_bandwidth_bytes_per_s.end());
     params.link_latency_s = cfg.link_latency_s;
     params.hierarchical = cfg.hierarchical;
     auto t = Topology::Build(params);
@@ -272,6 +274,60 @@ TEST(NetworkModelTest, RowAndColumnAllGathersOnATorusDoNotSlowEachOther) {
     EXPECT_EQ(rig.end[0], rig.end[1]);  // Symmetric: the row and the column finish together.
   }
   EXPECT_NEAR(together, alone, 1e-3 * alone);
+}
+
+TopologyParams Torus4x4() {
+  TopologyParams p;
+  p.name = "torus2d";
+  p.chips = 16;
+  p.dims = {4, 4};
+  return p;
+}
+
+TEST(NetworkModelTest, AxisBandwidthsSetTheRingRateOfEachAxis) {
+  // One-way rings on a 4×4 torus with axis 0 at 20 GB/s and axis 1 at 80 GB/s per direction.
+  // Column group {0, 4, 8, 12} rides dimension-0 links, row group {0, 1, 2, 3} dimension-1
+  // links: t_launch + (P−1)·(t_sync + latency + s/bw_axis), each as if alone, also together.
+  NetworkConfig c = Config(1);
+  c.axis_bandwidth_bytes_per_s = {20e9, 80e9, 0};
+  const double s = 16 * kMiB;
+  const auto expected = [&](double bw) {
+    return c.t_launch_s + 3 * (c.t_sync_s + c.link_latency_s + s / bw);
+  };
+  Rig rig(Torus4x4(), c);
+  rig.graph.Add(Op::Collective(CollectiveKind::kAllGather, rig.Group(Rig::Range(0, 4, 4)),
+                               static_cast<int64_t>(s)));
+  rig.graph.Add(Op::Collective(CollectiveKind::kAllGather, rig.Group(Rig::Range(0, 4)),
+                               static_cast<int64_t>(s)));
+  rig.Run();
+  EXPECT_NEAR(rig.end[0].seconds(), expected(20e9), 1e-6 * expected(20e9));
+  EXPECT_NEAR(rig.end[1].seconds(), expected(80e9), 1e-6 * expected(80e9));
+  // A SendRecv shift moves b over one link of its axis: t_launch + t_sync + latency + b/bw_axis.
+  for (auto [stride, bw] : {std::pair{4, 20e9}, std::pair{1, 80e9}}) {
+    Rig shift(Torus4x4(), c);
+    shift.graph.Add(Op::Collective(CollectiveKind::kSendRecv, shift.Group(Rig::Range(0, 4, stride)),
+                                   static_cast<int64_t>(s)));
+    const double one_shift = c.t_launch_s + c.t_sync_s + c.link_latency_s + s / bw;
+    EXPECT_NEAR(shift.Run(), one_shift, 1e-6 * one_shift) << "stride " << stride;
+  }
+}
+
+TEST(NetworkModelTest, TpuV4SlicePresetMatchesTheMeasuredAllGatherOnEachAxis) {
+  // reference/meshslice-calibration.md, TPUv4-measured set (a v4-32 slice, 4×4), n = 4, shard s:
+  //   AllGather  t_launch + (n−1)·(s/bw_axis + t_step), t_launch = 13 us, t_step = 5 us,
+  //              bw 27.472 GB/s on axis 0 (columns, across hosts), 79.751 GB/s on axis 1.
+  // tpuv4-slice runs rings one way, so a step moves s over one link at link.bandwidth_axisk.
+  const NetworkConfig c = *NetworkPreset("tpuv4-slice");
+  EXPECT_EQ(c.ring_directions, 1);
+  for (double s : {1 * kMiB, 16 * kMiB, 256 * kMiB}) {
+    for (auto [stride, bw] : {std::pair{4, 27.472e9}, std::pair{1, 79.751e9}}) {
+      Rig rig(Torus4x4(), c);
+      rig.graph.Add(Op::Collective(CollectiveKind::kAllGather, rig.Group(Rig::Range(0, 4, stride)),
+                                   static_cast<int64_t>(s)));
+      const double measured = 13e-6 + 3 * (s / bw + 5e-6);
+      EXPECT_NEAR(rig.Run(), measured, 1e-6 * measured) << "stride " << stride << " s=" << s;
+    }
+  }
 }
 
 TEST(NetworkModelTest, LowHbmBandwidthMakesRingStepsHbmBound) {

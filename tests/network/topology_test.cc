@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -205,6 +206,76 @@ TEST(TopologyTest, OutLinksListEachNodesPorts) {
   }
   Topology s = MustBuild(Params("switch", 5));
   EXPECT_THAT(s.OutLinks(5), ElementsAre(LinkId(1), LinkId(3), LinkId(5), LinkId(7), LinkId(9)));
+}
+
+// The dimension a grid link runs along: the one coordinate its endpoints differ in (row-major
+// over `dims`).
+int LinkDimension(const std::vector<int>& dims, const Link& link) {
+  int stride = 1, dim = -1;
+  for (int d = static_cast<int>(dims.size()) - 1; d >= 0; --d) {
+    if ((link.src / stride) % dims[d] != (link.dst / stride) % dims[d]) {
+      EXPECT_EQ(dim, -1) << link.src << "->" << link.dst << " changes two coordinates";
+      dim = d;
+    }
+    stride *= dims[d];
+  }
+  return dim;
+}
+
+TEST(TopologyTest, AxisBandwidthsSetTheLinksOfEachDimension) {
+  struct Case {
+    const char* name;
+    int chips;
+    std::vector<int> dims;
+    std::vector<double> axis;      // TopologyParams::axis_bandwidth_bytes_per_s.
+    std::vector<double> expected;  // Per dimension.
+    std::vector<int> directed;     // Directed links per dimension (TorusLinkCounts' rules).
+  };
+  const double bw = 50e9;
+  const Case cases[] = {
+      // 4×4 torus: 16 full-duplex links along each dimension.
+      {"torus2d", 16, {4, 4}, {27.472e9, 79.751e9}, {27.472e9, 79.751e9}, {32, 32}},
+      // 0 = link.bandwidth; extent 2 has one link per pair: dim 0 4 pairs, dim 1 2·4 links.
+      {"torus2d", 8, {2, 4}, {0, 10e9}, {bw, 10e9}, {8, 16}},
+      // Missing entries = link.bandwidth; a third entry on a 2-D grid is ignored.
+      {"torus2d", 12, {3, 4}, {7e9}, {7e9, bw}, {24, 24}},
+      {"torus2d", 12, {3, 4}, {0, 0, 9e9}, {bw, bw}, {24, 24}},
+      // mesh2d 3×5: dim 0 joins rows, 5·2 links; dim 1 joins columns, 3·4 links.
+      {"mesh2d", 15, {3, 5}, {1e9, 2e9}, {1e9, 2e9}, {20, 24}},
+      // torus3d 2×3×4: 12 pairs, 24 and 24 links.
+      {"torus3d", 24, {2, 3, 4}, {1e9, 2e9, 3e9}, {1e9, 2e9, 3e9}, {24, 48, 48}},
+  };
+  for (const Case& c : cases) {
+    TopologyParams p = Params(c.name, c.chips, c.dims);
+    p.link_bandwidth_bytes_per_s = bw;
+    p.axis_bandwidth_bytes_per_s = c.axis;
+    const Topology t = MustBuild(p);
+    std::vector<int> count(c.dims.size(), 0);
+    for (const Link& link : t.links()) {
+      const int d = LinkDimension(c.dims, link);
+      ASSERT_GE(d, 0);
+      ++count[d];
+      EXPECT_EQ(link.bandwidth_bytes_per_s, c.expected[d])
+          << c.name << " " << absl::StrJoin(c.dims, "x") << " dim " << d;
+    }
+    EXPECT_EQ(count, c.directed) << c.name << " " << absl::StrJoin(c.dims, "x");
+  }
+}
+
+TEST(TopologyTest, AxisBandwidthsAreIgnoredByOtherFamilies) {
+  // Only torus2d, torus3d and mesh2d have axes; the ring, fat-tree and switch build the same
+  // links with or without them (as fattree_k is ignored by the grids).
+  for (const char* name : {"ring", "fattree", "switch"}) {
+    TopologyParams p = Params(name, 16);
+    const Topology plain = MustBuild(p);
+    p.axis_bandwidth_bytes_per_s = {1e9, 2e9, 3e9};
+    const Topology with_axes = MustBuild(p);
+    ASSERT_EQ(plain.links().size(), with_axes.links().size()) << name;
+    for (size_t l = 0; l < plain.links().size(); ++l) {
+      EXPECT_EQ(plain.links()[l].bandwidth_bytes_per_s, with_axes.links()[l].bandwidth_bytes_per_s)
+          << name << " link " << l;
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -519,6 +590,15 @@ TEST(TopologyTest, BadInputMessages) {
             "link.latency: -1e-06 is not allowed; must be ≥ 0 and finite (seconds per hop)");
   p.link_latency_s = std::nan("");
   EXPECT_THAT(BuildError(p), HasSubstr("link.latency: nan is not allowed"));
+  p.link_latency_s = 1e-6;
+  p.axis_bandwidth_bytes_per_s = {0, -2e9};
+  EXPECT_EQ(BuildError(p),
+            "link.bandwidth_axis1: -2e+09 is not allowed; must be ≥ 0 and finite (bytes/s per "
+            "direction; 0 = link.bandwidth)");
+  p.axis_bandwidth_bytes_per_s = {std::numeric_limits<double>::infinity()};
+  EXPECT_THAT(BuildError(p), HasSubstr("link.bandwidth_axis0: inf is not allowed"));
+  p.axis_bandwidth_bytes_per_s = {0, 0, std::nan("")};  // Checked even where it is not read.
+  EXPECT_THAT(BuildError(p), HasSubstr("link.bandwidth_axis2: nan is not allowed"));
 
   TopologyParams f = Params("fattree", 200);
   f.fattree_k = 5;

@@ -82,7 +82,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--chips", "2.5"}, {"--chips", "'2.5'", "whole number"}},
         BadCase{{"run", "--chips", "16", "--mesh", "4x5"}, {"--mesh", "'4x5'", "R*C = 20"}},
         BadCase{{"run", "--mesh", "banana"}, {"--mesh", "'banana'", "RxC"}},
-        BadCase{{"run", "--system", "tpuv9"}, {"--system", "'tpuv9'", "tpuv4, a100, v100"}},
+        BadCase{{"run", "--system", "tpuv9"},
+                {"--system", "'tpuv9'", "tpuv4, tpuv4-slice, a100, v100"}},
         BadCase{{"run", "--topology", "hypercube"}, {"--topology", "'hypercube'", "torus2d"}},
         BadCase{{"run", "--topology", "graphviz:/nonexistent.dot"}, {"--topology", "cannot read"}},
         BadCase{{"run", "--workload", "video"}, {"--workload", "'video'", "llm, gemm"}},
@@ -335,13 +336,15 @@ TEST(CliTest, HelpAndVersion) {
   EXPECT_THAT(r.out, StartsWith("meshsim "));
   r = Cli({"run", "--help"});
   EXPECT_EQ(r.status, 0);
-  EXPECT_THAT(r.out, AllOf(HasSubstr("--chips"), HasSubstr("link.bandwidth")));
+  EXPECT_THAT(r.out, AllOf(HasSubstr("--chips"), HasSubstr("link.bandwidth"),
+                           HasSubstr("link.bandwidth_axis0"), HasSubstr("link.bandwidth_axis1")));
 }
 
 TEST(CliTest, ListAndShow) {
   Result r = Cli({"list", "systems"});
   EXPECT_EQ(r.status, 0);
-  EXPECT_THAT(r.out, AllOf(HasSubstr("tpuv4"), HasSubstr("a100"), HasSubstr("v100")));
+  EXPECT_THAT(r.out, AllOf(HasSubstr("tpuv4"), HasSubstr("tpuv4-slice"), HasSubstr("a100"),
+                           HasSubstr("v100")));
   for (const char* what : {"algorithms", "models", "topologies", "collectives", "workloads"}) {
     EXPECT_EQ(Cli({"list", what}).status, 0) << what;
   }
@@ -353,7 +356,7 @@ TEST(CliTest, ListAndShow) {
 }
 
 TEST(CliTest, ShowSystemOutputIsAValidConfigFile) {
-  for (const char* system : {"tpuv4", "a100", "v100"}) {
+  for (const char* system : {"tpuv4", "tpuv4-slice", "a100", "v100"}) {
     const std::string cfg = TempPath(std::string(system) + ".ini");
     std::ofstream(cfg) << Cli({"show", "system", system}).out;
     const Result r =

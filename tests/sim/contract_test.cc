@@ -213,13 +213,14 @@ class Generator {
         {"topology",
          {"torus2d", "ring", "mesh2d", "fattree", "switch", "torus3d", "hypercube",
           "graphviz:/nonexistent.dot"}},
-        {"system", {"tpuv4", "a100", "v100", "tpuv9"}},
+        {"system", {"tpuv4", "tpuv4-slice", "a100", "v100", "tpuv9"}},
         {"format", {"table", "json", "csv", "xml"}},
         {"set",
          {"link.bandwidth=1000", "link.bandwidth=45GB/s", "link.bandwidth=-5", "hbm.bandwidth=0",
           "comm.ring_directions=1", "comm.ring_directions=3", "core.scratchpad_bytes=4096",
           "core.scratchpad_bytes=1MiB", "chip.cores=1.5", "warp.speed=9", "link.bandwidth", "=5",
-          "comm.t_launch=1", "core.mxu_dim=4096", "nic.ports=2"}},
+          "comm.t_launch=1", "core.mxu_dim=4096", "nic.ports=2", "link.bandwidth_axis0=80GB/s",
+          "link.bandwidth_axis1=500", "link.bandwidth_axis2=-1"}},
     };
     return values.at(key);
   }

@@ -1,14 +1,17 @@
 // The assembled machine (chips + network on one fair-share solver), driven through the CLI:
-// calibration of the tpuv4 preset and contention between the NIC and the cores.
+// calibration of the tpuv4 and tpuv4-slice presets, per-axis link bandwidths, and contention
+// between the NIC and the cores.
 #include "sim/machine.h"
 
 #include <algorithm>
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "algorithms/autotune/cost_model.h"
 #include "algorithms/registry.h"
 #include "core/executor.h"
 #include "core/fair_share.h"
@@ -18,6 +21,7 @@
 #include "sim/cli.h"
 #include "sim/options.h"
 #include "sim/run.h"
+#include "sim/system.h"
 
 namespace meshsim::sim {
 namespace {
@@ -98,6 +102,104 @@ TEST(MachineTest, CliSendRecvIsOneLaunchOneSyncOneLinkTransfer) {
                                "64MiB", "--chips", "16", "--mesh", "4x4"});
   const double expected = 100e-6 + 5e-6 + 1e-6 + b / 30e9;
   EXPECT_NEAR(got, expected, 0.01 * expected);
+}
+
+// The TPUv4-measured cost model's AllGather on the 4-chip rings of a 4×4 v4-32 slice
+// (reference/meshslice-calibration.md; algorithms/autotune/cost_model.h):
+//   t_launch + (n−1)·(s/bw_axis + t_step) = 13 us + 3·(s/bw_axis + 5 us),
+//   bw 27.472 GB/s on axis 0 (a column: across hosts), 79.751 GB/s on axis 1 (a row).
+// tpuv4-slice reproduces it on both axes: its one-way ring step moves s over one link of the
+// axis at link.bandwidth_axisk, after t_sync 4 us + 1 us hop latency.
+TEST(MachineTest, TpuV4SliceAllGatherTakesTheMeasuredCostModelTimeOnEachAxis) {
+  const algorithms::CostModel& measured = algorithms::CostModel::Tpuv4Measured();
+  for (double s : {1 * kMiB, 16 * kMiB, 256 * kMiB}) {
+    for (auto [group, axis, bw] :
+         {std::tuple{"col", algorithms::MeshAxis::kInterRow, 27.472e9},
+          std::tuple{"row", algorithms::MeshAxis::kInterColumn, 79.751e9}}) {
+      const double got =
+          Makespan({"--system", "tpuv4-slice", "--workload", "collective", "--collective",
+                    "allgather", "--group", group, "--bytes",
+                    std::to_string(static_cast<int64_t>(s)), "--chips", "16", "--mesh", "4x4"});
+      const double expected = 13e-6 + 3 * (s / bw + 5e-6);
+      EXPECT_NEAR(measured.AllGather(axis, 4, s), expected, 1e-12);
+      EXPECT_NEAR(got, expected, 1e-6 * expected) << group << " s=" << s;
+    }
+  }
+}
+
+// What tpuv4-slice does not fit (docs/calibration.md): one launch, sync and link rate serve every
+// op. A ReduceScatter is the AllGather's ring plus a reduction per step (3 bytes of HBM traffic
+// per byte received at 1.2 TB/s): 13 us + 3·(5 us + s/bw_axis + 3s/1.2 TB/s), not the measured
+// 26 us + 3·(5 us + s/bw_RdS). A SendRecv shift is 13 us + 4 us + 1 us + b/bw_axis, not the
+// measured 13 us + 50 us + b/bw_SendRecv.
+TEST(MachineTest, TpuV4SliceReduceScatterAndSendRecvUseTheAllGatherConstants) {
+  const double s = 16 * kMiB;
+  for (auto [group, bw] : {std::pair{"col", 27.472e9}, std::pair{"row", 79.751e9}}) {
+    const auto run = [&](const char* collective) {
+      return Makespan({"--system", "tpuv4-slice", "--workload", "collective", "--collective",
+                       collective, "--group", group, "--bytes", "16MiB", "--chips", "16", "--mesh",
+                       "4x4"});
+    };
+    const double reduce_scatter = 13e-6 + 3 * (5e-6 + s / bw + 3 * s / 1.2e12);
+    EXPECT_NEAR(run("reducescatter"), reduce_scatter, 1e-6 * reduce_scatter) << group;
+    const double shift = 13e-6 + 4e-6 + 1e-6 + s / bw;
+    EXPECT_NEAR(run("sendrecv"), shift, 1e-6 * shift) << group;
+  }
+}
+
+// link.bandwidth_axis0/1 override link.bandwidth on their axis only: on tpuv4 (30 GB/s, two
+// directions) a row AllGather with axis 1 at 90 GB/s takes t_launch + (P−1)·(t_sync + latency +
+// s/(2·90 GB/s)) while the column one keeps 30 GB/s; 0 restores link.bandwidth.
+TEST(MachineTest, AxisBandwidthOverridesOnlyItsAxis) {
+  const double s = 64 * kMiB;
+  const auto run = [&](const char* group, const std::string& set) {
+    return Makespan({"--workload", "collective", "--collective", "allgather", "--group", group,
+                     "--bytes", "64MiB", "--chips", "16", "--mesh", "4x4", "--set", set});
+  };
+  const auto ring = [&](double bw) { return 100e-6 + 3 * (5e-6 + 1e-6 + s / (2 * bw)); };
+  EXPECT_NEAR(run("row", "link.bandwidth_axis1=90GB/s"), ring(90e9), 1e-6 * ring(90e9));
+  EXPECT_NEAR(run("col", "link.bandwidth_axis1=90GB/s"), ring(30e9), 1e-6 * ring(30e9));
+  EXPECT_NEAR(run("col", "link.bandwidth_axis0=10GB/s"), ring(10e9), 1e-6 * ring(10e9));
+  EXPECT_EQ(run("row", "link.bandwidth_axis1=0"), run("row", "link.bandwidth_axis0=0"));
+  // torus2d has no axis 2: the parameter is read by torus3d only.
+  EXPECT_EQ(run("row", "link.bandwidth_axis2=1GB/s"), run("row", "link.bandwidth_axis2=0"));
+}
+
+// The presets that existed before the per-axis parameters leave them at 0, so every grid link
+// runs at link.bandwidth as before (the golden fingerprints hold the tpuv4 results).
+TEST(MachineTest, OtherPresetsKeepOneLinkBandwidth) {
+  for (const SystemInfo& info : Systems()) {
+    if (info.name == "tpuv4-slice") continue;
+    RawOptions raw;
+    raw.values = {{"system", info.name}, {"chips", "16"}, {"topology", "torus2d"}};
+    absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
+    ASSERT_TRUE(o.ok()) << info.name << ": " << o.status();
+    for (double bw : o->system.net.axis_bandwidth_bytes_per_s) EXPECT_EQ(bw, 0) << info.name;
+    absl::StatusOr<network::Topology> t = BuildTopology(*o);
+    ASSERT_TRUE(t.ok()) << info.name << ": " << t.status();
+    for (const network::Link& link : t->links()) {
+      EXPECT_EQ(link.bandwidth_bytes_per_s, o->system.net.link_bandwidth_bytes_per_s) << info.name;
+    }
+  }
+}
+
+// Bad axis bandwidths: exit 2 and one line naming the key, the value and what is allowed.
+TEST(MachineTest, AxisBandwidthParametersValidate) {
+  for (auto [set, words] :
+       {std::pair{"link.bandwidth_axis0=-1",
+                  std::vector<std::string>{"link.bandwidth_axis0", "'-1'", "allowed 0 to 1e+15"}},
+        std::pair{"link.bandwidth_axis1=500",
+                  std::vector<std::string>{"link.bandwidth_axis1", "500",
+                                           "0 (= link.bandwidth) or 1000 to 1e+15 B/s"}},
+        std::pair{"link.bandwidth_axis2=fast",
+                  std::vector<std::string>{"link.bandwidth_axis2", "'fast'", "GB/s"}}}) {
+    std::ostringstream out, err;
+    EXPECT_EQ(Main({"run", "--workload", "chain", "--chips", "4", "--set", set}, out, err), 2)
+        << set;
+    const std::string message = err.str();
+    EXPECT_EQ(std::count(message.begin(), message.end(), '\n'), 1) << message;
+    for (const std::string& w : words) EXPECT_THAT(message, testing::HasSubstr(w)) << set;
+  }
 }
 
 TEST(MachineTest, LocalGemmRunsNearTheFittedRate) {
