@@ -264,7 +264,9 @@ TEST(PlanTest, EagerHoldsMoreActivations) {
     EXPECT_EQ(a.weight_bytes_per_chip, 2 * (4 * 1024 * 1024 + 2 * 1024 * 4096) * 16 / 2);
     EXPECT_EQ(a.in_flight, 4 - i);
     EXPECT_EQ(b.in_flight, 2 * (4 - i) - 1);
-    if (i < 3) EXPECT_GT(b.peak_bytes_per_chip(), a.peak_bytes_per_chip());
+    if (i < 3) {
+      EXPECT_GT(b.peak_bytes_per_chip(), a.peak_bytes_per_chip());
+    }
   }
   // Recomputation keeps each layer's input only: [b, s, h]·e per layer, plus one layer's
   // saved activations as workspace.

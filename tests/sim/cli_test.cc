@@ -299,9 +299,15 @@ TEST(CliTest, ArchiveAndJsonHoldResolvedTypedConfig) {
   ASSERT_TRUE(back.ok()) << back.status();
   for (const auto& [key, value] : back->config) {
     EXPECT_NE(value, "auto") << key;
-    if (key == "chips") EXPECT_EQ(value, "16");
-    if (key == "hidden") EXPECT_EQ(value, "12288");
-    if (key == "slices") EXPECT_EQ(value, "4,4,4,4");  // Wang's default S = P = 4.
+    if (key == "chips") {
+      EXPECT_EQ(value, "16");
+    }
+    if (key == "hidden") {
+      EXPECT_EQ(value, "12288");
+    }
+    if (key == "slices") {  // Wang's default S = P = 4.
+      EXPECT_EQ(value, "4,4,4,4");
+    }
   }
 }
 
@@ -322,7 +328,9 @@ TEST(CliTest, SweepSummaryKeepsSweptValuesAsWritten) {
     absl::StatusOr<RunRecord> auto_run = ReadRun(path, "run0001");
     ASSERT_TRUE(auto_run.ok()) << auto_run.status();
     for (const auto& [k, v] : auto_run->config) {
-      if (k == "dataflow") EXPECT_EQ(v, "os,ls,os,ls") << path;  // AutoStationary per layer.
+      if (k == "dataflow") {  // AutoStationary per layer.
+        EXPECT_EQ(v, "os,ls,os,ls") << path;
+      }
     }
   }
 }

@@ -164,7 +164,9 @@ TEST(ContractTest, ArchiveWithoutTrailerIsProbedBeforeLibhdf5ReadsIt) {
     const Outcome o = Spawn(kBinary, {"report", "d.h5"}, dir, milliseconds(30000));
     EXPECT_TRUE(o.exited && !o.timed_out) << "byte " << offset << ": signal " << o.status;
     EXPECT_TRUE(o.status == 0 || o.status == 2) << "byte " << offset << ": " << o.err;
-    if (o.status == 2) EXPECT_EQ(Lines(o.err), 1) << o.err;
+    if (o.status == 2) {
+      EXPECT_EQ(Lines(o.err), 1) << o.err;
+    }
   }
 }
 
