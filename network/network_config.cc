@@ -45,6 +45,10 @@ std::vector<core::Param> NetworkConfig::Params() {
        "with comm.collective_overlap = 0: 1 = a chip may run several AllGather/ReduceScatter at "
        "once; 0 = one at a time (synchronous collectives, TPUv4 today)",
        &concurrent_collectives, 0, 1},
+      {"comm.sendrecv_overlap", Unit::kCount,
+       "1 = SendRecv overlaps compute; 0 = a chip computes or runs a SendRecv, not both (MeshSlice "
+       "§5.3: JAX's dependencies serialised Wang's SendRecvs)",
+       &sendrecv_overlap, 0, 1},
       {"fattree.k", Unit::kCount, "fat-tree radix (even; 0 = smallest that fits)", &fattree_k, 0,
        128},
       {"fattree.oversubscription", Unit::kCount, "fat-tree switch links run at link.bandwidth/o",

@@ -30,6 +30,10 @@ struct NetworkConfig {
   // With collective_overlap = 0: 0 = a chip also runs one AllGather/ReduceScatter at a time
   // (synchronous collectives, issued one by one, as on TPUv4 today); 1 = several may run at once.
   int concurrent_collectives = 1;
+  // 1 = SendRecv is asynchronous and overlaps compute (TPUv4's asynchronous SendRecv); 0 = it
+  // takes turns with compute like a blocking collective (the JAX-compiled Wang of MeshSlice
+  // §5.3, whose dependencies kept "most" SendRecvs from overlapping: this is the bound "all").
+  int sendrecv_overlap = 1;
   int fattree_k = 0;              // Fat-tree radix; 0 = smallest that fits the chips.
   double oversubscription = 1.0;  // Fat-tree switch links run at bandwidth / this.
   int two_level = 0;  // 1: AllReduce/AllGather/ReduceScatter of groups spanning several hosts

@@ -299,7 +299,8 @@ void NetworkModel::Start(core::OpId id, const core::Op& op, core::Executor& exec
   r.sent.assign(p, 0);
   r.active = true;
   r.blocking = arbiter_ != nullptr && op.kind == OpKind::kCollective &&
-               op.collective != CollectiveKind::kSendRecv;
+               (op.collective == CollectiveKind::kSendRecv ? config_.sendrecv_overlap == 0
+                                                           : config_.collective_overlap == 0);
   if (r.blocking) {
     arbiter_->Acquire(r.members, core::ModeArbiter::kCollective, [this, slot] { Launch(slot); });
   } else {

@@ -72,9 +72,10 @@ class NetworkModel : public core::OpRunner {
   NetworkModel(core::FairShare& fs, const Topology& topology, const NetworkConfig& config,
                std::vector<core::ResourceId> hbm, double reduce_bytes_per_s);
 
-  // With an arbiter, every collective but SendRecv runs in ModeArbiter::kCollective mode on its
-  // members (launch included): never beside a GeMM on the same chip, as on TPUv4 (MeshSlice
-  // §5.3). Transfers and SendRecv stay asynchronous. Not owned; may be null.
+  // With an arbiter, a collective runs in ModeArbiter::kCollective mode on its members (launch
+  // included), never beside a GeMM on the same chip: every collective but SendRecv when
+  // comm.collective_overlap = 0 (TPUv4, MeshSlice §5.3), SendRecv when comm.sendrecv_overlap =
+  // 0. Transfers stay asynchronous. Not owned; may be null.
   void set_arbiter(core::ModeArbiter* arbiter) { arbiter_ = arbiter; }
 
   void Start(core::OpId id, const core::Op& op, core::Executor& exec) override;

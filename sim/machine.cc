@@ -53,9 +53,10 @@ absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& o,
   const double reduce_bytes_per_s = 3.0 * chip.element_bytes * chip.cores * chip.vector_flops_per_s;
   machine->network = std::make_unique<network::NetworkModel>(
       fair_share, machine->topology, o.system.net, std::move(hbm), reduce_bytes_per_s);
-  if (o.system.net.collective_overlap == 0) {
+  if (o.system.net.collective_overlap == 0 || o.system.net.sendrecv_overlap == 0) {
     machine->arbiter = std::make_unique<core::ModeArbiter>(
-        o.chips, /*exclusive_collectives=*/o.system.net.concurrent_collectives == 0);
+        o.chips, /*exclusive_collectives=*/o.system.net.collective_overlap == 0 &&
+                     o.system.net.concurrent_collectives == 0);
     machine->chips->set_arbiter(machine->arbiter.get());
     machine->network->set_arbiter(machine->arbiter.get());
   }

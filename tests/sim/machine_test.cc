@@ -286,11 +286,12 @@ int64_t OverlapPs(const std::vector<std::pair<int64_t, int64_t>>& a,
   return total;
 }
 
-RunRecord RunWithOverlap(const std::string& algorithm, int overlap) {
+RunRecord RunWithOverlap(const std::string& algorithm, int overlap, int sendrecv_overlap = 1) {
   RawOptions raw;
   raw.values = {{"chips", "16"}, {"mesh", "4x4"},          {"hidden", "2048"}, {"batch", "8"},
                 {"seq", "1024"}, {"algorithm", algorithm}, {"slices", "4"}};
-  raw.sets = {"comm.collective_overlap=" + std::to_string(overlap)};
+  raw.sets = {"comm.collective_overlap=" + std::to_string(overlap),
+              "comm.sendrecv_overlap=" + std::to_string(sendrecv_overlap)};
   absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
   EXPECT_TRUE(o.ok()) << o.status();
   absl::StatusOr<RunRecord> r = Simulate(*o);
@@ -318,6 +319,26 @@ TEST(MachineTest, WithoutCollectiveOverlapGemmsAndCollectivesTakeTurns) {
     sendrecv_overlap += OverlapPs(Intervals(wang, c, IsGemm), Intervals(wang, c, IsSendRecv));
   }
   EXPECT_GT(sendrecv_overlap, 0);
+}
+
+// comm.sendrecv_overlap = 0 (MeshSlice §5.3's JAX-compiled Wang, bounded: no SendRecv beside a
+// GeMM): Wang's SendRecv steps and GeMMs take turns on every chip, the step gets slower, the work
+// is the same. The blocking collectives keep their own setting: with collective_overlap = 1
+// MeshSlice (AllGather/ReduceScatter only) is unchanged to the picosecond.
+TEST(MachineTest, WithoutSendRecvOverlapWangsStepsTakeTurns) {
+  const RunRecord overlapped = RunWithOverlap("wang", 1, 1);
+  const RunRecord serial = RunWithOverlap("wang", 1, 0);
+  int64_t with = 0, without = 0;
+  for (uint32_t c = 0; c < 16; ++c) {
+    with += OverlapPs(Intervals(overlapped, c, IsGemm), Intervals(overlapped, c, IsSendRecv));
+    without += OverlapPs(Intervals(serial, c, IsGemm), Intervals(serial, c, IsSendRecv));
+  }
+  EXPECT_GT(with, 0);
+  EXPECT_EQ(without, 0);
+  EXPECT_GT(serial.Metric("makespan_s"), overlapped.Metric("makespan_s"));
+  EXPECT_DOUBLE_EQ(serial.Metric("flops"), overlapped.Metric("flops"));
+  EXPECT_EQ(RunWithOverlap("meshslice", 1, 0).Metric("makespan_s"),
+            RunWithOverlap("meshslice", 1, 1).Metric("makespan_s"));
 }
 
 }  // namespace
