@@ -362,6 +362,29 @@ std::vector<Column> ResourceColumns(const Types& t) {
   };
 }
 
+// GemmSpan holds a std::string, so GeMM spans go through this row (a run has a few dozen).
+struct GemmRow {
+  const char* label = nullptr;
+  int32_t layer = -1;
+  core::Pass pass = core::Pass::kNone;
+  core::Time start, end, share;
+  double flops = 0;
+};
+static_assert(std::is_standard_layout_v<GemmRow>);
+
+std::vector<Column> GemmColumns(const Types& t) {
+  using R = GemmRow;
+  return {
+      {"label", t.string.get(), t.string.get(), HOFFSET(R, label)},
+      {"layer", H5T_STD_I32LE, H5T_NATIVE_INT32, HOFFSET(R, layer)},
+      {"pass", t.pass.get(), t.pass.get(), HOFFSET(R, pass)},
+      {"start_ps", H5T_STD_I64LE, H5T_NATIVE_INT64, HOFFSET(R, start)},
+      {"end_ps", H5T_STD_I64LE, H5T_NATIVE_INT64, HOFFSET(R, end)},
+      {"share_ps", H5T_STD_I64LE, H5T_NATIVE_INT64, HOFFSET(R, share)},
+      {"flops", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, HOFFSET(R, flops)},
+  };
+}
+
 std::vector<Column> CounterColumns() {
   using R = core::CounterSample;
   return {
@@ -594,6 +617,23 @@ absl::Status WriteRun(hid_t runs_group, const RunRecord& run, bool with_timeline
     MESHSIM_ASSIGN_OR_RETURN(TableType type,
                              MakeTableType(ResourceColumns(types), sizeof(ResourceRow), where));
     MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "resources", type.file.get(), type.memory.get(),
+                                       rows.size(), rows.data(), where));
+  }
+  {
+    std::vector<GemmRow> rows;
+    rows.reserve(run.gemms.size());
+    for (const GemmSpan& g : run.gemms) {
+      rows.push_back({.label = g.label.c_str(),
+                      .layer = g.layer,
+                      .pass = g.pass,
+                      .start = g.start,
+                      .end = g.end,
+                      .share = g.share,
+                      .flops = g.flops});
+    }
+    MESHSIM_ASSIGN_OR_RETURN(TableType type,
+                             MakeTableType(GemmColumns(types), sizeof(GemmRow), where));
+    MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "gemms", type.file.get(), type.memory.get(),
                                        rows.size(), rows.data(), where));
   }
   if (with_timeline) {
@@ -1256,6 +1296,36 @@ absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where,
     const std::string resources_where = absl::StrCat(where, ": dataset 'resources'");
     for (size_t i = 0; i < run.resources.size(); ++i) {
       MESHSIM_RETURN_IF_ERROR(CheckEnum(run.resources[i].kind, i, "kind", resources_where));
+    }
+  }
+  // `gemms` was added within schema 3: a file written before it has none, and its spans are
+  // derived from the timeline when a report needs them.
+  const htri_t has_gemms = H5Lexists(group, "gemms", H5P_DEFAULT);
+  MESHSIM_RETURN_IF_ERROR(
+      CheckedCall(has_gemms, where, "dataset 'gemms'", absl::StatusCode::kDataLoss));
+  if (has_gemms > 0) {
+    MESHSIM_ASSIGN_OR_RETURN(TableType type,
+                             MakeTableType(GemmColumns(types), sizeof(GemmRow), where));
+    std::vector<GemmRow> rows;
+    const absl::Status status =
+        ReadTable(group, "gemms", H5T_COMPOUND, type.memory.get(), &rows, where);
+    run.gemms.reserve(rows.size());
+    for (GemmRow& row : rows) {
+      if (status.ok()) {
+        run.gemms.push_back({.label = row.label != nullptr ? row.label : "",
+                             .layer = row.layer,
+                             .pass = row.pass,
+                             .start = row.start,
+                             .end = row.end,
+                             .flops = row.flops,
+                             .share = row.share});
+      }
+      H5free_memory(const_cast<char*>(row.label));
+    }
+    MESHSIM_RETURN_IF_ERROR(status);
+    const std::string gemms_where = absl::StrCat(where, ": dataset 'gemms'");
+    for (size_t i = 0; i < run.gemms.size(); ++i) {
+      MESHSIM_RETURN_IF_ERROR(CheckEnum(run.gemms[i].pass, i, "pass", gemms_where));
     }
   }
   if (has_timeline) {

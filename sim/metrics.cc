@@ -73,6 +73,20 @@ RunMetrics ComputeMetrics(const std::vector<core::TimelineRow>& timeline, int ch
   return acc.Metrics(peak_flops, makespan);
 }
 
+void SetGemmShares(std::vector<GemmSpan>& spans) {
+  std::vector<GemmSpan*> by_end;
+  by_end.reserve(spans.size());
+  for (GemmSpan& g : spans) by_end.push_back(&g);
+  // Stable: GeMMs ending together keep their order; the first of them takes the interval.
+  std::stable_sort(by_end.begin(), by_end.end(),
+                   [](const GemmSpan* a, const GemmSpan* b) { return a->end < b->end; });
+  core::Time previous = core::Time::Zero();
+  for (GemmSpan* g : by_end) {
+    g->share = std::max(g->end, previous) - previous;
+    previous = std::max(g->end, previous);
+  }
+}
+
 std::vector<GemmSpan> GemmSpans(const std::vector<core::TimelineRow>& timeline,
                                 const std::vector<std::string>& names) {
   MetricsAccumulator acc(0, &names);
@@ -175,6 +189,7 @@ std::vector<GemmSpan> MetricsAccumulator::Gemms() const {
   std::vector<GemmSpan> spans = spans_;
   // Joins and other bookkeeping rows carry names too; keep groups that computed something.
   std::erase_if(spans, [](const GemmSpan& g) { return g.flops == 0; });
+  SetGemmShares(spans);
   std::sort(spans.begin(), spans.end(),
             [](const GemmSpan& a, const GemmSpan& b) { return a.start < b.start; });
   return spans;

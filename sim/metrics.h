@@ -46,6 +46,10 @@ struct RunMetrics {
 std::vector<GemmSpan> GemmSpans(const std::vector<core::TimelineRow>& timeline,
                                 const std::vector<std::string>& names);
 
+// Fills GemmSpan::share of every span (see sim/run_record.h): walking the spans in order of
+// their ends, each gets the time from the previous end (0 for the first) to its own.
+void SetGemmShares(std::vector<GemmSpan>& spans);
+
 // Derives the metrics of a run from its timeline. `peak_flops` is one chip's peak.
 RunMetrics ComputeMetrics(const std::vector<core::TimelineRow>& timeline, int chips,
                           double peak_flops, core::Time makespan);

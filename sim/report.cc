@@ -129,12 +129,15 @@ void PrintGemms(const RunRecord& r, std::ostream& os) {
   const std::vector<GemmSpan> spans = Spans(r);
   if (spans.size() < 2) return;
   const double peak = r.Metric("chip_peak_flops") * r.chips;
-  os << absl::StrFormat("  %-22s %12s %12s %10s\n", "GeMM", "start", "time", "FLOP util");
+  os << absl::StrFormat("  %-22s %12s %12s %10s %12s %10s\n", "GeMM", "start", "time", "FLOP util",
+                        "share", "share util");
   for (const GemmSpan& g : spans) {
-    const double t = (g.end - g.start).seconds();
-    os << absl::StrFormat("  %-22s %12s %12s %9.1f%%\n", g.label, g.start.ToString(),
-                          (g.end - g.start).ToString(),
-                          t > 0 && peak > 0 ? 100 * g.flops / (peak * t) : 0);
+    const auto percent = [&](core::Time t) {
+      return t > core::Time::Zero() && peak > 0 ? 100 * g.flops / (peak * t.seconds()) : 0.0;
+    };
+    os << absl::StrFormat("  %-22s %12s %12s %9.1f%% %12s %9.1f%%\n", g.label, g.start.ToString(),
+                          (g.end - g.start).ToString(), percent(g.end - g.start),
+                          g.share.ToString(), percent(g.share));
   }
 }
 
@@ -224,6 +227,7 @@ void PrintJson(const RunRecord& r, std::ostream& os, const std::vector<std::stri
     os << sep << "{\"name\": " << JsonString(g.label)
        << ", \"start_s\": " << JsonNumber(g.start.seconds())
        << ", \"time_s\": " << JsonNumber((g.end - g.start).seconds())
+       << ", \"share_s\": " << JsonNumber(g.share.seconds())
        << ", \"flops\": " << JsonNumber(g.flops) << "}";
     sep = ", ";
   }

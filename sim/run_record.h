@@ -31,12 +31,20 @@ enum class ConfigValueType { kInteger, kReal, kText };
 ConfigValueType TypeOfConfigValue(const std::string& text);
 
 // One distributed GeMM of a run (rows sharing a layer and a pass), for per-GeMM reports.
+//
+// `start`/`end` bound every op of the GeMM, so the spans of GeMMs that overlap (a prefetched
+// AllGather issued during the previous GeMM, a software-pipelined schedule) overlap too.
+// `share` splits the run among its GeMMs instead: the time from the latest end of the GeMMs
+// that finished before this one (or the run's start) to this one's end. The shares of a run add
+// up to the last GeMM's end, and flops / (chips × peak × share) is a GeMM's utilization as part
+// of the run rather than alone (results/fig11_gemm_shapes reads Figure 11 both ways).
 struct GemmSpan {
   std::string label;  // e.g. "qkv.fwd"
   int32_t layer = -1;
   core::Pass pass = core::Pass::kNone;
   core::Time start, end;
   double flops = 0;
+  core::Time share;
 };
 
 struct RunRecord {
@@ -52,8 +60,8 @@ struct RunRecord {
   std::vector<std::pair<std::string, double>> metrics;
   std::vector<std::string> names;           // Indexed by TimelineRow::name.
   std::vector<core::TimelineRow> timeline;  // Empty when the run kept no rows.
-  // The GeMM spans of the run (sim/metrics.h), filled by Simulate; empty in a record read from a
-  // file, whose spans come from its timeline.
+  // The GeMM spans of the run (sim/metrics.h), filled by Simulate and by reading an archive
+  // (its `gemms` table; an archive written before that table derives them from its timeline).
   std::vector<GemmSpan> gemms;
   std::vector<DepEdge> edges;
   std::vector<core::ResourceInfo> resources;  // Indexed by CounterSample::resource.

@@ -117,6 +117,22 @@ def read_summary(path, config_keys=()):
     return rows
 
 
+def read_gemms(path, run):
+    """The GeMMs of run `run` in an archive (its /runs/<run>/gemms table, docs/hdf5.md): a list
+    of dicts with "label", "layer", "pass" (int), "start_s", "end_s", "share_s" and "flops", in
+    order of their first op. An archive written before that table raises KeyError."""
+    with h5py.File(path, "r") as f:
+        table = f["runs"][run]["gemms"][:]
+    out = []
+    for g in table:
+        label = g["label"]
+        out.append({"label": label.decode() if isinstance(label, bytes) else str(label),
+                    "layer": int(g["layer"]), "pass": int(g["pass"]),
+                    "start_s": int(g["start_ps"]) * 1e-12, "end_s": int(g["end_ps"]) * 1e-12,
+                    "share_s": int(g["share_ps"]) * 1e-12, "flops": float(g["flops"])})
+    return out
+
+
 def read_run_metrics(path):
     """Every run of an archive (`meshsim run --out` / `compare --out`): [(config, metrics)]."""
     out = []

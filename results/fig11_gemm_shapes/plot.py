@@ -30,6 +30,45 @@ def cells():
     return out
 
 
+# Block GeMM labels (algorithms/llm.cc) → the cell of cells() they are: GeMMs of the same
+# (M, N, K) and dataflow pool into one cell (ffn_up.fwd and ffn_down.bwd-data, ...).
+BLOCK_CELL = {
+    "qkv.fwd": "qkv.fwd", "qkv.bwd-data": "qkv.bwd-data", "qkv.bwd-weight": "qkv.bwd-weight",
+    "attn_out.fwd": "attn_out.fwd", "attn_out.bwd-data": "attn_out.bwd-data",
+    "attn_out.bwd-weight": "attn_out.bwd-weight",
+    "ffn_up.fwd": "ffn_up.fwd", "ffn_down.bwd-data": "ffn_up.fwd",
+    "ffn_up.bwd-data": "ffn_up.bwd-data", "ffn_down.fwd": "ffn_up.bwd-data",
+    "ffn_up.bwd-weight": "ffn.bwd-weight", "ffn_down.bwd-weight": "ffn.bwd-weight",
+}
+
+
+def block_cells(path, best):
+    """{(model, cell label, algorithm): (utilization, best block run)} from the block runs: each
+    cell's flops over its GeMMs' shares of the block (Σ flops / (chips × peak × Σ share))."""
+    out = {}
+    for (model, alg), r in best.items():
+        flops, share = {}, {}
+        for g in mr.read_gemms(path, r["run"]):
+            cell = BLOCK_CELL[g["label"]]
+            flops[cell] = flops.get(cell, 0) + g["flops"]
+            share[cell] = share.get(cell, 0) + g["share_s"]
+        peak = r["chips"] * r["chip_peak_flops"]
+        for cell in flops:
+            out[(model, cell, alg)] = (flops[cell] / (peak * share[cell]), r)
+    return out
+
+
+def speedups(util, counted):
+    """Mean MeshSlice speed-up over Collective and Wang: over the counted cells, and all cells.
+    `util(c, alg)` → utilization; `counted` → [(cell, counted_by_paper)]."""
+    res = {}
+    for base in ("collective", "wang"):
+        sp = [(util(c, "meshslice") / util(c, base) - 1, k) for c, k in counted]
+        res[base] = (sum(x for x, k in sp if k) / sum(1 for _, k in sp if k),
+                     sum(x for x, _ in sp) / len(sp))
+    return res
+
+
 def short(mnk):
     return "(" + ", ".join(f"{int(x) // 1024}K" for x in mnk.split(",")) + ")"
 
@@ -111,7 +150,82 @@ def main():
           f"{len(sp_col_all) - len(losses)} of {len(sp_col_all)}"]], "lrrr"))
     if losses:
         md.append("\nNot fastest: " + "; ".join(x[0] for x in losses) + "\n")
+    md += in_block(out, plt, {"collective": (mean(sp_col), mean(sp_col_all)),
+                              "wang": (mean(sp_wang), mean(sp_wang_all))})
     mr.write_text(os.path.join(out, "table.md"), "\n".join(md))
+
+
+def in_block(out, plt, alone):
+    """The second reading (block.ini): each GeMM's share of its algorithm's best block at 256
+    chips → fig11_gemm_shapes_in_block.{png,svg,csv}; returns the markdown for out/table.md."""
+    path = os.path.join(out, "block.h5")
+    best = mr.best_by(mr.read_summary(path), ["model", "algorithm"])
+    util = block_cells(path, best)
+    fig, axes = plt.subplots(2, 1, figsize=(13, 8))
+    width = 0.16
+    table, stated = [], {}
+    for ax, model in zip(axes, mr.MODELS):
+        mc = [c for c in cells() if c[0] == model]
+        for a_i, alg in enumerate(ALGS):
+            ax.bar([i + (a_i - 2) * width for i in range(len(mc))],
+                   [100 * util[(model, c[1], alg)][0] for c in mc], width,
+                   label=f"{mr.LABELS[alg].replace(' (autotuned)', '')} "
+                         f"({best[(model, alg)]['mesh']})", color=mr.COLORS[alg])
+        ax.set_xticks(range(len(mc)))
+        ax.set_xticklabels([f"{c[1]}{'' if c[4] else '*'}\n{c[2].upper()} {short(c[3])}"
+                            for c in mc], fontsize=7.5)
+        ax.set_ylabel("FLOP utilization (%)")
+        ax.set_ylim(0, 100)
+        ax.set_title(f"{mr.MODELS[model]}, 256 chips: each GeMM's share of its algorithm's best "
+                     f"block (mesh in the legend)")
+        ax.legend(ncol=5, fontsize=8, loc="upper right")
+        for c in mc:
+            u = {a: util[(model, c[1], a)][0] for a in ALGS}
+            table.append([mr.MODELS[model], c[1] + ("" if c[4] else " *"), c[2].upper(),
+                          short(c[3])] + [mr.pct(u[a]) for a in ALGS]
+                         + [f"{100 * (u['meshslice'] / u['collective'] - 1):+.1f}%",
+                            f"{100 * (u['meshslice'] / u['wang'] - 1):+.1f}%"])
+    stated = speedups(lambda c, a: util[(c[0], c[1], a)][0], [(c, c[4]) for c in cells()])
+    not_fastest = [(c, max(ALGS, key=lambda a: util[(c[0], c[1], a)][0])) for c in cells()]
+    not_fastest = [(c, a) for c, a in not_fastest if a != "meshslice"]
+    axes[1].set_xlabel("GeMM (layer.pass), its dataflow and (M, N, K); "
+                       "* = second dataflow of the (T, H, H) shape")
+    fig.suptitle("Figure 11 (meshsim), in the training step: per-GeMM utilization from each "
+                 "GeMM's share of the block")
+    fig.tight_layout()
+    mr.save_figure(fig, mr.here(__file__, "fig11_gemm_shapes_in_block"))
+    mr.write_csv(mr.here(__file__, "fig11_gemm_shapes_in_block.csv"),
+                 ["model", "gemm", "dataflow", "m_n_k", "counted_by_paper", "algorithm", "mesh",
+                  "slices", "flop_utilization"],
+                 [[c[0], c[1], c[2], c[3], int(c[4]), a, util[(c[0], c[1], a)][1]["mesh"],
+                   util[(c[0], c[1], a)][1]["slices"], f"{util[(c[0], c[1], a)][0]:.4f}"]
+                  for c in cells() for a in ALGS])
+    md = ["\n# In the training step (block.ini)\n",
+          "Each GeMM's share of its algorithm's best block at 256 chips (from the previous "
+          "GeMM's end to its own; GeMMs of the same shape and dataflow pooled). Best blocks: "
+          + "; ".join(f"{mr.MODELS[m]} {mr.LABELS[a].replace(' (autotuned)', '')} "
+                      f"{best[(m, a)]['mesh']} ({mr.pct(best[(m, a)]['flop_utilization'])})"
+                      for m in mr.MODELS for a in ALGS) + ".\n",
+          mr.markdown_table(["model", "GeMM", "dataflow", "(M, N, K)"]
+                            + [mr.LABELS[a].replace(" (autotuned)", "") for a in ALGS]
+                            + ["MeshSlice vs Collective", "MeshSlice vs Wang"], table,
+                            "llll" + "r" * (len(ALGS) + 2)),
+          "\n## Stated numbers, both readings\n",
+          mr.markdown_table(
+              ["MeshSlice's average speed-up", "paper", "alone (16 GeMMs)", "in the step (16)",
+               "alone (18 cells)", "in the step (18)"],
+              [[f"over {mr.LABELS[b]}", f"{100 * PAPER_AVG[b]:.1f}%",
+                f"{100 * alone[b][0]:.1f}%", f"{100 * stated[b][0]:.1f}%",
+                f"{100 * alone[b][1]:.1f}%", f"{100 * stated[b][1]:.1f}%"]
+               for b in ("collective", "wang")], "lrrrrr"),
+          f"\nIn the step MeshSlice is the fastest in "
+          f"{16 - sum(1 for c, _ in not_fastest if c[4])} of 16 GeMMs and "
+          f"{18 - len(not_fastest)} of 18 cells; not in: "
+          + ("; ".join(f"{mr.MODELS[c[0]]} {c[1]}{'' if c[4] else ' *'} ({mr.LABELS[a]} "
+                       f"{mr.pct(util[(c[0], c[1], a)][0])} vs "
+                       f"{mr.pct(util[(c[0], c[1], 'meshslice')][0])})" for c, a in not_fastest)
+             or "none") + ".\n"]
+    return md
 
 
 if __name__ == "__main__":

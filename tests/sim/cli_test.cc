@@ -531,6 +531,7 @@ TEST(CliLlmTest, TrainingBlockReportsEveryGemmAndScalesToTheModel) {
                         "ffn_down.bwd-data", "qkv.bwd-weight"}) {
     EXPECT_THAT(r.out, HasSubstr(std::string("\"name\": \"") + g + "\""));
   }
+  EXPECT_THAT(r.out, HasSubstr("\"share_s\": "));  // Each GeMM's part of the block.
   // 72·T·H² flops for one block (T = 8·512, H = 1024).
   EXPECT_THAT(r.out, HasSubstr("\"flops\": 309237645312,"));
   EXPECT_THAT(r.out, HasSubstr("\"model_layers\": 10"));

@@ -299,6 +299,42 @@ RunRecord RunWithOverlap(const std::string& algorithm, int overlap, int sendrecv
   return *r;
 }
 
+// GemmSpan::share: the shares of a block add up to its last GeMM's end; Collective's prefetched
+// weight gather (issued during the previous GeMM) leaves a GeMM a share shorter than its span and
+// shorter than the same GeMM alone, where nothing runs before it to hide the gather behind.
+TEST(MachineTest, GemmSharesSplitTheBlockAndShowCollectivesPrefetch) {
+  const RunRecord block = RunWithOverlap("collective", 1);
+  ASSERT_EQ(block.gemms.size(), 12u);
+  core::Time sum, last;
+  int prefetched = 0;
+  for (const GemmSpan& g : block.gemms) {
+    sum += g.share;
+    last = std::max(last, g.end);
+    if (g.share < g.end - g.start) ++prefetched;
+  }
+  EXPECT_EQ(sum, last);
+  EXPECT_LE(last.seconds(), block.Metric("makespan_s"));
+  EXPECT_GE(prefetched, 8);  // Every GeMM but the first has an early weight (or two in bwd-weight).
+  // ffn_down.fwd, LS (T, H, 4H) with T = 8·1024, H = 2048: its weight gather runs during
+  // ffn_up.fwd in the block, and alone it cannot be hidden.
+  const GemmSpan* in_block = nullptr;
+  for (const GemmSpan& g : block.gemms)
+    if (g.label == "ffn_down.fwd") in_block = &g;
+  ASSERT_NE(in_block, nullptr);
+  RawOptions raw;
+  raw.values = {{"chips", "16"},      {"mesh", "4x4"},
+                {"workload", "gemm"}, {"gemm", "8192,2048,8192"},
+                {"dataflow", "ls"},   {"algorithm", "collective"}};
+  absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
+  ASSERT_TRUE(o.ok()) << o.status();
+  absl::StatusOr<RunRecord> alone = Simulate(*o);
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  ASSERT_EQ(alone->gemms.size(), 1u);
+  EXPECT_DOUBLE_EQ(alone->gemms[0].flops, in_block->flops);
+  EXPECT_EQ(alone->gemms[0].share, alone->gemms[0].end - alone->gemms[0].start);
+  EXPECT_LT(in_block->share, alone->gemms[0].share);
+}
+
 TEST(MachineTest, WithoutCollectiveOverlapGemmsAndCollectivesTakeTurns) {
   const RunRecord overlapped = RunWithOverlap("meshslice", 1);
   const RunRecord serial = RunWithOverlap("meshslice", 0);

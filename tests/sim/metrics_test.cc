@@ -69,6 +69,38 @@ TEST(MetricsTest, OverlappingIntervalsAreMergedBeforeExposure) {
   EXPECT_NEAR(m.comm_exposed_s, 10e-6, 1e-15);
 }
 
+// GeMM spans bound all of a GeMM's ops; shares split the run at the GeMMs' ends.
+TEST(MetricsTest, GemmSpansAndTheirShares) {
+  const std::vector<std::string> names = {"a.fwd.gemm", "b.fwd.ag_b", "b.fwd.gemm", "c.fwd.gemm",
+                                          "join"};
+  const auto op = [&](uint32_t name, OpKind kind, int64_t start_us, int64_t end_us, double flops) {
+    core::TimelineRow r = Row(0, kind, Phase::kOp, start_us, end_us, flops);
+    r.name = core::NameId(name);
+    r.pass = core::Pass::kFwd;
+    return r;
+  };
+  // a computes [0, 50) us; b's AllGather is prefetched during a, [10, 40), and b computes
+  // [50, 90); c computes [60, 90) beside b and ends with it; the join computes nothing.
+  const std::vector<core::TimelineRow> t = {
+      op(0, OpKind::kGemm, 0, 50, 1e9),      op(1, OpKind::kCollective, 10, 40, 0),
+      op(2, OpKind::kGemm, 50, 90, 2e9),     op(3, OpKind::kGemm, 60, 90, 3e9),
+      op(4, OpKind::kCollective, 90, 95, 0),
+  };
+  const std::vector<GemmSpan> spans = GemmSpans(t, names);
+  ASSERT_EQ(spans.size(), 3u);  // "join" has no flops.
+  EXPECT_EQ(spans[0].label, "a.fwd");
+  EXPECT_EQ(spans[1].label, "b.fwd");
+  EXPECT_EQ(spans[2].label, "c.fwd");
+  // b's span runs from its prefetch (10 us) to its GeMM's end (90 us).
+  EXPECT_EQ(spans[1].start, Time::Microseconds(10));
+  EXPECT_EQ(spans[1].end, Time::Microseconds(90));
+  EXPECT_EQ(spans[1].flops, 2e9);
+  // Shares in order of ends: a 50 − 0, b 90 − 50, c (ends with b, after it in order) 0.
+  EXPECT_EQ(spans[0].share, Time::Microseconds(50));
+  EXPECT_EQ(spans[1].share, Time::Microseconds(40));
+  EXPECT_EQ(spans[2].share, Time::Zero());
+}
+
 }  // namespace
 }  // namespace meshsim::sim
 
