@@ -40,7 +40,9 @@ def _ensure_interpreter():
     if (os.path.exists(DEBIAN_PYTHON) and os.path.realpath(DEBIAN_PYTHON) != here_exe
             and not os.environ.get("MESHSIM_PLOT_REEXEC")):
         os.environ["MESHSIM_PLOT_REEXEC"] = "1"
-        os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON] + sys.argv)
+        # orig_argv (3.10+) keeps `-c CODE` and `-m MODULE`, which sys.argv loses.
+        args = sys.orig_argv[1:] if hasattr(sys, "orig_argv") else sys.argv
+        os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON] + args)
     sys.stderr.write(f"{os.path.basename(sys.argv[0] or 'plot')}: no python3 with "
                      f"{' and '.join(missing)} (tried {sys.executable}, {DEBIAN_PYTHON}); "
                      "install them: apt install python3-matplotlib python3-h5py\n")
