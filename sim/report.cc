@@ -139,6 +139,8 @@ void PrintGemms(const RunRecord& r, std::ostream& os) {
                           (g.end - g.start).ToString(), percent(g.end - g.start),
                           g.share.ToString(), percent(g.share));
   }
+  os << "  (time: first op to last op of the GeMM; share: from the previous GeMM's end to its "
+        "own, the shares add up to the last end)\n";
 }
 
 void PrintTable(const RunRecord& r, std::ostream& os) {
