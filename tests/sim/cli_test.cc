@@ -155,6 +155,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--set", "core.scratchpad_bytes=4096"},
                 {"core.scratchpad_bytes", "'4096'", "196608"}},
         BadCase{{"run", "--chips", "16385"}, {"--chips", "'16385'", "16384"}},
+        // Once SIGABRT in PlanGemm: no tile fits an accumulator of under one fp32 element.
+        BadCase{{"run", "--set", "core.accumulator_bytes=2"},
+                {"core.accumulator_bytes", "'2'", "65536"}},
         BadCase{{"frobnicate"}, {"'frobnicate'", "not a command"}},
         BadCase{{"list", "spaceships"}, {"'spaceships'", "algorithms"}},
         BadCase{{"show", "system", "cray1"}, {"'cray1'", "tpuv4"}},
