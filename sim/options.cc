@@ -215,7 +215,18 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
           "--config: '%s' sets config again; nested configs are not allowed", path));
     }
   }
-  // Command-line values first, then the file's for keys the command line did not give.
+  // Command-line values first, then the file's for keys the command line did not give. Sets are
+  // applied in order, so the file's come first: a later command-line --set wins, and a file's
+  // `set = KEY=...` yields to a command-line --KEY.
+  std::vector<std::string> cli_sets;
+  const auto param_on_cli = [&](const std::string& set) {
+    const std::string key = set.substr(0, set.find('='));
+    SystemConfig sys = *SystemPreset("tpuv4");
+    for (const core::Param& p : sys.Params()) {
+      if (p.key == key) return cli.count(key) > 0;
+    }
+    return false;
+  };
   for (const po::variables_map* vm : {&cli, &file}) {
     for (const auto& [key, value] : *vm) {
       if (key == "help" || key == "config") continue;
@@ -232,13 +243,20 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
         continue;
       }
       if (key == "set") {
-        for (const std::string& s : value.as<std::vector<std::string>>()) raw.sets.push_back(s);
+        for (const std::string& s : value.as<std::vector<std::string>>()) {
+          if (vm == &cli) {
+            cli_sets.push_back(s);
+          } else if (!param_on_cli(s)) {
+            raw.sets.push_back(s);
+          }
+        }
         continue;
       }
       if (vm == &file && cli.count(key)) continue;
       raw.values.emplace_back(key, value.as<std::string>());
     }
   }
+  raw.sets.insert(raw.sets.end(), cli_sets.begin(), cli_sets.end());
   return raw;
 }
 

@@ -200,6 +200,25 @@ TEST(CliTest, UnknownConfigKeyNamesKeyAndFile) {
   EXPECT_THAT(r.err, AllOf(HasSubstr("unknown key 'warp'"), HasSubstr(cfg)));
 }
 
+// "command-line values win" (--config's help) holds for system parameters too: a file's
+// `set = KEY=VALUE` once overrode the command line's --set KEY=... and --KEY.
+TEST(CliTest, CommandLineParametersWinOverConfigFileSets) {
+  const std::string cfg = testing_cli::WriteTemp(
+      "sets.ini", "workload = chain\nchips = 4\nset = link.bandwidth=1GB/s\n");
+  for (const std::vector<std::string>& given :
+       {std::vector<std::string>{"--set", "link.bandwidth=2GB/s"},
+        std::vector<std::string>{"--link.bandwidth", "2GB/s"}}) {
+    std::vector<std::string> args = {"run", "--config", cfg, "--format", "json"};
+    args.insert(args.end(), given.begin(), given.end());
+    const Result r = Cli(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("\"link.bandwidth\": 2e+09,")) << given[0];
+  }
+  const Result file_only = Cli({"run", "--config", cfg, "--format", "json"});
+  ASSERT_EQ(file_only.status, 0) << file_only.err;
+  EXPECT_THAT(file_only.out, HasSubstr("\"link.bandwidth\": 1e+09,"));
+}
+
 TEST(CliTest, MalformedValueInConfigFileIsBadInput) {
   const std::string cfg = TempPath("bad_value.ini");
   std::ofstream(cfg) << "workload = chain\nchips = many\n";
