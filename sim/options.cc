@@ -552,6 +552,55 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
         "--bytes: required by --workload collective (e.g. --bytes 64MiB)");
   }
 
+  {
+    // Sizes are bounded one by one; their products are bounded here, in doubles, before any
+    // int64 byte or flop count of the lowering can overflow.
+    struct Tensor {
+      const char* what;
+      std::vector<const char*> keys;  // The options that size it: the first one given is named.
+      double bytes;
+    };
+    const double e = o.system.chip.element_bytes;
+    std::vector<Tensor> tensors;
+    if (o.workload == "gemm") {
+      const double m = o.gemm_m, n = o.gemm_n, k = o.gemm_k;
+      tensors = {{"matrix A = M x K", {"gemm"}, m * k * e},
+                 {"matrix B = K x N", {"gemm"}, k * n * e},
+                 {"matrix C = M x N", {"gemm"}, m * n * e}};
+    } else if (o.workload == "llm" || o.workload == "layer" || pipeline) {
+      double h = double(o.hidden), heads = double(o.heads);
+      double f = o.ffn > 0 ? double(o.ffn) : 4.0 * h;
+      for (const workloads::ModelShape& m : workloads::Models()) {
+        if (o.hidden == 0 && m.name == o.model) {
+          h = double(m.hidden), heads = double(m.heads), f = double(m.ffn_dim());
+        }
+      }
+      const double b = double(o.batch), s = double(o.seq);
+      tensors.push_back({"activations batch x seq x max(3 hidden, ffn)",
+                         {"batch", "seq", "hidden", "ffn", "model"},
+                         b * s * std::max(3 * h, f) * e});
+      if (o.workload != "llm") {
+        tensors.push_back({"attention scores batch x heads x seq x seq",
+                           {"seq", "batch", "heads", "model"},
+                           b * heads * s * s * e});
+      }
+    }
+    for (const Tensor& t : tensors) {
+      if (t.bytes <= double(kMaxTensorBytes)) continue;
+      const char* key = t.keys.back();
+      for (const char* k : t.keys) {
+        if (get(k) != nullptr) {
+          key = k;
+          break;
+        }
+      }
+      return Invalid(key, get(key) ? *get(key) : o.model,
+                     absl::StrFormat("the %s would take %.4g bytes; at most %d (256 TiB) per "
+                                     "matrix",
+                                     t.what, t.bytes, kMaxTensorBytes));
+    }
+  }
+
   if (const std::string* v = get("out")) {
     MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", *v));
     o.out = *v;

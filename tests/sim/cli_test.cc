@@ -158,6 +158,20 @@ INSTANTIATE_TEST_SUITE_P(
         // Once SIGABRT in PlanGemm: no tile fits an accumulator of under one fp32 element.
         BadCase{{"run", "--set", "core.accumulator_bytes=2"},
                 {"core.accumulator_bytes", "'2'", "65536"}},
+        // Products of sizes: once an int64 overflow (SIGABRT on a negative vector op, or a
+        // silent endless loop over 2^52 tiles), now bounded before lowering.
+        BadCase{{"run", "--workload", "layer", "--chips", "16", "--batch", "1073741824"},
+                {"--batch", "'1073741824'", "256 TiB"}},
+        BadCase{
+            {"run", "--workload", "layer", "--chips", "16", "--batch", "1", "--seq", "1073741824"},
+            {"--seq", "'1073741824'", "attention scores", "256 TiB"}},
+        BadCase{{"run", "--workload", "gemm", "--chips", "1", "--gemm",
+                 "4294967296,4294967296,4294967296"},
+                {"--gemm", "'4294967296,4294967296,4294967296'", "256 TiB"}},
+        // Work that cannot finish before the horizon even at peak: refused before it starts,
+        // not after hours of simulation.
+        BadCase{{"run", "--workload", "gemm", "--chips", "1", "--gemm", "8000000,8000000,8000000"},
+                {"simulated time passes the limit", "1.024e+21 flop"}},
         BadCase{{"frobnicate"}, {"'frobnicate'", "not a command"}},
         BadCase{{"list", "spaceships"}, {"'spaceships'", "algorithms"}},
         BadCase{{"show", "system", "cray1"}, {"'cray1'", "tpuv4"}},
