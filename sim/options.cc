@@ -215,7 +215,18 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
           "--config: '%s' sets config again; nested configs are not allowed", path));
     }
   }
-  // Command-line values first, then the file's for keys the command line did not give.
+  // Command-line values first, then the file's for keys the command line did not give. Sets are
+  // applied in order, so the file's come first: a later command-line --set wins, and a file's
+  // `set = KEY=...` yields to a command-line --KEY.
+  std::vector<std::string> cli_sets;
+  const auto param_on_cli = [&](const std::string& set) {
+    const std::string key = set.substr(0, set.find('='));
+    SystemConfig sys = *SystemPreset("tpuv4");
+    for (const core::Param& p : sys.Params()) {
+      if (p.key == key) return cli.count(key) > 0;
+    }
+    return false;
+  };
   for (const po::variables_map* vm : {&cli, &file}) {
     for (const auto& [key, value] : *vm) {
       if (key == "help" || key == "config") continue;
@@ -232,13 +243,20 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
         continue;
       }
       if (key == "set") {
-        for (const std::string& s : value.as<std::vector<std::string>>()) raw.sets.push_back(s);
+        for (const std::string& s : value.as<std::vector<std::string>>()) {
+          if (vm == &cli) {
+            cli_sets.push_back(s);
+          } else if (!param_on_cli(s)) {
+            raw.sets.push_back(s);
+          }
+        }
         continue;
       }
       if (vm == &file && cli.count(key)) continue;
       raw.values.emplace_back(key, value.as<std::string>());
     }
   }
+  raw.sets.insert(raw.sets.end(), cli_sets.begin(), cli_sets.end());
   return raw;
 }
 
@@ -532,6 +550,55 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
   if (o.workload == "collective" && o.bytes == 0) {
     return absl::InvalidArgumentError(
         "--bytes: required by --workload collective (e.g. --bytes 64MiB)");
+  }
+
+  {
+    // Sizes are bounded one by one; their products are bounded here, in doubles, before any
+    // int64 byte or flop count of the lowering can overflow.
+    struct Tensor {
+      const char* what;
+      std::vector<const char*> keys;  // The options that size it: the first one given is named.
+      double bytes;
+    };
+    const double e = o.system.chip.element_bytes;
+    std::vector<Tensor> tensors;
+    if (o.workload == "gemm") {
+      const double m = o.gemm_m, n = o.gemm_n, k = o.gemm_k;
+      tensors = {{"matrix A = M x K", {"gemm"}, m * k * e},
+                 {"matrix B = K x N", {"gemm"}, k * n * e},
+                 {"matrix C = M x N", {"gemm"}, m * n * e}};
+    } else if (o.workload == "llm" || o.workload == "layer" || pipeline) {
+      double h = double(o.hidden), heads = double(o.heads);
+      double f = o.ffn > 0 ? double(o.ffn) : 4.0 * h;
+      for (const workloads::ModelShape& m : workloads::Models()) {
+        if (o.hidden == 0 && m.name == o.model) {
+          h = double(m.hidden), heads = double(m.heads), f = double(m.ffn_dim());
+        }
+      }
+      const double b = double(o.batch), s = double(o.seq);
+      tensors.push_back({"activations batch x seq x max(3 hidden, ffn)",
+                         {"batch", "seq", "hidden", "ffn", "model"},
+                         b * s * std::max(3 * h, f) * e});
+      if (o.workload != "llm") {
+        tensors.push_back({"attention scores batch x heads x seq x seq",
+                           {"seq", "batch", "heads", "model"},
+                           b * heads * s * s * e});
+      }
+    }
+    for (const Tensor& t : tensors) {
+      if (t.bytes <= double(kMaxTensorBytes)) continue;
+      const char* key = t.keys.back();
+      for (const char* k : t.keys) {
+        if (get(k) != nullptr) {
+          key = k;
+          break;
+        }
+      }
+      return Invalid(key, get(key) ? *get(key) : o.model,
+                     absl::StrFormat("the %s would take %.4g bytes; at most %d (256 TiB) per "
+                                     "matrix",
+                                     t.what, t.bytes, kMaxTensorBytes));
+    }
   }
 
   if (const std::string* v = get("out")) {

@@ -42,6 +42,9 @@ struct RawOptions {
 // input (exit 2 naming the limit) rather than an out-of-memory crash.
 inline constexpr int64_t kMaxChips = 16384;                // --chips (DESIGN.md asks for 4096).
 inline constexpr int64_t kMaxChainOps = int64_t{1} << 24;  // --workload chain: chips x steps.
+// Any one matrix of the workload (--gemm's A, B, C; a layer's activations or attention scores):
+// 256 TiB, so that byte and flop counts times chips or element-wise factors stay in int64.
+inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 48;
 
 struct RunOptions {
   std::string system_name = "tpuv4";

@@ -430,6 +430,17 @@ class ProgressLine {
 absl::StatusOr<RunRecord> RunGraph(const RunOptions& o, const algorithms::Mesh& mesh,
                                    const core::OpGraph& graph,
                                    std::chrono::steady_clock::time_point wall_start) {
+  // No chip computes faster than its peak: a graph whose flops need longer than the horizon on
+  // every chip at once would only fail there, hours later; it is refused before it starts.
+  double flops = 0;
+  for (uint32_t i = 0; i < graph.size(); ++i) flops += graph.op(core::OpId(i)).flops();
+  const double min_seconds = flops / (double(o.chips) * o.system.chip.PeakFlops());
+  if (min_seconds > core::Time::Horizon().seconds()) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "simulated time passes the limit of %s: %.4g flop take at least %.4g s at the peak of "
+        "all %d chips; the scenario cannot be simulated: lower its sizes",
+        core::Time::Horizon().ToString(), flops, min_seconds, o.chips));
+  }
   core::Simulator sim;
   core::FairShare fair_share(sim);
   fair_share.set_record_counters(o.keep_timeline);

@@ -27,6 +27,15 @@ absl::Status SystemConfig::Validate() {
         "+ 4)*core.mxu_dim^2, one MXU-sized tile of A and B double-buffered plus C",
         chip.scratchpad_bytes, min_bytes));
   }
+  // The same with the accumulator in registers: below one MXU-sized fp32 tile of C, tiles shrink
+  // below the array (and below one element, PlanGemm has no tile at all).
+  const int64_t min_accumulator = accel::kAccumulatorBytes * dim * dim;
+  if (chip.accumulator_bytes > 0 && chip.accumulator_bytes < min_accumulator) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "core.accumulator_bytes: '%d' is not allowed; must be 0 (accumulators in the scratchpad) "
+        "or at least %d = 4*core.mxu_dim^2, one MXU-sized fp32 tile of C",
+        chip.accumulator_bytes, min_accumulator));
+  }
   return chip.Validate();  // Cross-parameter rules of the chip (e.g. L2 vs scratchpad).
 }
 

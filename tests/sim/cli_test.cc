@@ -155,6 +155,23 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--set", "core.scratchpad_bytes=4096"},
                 {"core.scratchpad_bytes", "'4096'", "196608"}},
         BadCase{{"run", "--chips", "16385"}, {"--chips", "'16385'", "16384"}},
+        // Once SIGABRT in PlanGemm: no tile fits an accumulator of under one fp32 element.
+        BadCase{{"run", "--set", "core.accumulator_bytes=2"},
+                {"core.accumulator_bytes", "'2'", "65536"}},
+        // Products of sizes: once an int64 overflow (SIGABRT on a negative vector op, or a
+        // silent endless loop over 2^52 tiles), now bounded before lowering.
+        BadCase{{"run", "--workload", "layer", "--chips", "16", "--batch", "1073741824"},
+                {"--batch", "'1073741824'", "256 TiB"}},
+        BadCase{
+            {"run", "--workload", "layer", "--chips", "16", "--batch", "1", "--seq", "1073741824"},
+            {"--seq", "'1073741824'", "attention scores", "256 TiB"}},
+        BadCase{{"run", "--workload", "gemm", "--chips", "1", "--gemm",
+                 "4294967296,4294967296,4294967296"},
+                {"--gemm", "'4294967296,4294967296,4294967296'", "256 TiB"}},
+        // Work that cannot finish before the horizon even at peak: refused before it starts,
+        // not after hours of simulation.
+        BadCase{{"run", "--workload", "gemm", "--chips", "1", "--gemm", "8000000,8000000,8000000"},
+                {"simulated time passes the limit", "1.024e+21 flop"}},
         BadCase{{"frobnicate"}, {"'frobnicate'", "not a command"}},
         BadCase{{"list", "spaceships"}, {"'spaceships'", "algorithms"}},
         BadCase{{"show", "system", "cray1"}, {"'cray1'", "tpuv4"}},
@@ -195,6 +212,25 @@ TEST(CliTest, UnknownConfigKeyNamesKeyAndFile) {
   const Result r = Cli({"run", "--config", cfg});
   EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, AllOf(HasSubstr("unknown key 'warp'"), HasSubstr(cfg)));
+}
+
+// "command-line values win" (--config's help) holds for system parameters too: a file's
+// `set = KEY=VALUE` once overrode the command line's --set KEY=... and --KEY.
+TEST(CliTest, CommandLineParametersWinOverConfigFileSets) {
+  const std::string cfg = testing_cli::WriteTemp(
+      "sets.ini", "workload = chain\nchips = 4\nset = link.bandwidth=1GB/s\n");
+  for (const std::vector<std::string>& given :
+       {std::vector<std::string>{"--set", "link.bandwidth=2GB/s"},
+        std::vector<std::string>{"--link.bandwidth", "2GB/s"}}) {
+    std::vector<std::string> args = {"run", "--config", cfg, "--format", "json"};
+    args.insert(args.end(), given.begin(), given.end());
+    const Result r = Cli(args);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("\"link.bandwidth\": 2e+09,")) << given[0];
+  }
+  const Result file_only = Cli({"run", "--config", cfg, "--format", "json"});
+  ASSERT_EQ(file_only.status, 0) << file_only.err;
+  EXPECT_THAT(file_only.out, HasSubstr("\"link.bandwidth\": 1e+09,"));
 }
 
 TEST(CliTest, MalformedValueInConfigFileIsBadInput) {
