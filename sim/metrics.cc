@@ -81,9 +81,9 @@ void SetGemmShares(std::vector<GemmSpan>& spans) {
   std::stable_sort(by_end.begin(), by_end.end(),
                    [](const GemmSpan* a, const GemmSpan* b) { return a->end < b->end; });
   core::Time previous = core::Time::Zero();
-  for (GemmSpan* g : by_end) {
-    g->share = std::max(g->end, previous) - previous;
-    previous = std::max(g->end, previous);
+  for (GemmSpan* g : by_end) {  // Ends ascend: each share is ≥ 0.
+    g->share = g->end - previous;
+    previous = g->end;
   }
 }
 
