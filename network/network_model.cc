@@ -357,17 +357,14 @@ core::Time NetworkModel::StartFlow(uint32_t slot, uint32_t send) {
   path_.push_back(hbm_[dst.value()]);
   // Both callbacks capture 16 bytes, which std::function stores without allocating.
   const Time latency = Time::Seconds(latency_s);
-  fs_.StartFlow(static_cast<double>(s.bytes), path_, [this, slot, send] {
-    Run& run = runs_[slot];
-    const Time arrival = run.exec->sim().Now() + run.latency[send];
-    run.exec->sim().ScheduleAt(arrival, [this, slot, send] { Arrive(slot, send); });
-  });
+  fs_.StartFlow(static_cast<double>(s.bytes), path_, [this, slot, send] { FlowDone(slot, send); });
   return latency;
 }
 
 void NetworkModel::StartFlows(uint32_t slot) {
   Run& r = runs_[slot];
   r.transfer_start = r.exec->sim().Now();
+  r.last_arrival = r.transfer_start;
   std::fill(r.arrived.begin(), r.arrived.end(), r.transfer_start);
   PlanStep(r, r.step, r.sends);
   r.pending = static_cast<int>(r.sends.size());
@@ -382,28 +379,50 @@ void NetworkModel::StartFlows(uint32_t slot) {
   }
 }
 
-void NetworkModel::Arrive(uint32_t slot, uint32_t send) {
+void NetworkModel::FlowDone(uint32_t slot, uint32_t send) {
   Run& r = runs_[slot];
   const Send& s = r.sends[send];
-  if (!s.reduce || s.bytes == 0) {
-    PartDone(slot, s.dst);
-    return;
+  const Time arrival = r.exec->sim().Now() + r.latency[send];
+  if (s.reduce && s.bytes > 0) {
+    r.exec->sim().ScheduleAt(arrival, [this, slot, send] { Arrive(slot, send); });
+  } else if (PartDone(slot, s.dst, arrival)) {
+    // In place of the last arrival's event: the step ends once its latest flow has landed.
+    r.exec->sim().ScheduleAt(r.last_arrival, [this, slot] { StepArrived(slot); });
   }
-  // Add the received data into the local partial: read both, write the sum (3× the bytes) on
-  // this chip's HBM, no faster than its vector units.
-  const int member = s.dst;
-  const ChipId chip = r.members[member];
-  fs_.StartFlow(
-      3.0 * static_cast<double>(s.bytes), {hbm_[chip.value()]},
-      [this, slot, member] { PartDone(slot, member); }, reduce_bytes_per_s_);
 }
 
-void NetworkModel::PartDone(uint32_t slot, int member) {
+void NetworkModel::Arrive(uint32_t slot, uint32_t send) {
+  // Add the received data into the local partial: read both, write the sum (3× the bytes) on
+  // this chip's HBM, no faster than its vector units.
+  Run& r = runs_[slot];
+  const int member = r.sends[send].dst;
+  const ChipId chip = r.members[member];
+  fs_.StartFlow(
+      3.0 * static_cast<double>(r.sends[send].bytes), {hbm_[chip.value()]},
+      [this, slot, member] {
+        Run& run = runs_[slot];
+        core::Simulator& sim = run.exec->sim();
+        if (!PartDone(slot, member, sim.Now())) return;
+        if (run.last_arrival > sim.Now()) {  // A non-reducing send of the step lands later.
+          sim.ScheduleAt(run.last_arrival, [this, slot] { StepArrived(slot); });
+        } else {
+          StepArrived(slot);
+        }
+      },
+      reduce_bytes_per_s_);
+}
+
+bool NetworkModel::PartDone(uint32_t slot, int member, Time when) {
+  Run& r = runs_[slot];
+  r.arrived[member] = std::max(r.arrived[member], when);
+  r.last_arrival = std::max(r.last_arrival, when);
+  MESHSIM_CHECK(r.pending > 0) << "collective step finished twice";
+  return --r.pending == 0;
+}
+
+void NetworkModel::StepArrived(uint32_t slot) {
   Run& r = runs_[slot];
   const Time now = r.exec->sim().Now();
-  r.arrived[member] = std::max(r.arrived[member], now);
-  MESHSIM_CHECK(r.pending > 0) << "collective step finished twice";
-  if (--r.pending > 0) return;
   // Every flow of the step has arrived: record each member's transfer phase, next step.
   const int rows = r.op->kind == OpKind::kTransfer ? 1 : static_cast<int>(r.members.size());
   for (int i = 0; i < rows; ++i) {

@@ -107,6 +107,7 @@ class NetworkModel : public core::OpRunner {
     int steps = 0;
     int pending = 0;  // Flows and reductions still running in this step.
     core::Time start, step_start, transfer_start;
+    core::Time last_arrival;          // Latest arrival of this step's flows accounted so far.
     std::vector<Send> sends;          // This step's sends.
     std::vector<core::Time> latency;  // Route latency of each send.
     std::vector<core::Time> arrived;  // Per member: when its part of the step ended.
@@ -128,8 +129,17 @@ class NetworkModel : public core::OpRunner {
   void Launch(uint32_t slot);
   void BeginStep(uint32_t slot);
   void StartFlows(uint32_t slot);
+  // The last byte of r.sends[send] left its route. A reducing send schedules its arrival (the
+  // reduction starts there); any other send is accounted at once at its arrival time, since
+  // nothing happens when it lands but the step's bookkeeping — one event per step instead of one
+  // per flow.
+  void FlowDone(uint32_t slot, uint32_t send);
   void Arrive(uint32_t slot, uint32_t send);
-  void PartDone(uint32_t slot, int member);
+  // `member`'s part of the step ends at `when` (>= now); true once every send is accounted for
+  // (the caller then ends the step at r.last_arrival).
+  bool PartDone(uint32_t slot, int member, core::Time when);
+  // Records each member's transfer phase of the step and begins the next one.
+  void StepArrived(uint32_t slot);
   void EndStep(uint32_t slot);
   // Starts the flow of r.sends[send]; returns the route's latency.
   core::Time StartFlow(uint32_t slot, uint32_t send);

@@ -365,6 +365,27 @@ TEST(NetworkModelTest, RecordsPhaseRowsPerMember) {
   EXPECT_EQ(bytes, 4 * 3 * (1 << 20));  // Each member forwards (P−1) shards.
 }
 
+// A ring step without reductions costs its sync, one completion per flow, two fair-share solves
+// (after the flows start, after they finish) and one event for the step's end — not one more
+// per flow for its arrival after the route latency: an AllGather of P members and d directions
+// runs 1 + (P−1)·(1 + d·P + 2 + 1) events (launch, then per step), plus what the executor
+// spends on any one op, the same in every case.
+TEST(NetworkModelTest, RingStepCostsOneEventPerFlowPlusSyncAndEnd) {
+  std::vector<int64_t> executor_events;
+  for (int d : {1, 2}) {
+    for (int p : {4, 8, 16}) {
+      Rig rig(Ring(p), Config(d));
+      rig.graph.Add(
+          Op::Collective(CollectiveKind::kAllGather, rig.Group(Rig::Range(0, p)), 1 << 20));
+      rig.Run();
+      const int64_t network = 1 + int64_t{p - 1} * (1 + d * p + 2 + 1);
+      executor_events.push_back(static_cast<int64_t>(rig.sim.events_executed()) - network);
+    }
+  }
+  for (int64_t e : executor_events) EXPECT_EQ(e, executor_events.front());
+  EXPECT_EQ(executor_events.front(), 1);  // The op's dispatch.
+}
+
 // ---------------------------------------------------------------------------------------------
 // Hierarchical GPU hosts: NIC-bound rings, shared NICs, PCIe bridges, two-level collectives.
 
