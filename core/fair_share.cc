@@ -142,19 +142,21 @@ void FairShare::AddBounds(const Flow& f, int sign) {
   RouteCapacities(f, &min_resource, &min_capacity, &second_capacity);
   for (ResourceId r : f.resources) {
     const double other = r.value() == min_resource ? second_capacity : min_capacity;
-    AddBound(r.value(), std::min(f.max_rate, other), sign);
+    AddBound(r.value(), std::min(f.max_rate, other), f.resources.size() > 1, sign);
   }
 }
 
-void FairShare::AddBound(uint32_t r, double bound, int sign) {
+void FairShare::AddBound(uint32_t r, double bound, bool crossing, int sign) {
   Resource& res = resources_[r];
   if (std::isinf(bound)) {
     res.unbounded += sign;
   } else {
     res.bound_sum += sign * bound;
   }
+  if (crossing && sign > 0) res.transit_max = std::max(res.transit_max, bound);
   // Exact again whenever the resource empties, so the running sum cannot drift.
   if (res.flows.empty()) res.bound_sum = 0;
+  if (res.crossing == 0) res.transit_max = 0;
 }
 
 void FairShare::Solve() {
@@ -185,22 +187,37 @@ void FairShare::SolveAlone(uint32_t r) {
   const uint32_t n = static_cast<uint32_t>(res.flows.size());
   flows_walked_ += n;
   flows_refilled_ += n;
-  // Credit, and collect the caps as FillPart orders them: by (cap, flow index).
-  caps_.clear();
   for (const Member& m : res.flows) {
-    const uint32_t i = m.flow;
-    Flow& f = flows_[i];
+    Flow& f = flows_[m.flow];
     f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.settled).seconds());
     f.settled = now;
+  }
+  SetLoad(r, FillLocal(r, res.capacity, 0.0));
+  for (const Member& m : res.flows) {
+    Flow& f = flows_[m.flow];
+    if (f.new_rate == f.rate && f.completion.valid()) continue;
+    f.rate = f.new_rate;
+    ScheduleCompletion(m.flow);
+  }
+}
+
+double FairShare::FillLocal(uint32_t r, double remaining, double load) {
+  const Resource& res = resources_[r];
+  // Collect the caps as FillPart orders them: by (cap, flow index).
+  caps_.clear();
+  uint32_t n = 0;
+  for (const Member& m : res.flows) {
+    Flow& f = flows_[m.flow];
+    if (f.resources.size() > 1) continue;
+    ++n;
     f.frozen = false;
-    if (std::isfinite(f.max_rate)) caps_.push_back({f.max_rate, i});
+    if (std::isfinite(f.max_rate)) caps_.push_back({f.max_rate, m.flow});
   }
   // FillPart on {r}: a cap below the resource's share freezes first (the share is then
   // recomputed as Freeze recomputes it); then the resource pops and every other flow freezes at
   // its share, in list order. The load sums the rates in freeze order.
-  double load = 0, remaining = res.capacity;
   uint32_t unfrozen = n;
-  double share = n == 0 ? 0.0 : remaining / unfrozen;
+  double share = n == 0 ? 0.0 : std::max(remaining, 0.0) / unfrozen;
   if (!caps_.empty()) {
     std::sort(caps_.begin(), caps_.end());
     for (const auto& [cap, i] : caps_) {
@@ -217,17 +234,11 @@ void FairShare::SolveAlone(uint32_t r) {
   if (unfrozen > 0) share = std::max(share, res.capacity * 1e-12);
   for (const Member& m : res.flows) {
     Flow& f = flows_[m.flow];
-    if (f.frozen) continue;
+    if (f.frozen || f.resources.size() > 1) continue;
     f.new_rate = share;
     load += share;
   }
-  SetLoad(r, load);
-  for (const Member& m : res.flows) {
-    Flow& f = flows_[m.flow];
-    if (f.new_rate == f.rate && f.completion.valid()) continue;
-    f.rate = f.new_rate;
-    ScheduleCompletion(m.flow);
-  }
+  return load;
 }
 
 void FairShare::CollectComponent(uint32_t seed) {
@@ -265,7 +276,7 @@ void FairShare::CollectBindingPart(uint32_t seed_flow) {
     sub_flows_.push_back(f);
     for (ResourceId r2 : flow.resources) {
       Resource& res = resources_[r2.value()];
-      if (res.sub_mark == epoch_ || !res.CanBind()) continue;
+      if (res.sub_mark == epoch_ || !res.CanBind() || res.Decoupled()) continue;
       res.sub_mark = epoch_;
       stack_.push_back(r2.value());
     }
@@ -316,11 +327,14 @@ void FairShare::SolveComponent() {
   // would reproduce bit for bit (their flows, resources and order are unchanged).
   // When every non-binding resource of the component is dirty, every part is re-filled (a part
   // either touches one or is the whole component, which holds a dirty resource): then fill the
-  // component as one, non-binding resources included (they never pop), and skip the part walk.
+  // component as one and skip the part walk; non-binding resources keep their accounts in that
+  // fill but stay out of its heap (they never pop).
+  // A decoupled resource (see the header) rules the whole fill out: its crossing flows are
+  // filled in parts without it, its local flows after them (FillLocal).
   bool whole = true;
   for (uint32_t r : comp_resources_) {
     const Resource& res = resources_[r];
-    whole = whole && (res.dirty_mark == epoch_ || res.CanBind());
+    whole = whole && (res.dirty_mark == epoch_ || res.CanBind()) && !res.Decoupled();
   }
   if (whole) {
     for (uint32_t r : comp_resources_) resources_[r].sub_mark = epoch_;
@@ -329,11 +343,30 @@ void FairShare::SolveComponent() {
   } else {
     for (uint32_t r : comp_resources_) {
       if (resources_[r].dirty_mark != epoch_) continue;
+      const bool decoupled = resources_[r].Decoupled();
       for (const Member& m : resources_[r].flows) {
-        if (flows_[m.flow].sub_mark == epoch_) continue;
+        const Flow& f = flows_[m.flow];
+        if (f.sub_mark == epoch_ || (decoupled && f.resources.size() == 1)) continue;
         CollectBindingPart(m.flow);
         FillPart(sub_resources_, sub_flows_);
       }
+    }
+    // Local flows of decoupled resources take what the crossing ones (now final) leave.
+    for (uint32_t r : comp_resources_) {
+      Resource& res = resources_[r];
+      if (!res.Decoupled()) continue;
+      // As the joint fill would account them (in list rather than freeze order): equal rates,
+      // the usual case, give the same bits either way.
+      double remaining = res.capacity, load = 0;
+      for (const Member& m : res.flows) {
+        const Flow& f = flows_[m.flow];
+        if (f.resources.size() == 1) continue;
+        remaining -= f.new_rate;
+        load += f.new_rate;
+      }
+      flows_refilled_ += res.flows.size() - res.crossing;
+      res.new_load = FillLocal(r, remaining, load);
+      res.sub_mark = epoch_;
     }
   }
   for (uint32_t r : comp_resources_) {
@@ -376,7 +409,8 @@ void FairShare::FillPart(std::span<const uint32_t> part_resources,
     res.new_load = 0;
     res.unfrozen = static_cast<uint32_t>(res.flows.size());
     res.heap_index = kNotInHeap;
-    if (res.unfrozen == 0) continue;
+    // A resource that cannot bind never pops (see the header): it only keeps its accounts.
+    if (res.unfrozen == 0 || !res.CanBind()) continue;
     heap_.push_back({res.remaining / res.unfrozen, r});
     res.heap_index = static_cast<uint32_t>(heap_.size() - 1);
   }

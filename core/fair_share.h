@@ -34,6 +34,20 @@
 // keep their rates, which a re-fill would reproduce exactly. A non-binding resource's load is
 // the sum of its flows' rates. Cost of a solve: O(R_c + P_c) to walk and credit a component,
 // plus O((R_p + P_p)·log R_p) per re-filled part with R_p resources and P_p incidences.
+//
+// Decoupled resources. A resource r with local flows L (r is their only resource) beside
+// crossing flows T is decoupled when Σ_{f ∋ r} B(f, r) (finite bounds: T and capped L) +
+// |L|·max_{g ∈ T} B(g, r) ≤ (1 − δ)·c_r: an HBM whose GeMM prefetches (uncapped, so r can bind)
+// share it with a few NIC flows at link rate. While some g ∈ T is unfrozen, s* ≤ B(g, r) ≤ the
+// max, every frozen flow on r holds at most its bound (a local one at most that max), so
+//   share_r ≥ (Σ_{unfrozen T} B + |unfrozen L|·max + δ·c_r)/n > min_{unfrozen T} B(g, r) ≥ s*:
+// r pops only after all of T is frozen, and its pop freezes local flows only. So T's rates
+// are those of the parts without r (r joins nothing, like a non-binding resource), and L
+// fills what T leaves: c_r − Σ_T x_f, caps first, then an equal share (FillLocal, as
+// SolveAlone does with nothing used). A component holding a decoupled resource is filled
+// part by part, never whole, which keeps the fills of big rings joined through busy HBMs small.
+// The rates are the same max-min allocation; only the order in which r's remaining capacity
+// is summed differs from the joint fill (last-bit differences of the local rates).
 // Completions unlink a flow from its resources in O(|R_f|) (stored positions). A resource whose
 // flows cross no other resource (an HBM with only local traffic: most solves) is a component of
 // its own: progressive filling on it freezes the caps below the running share c_r' / n', then
@@ -156,9 +170,18 @@ class FairShare {
     Time load_since;   // When `load` last changed (for bytes/busy accounting).
     double bytes = 0;  // ResourceInfo::bytes and busy up to load_since.
     Time busy;
+    // Largest Bound(f, this) of a crossing flow since `crossing` was last 0 (an upper bound).
+    double transit_max = 0;
 
     // False when Σ_f Bound(f, r) ≤ (1 − kBindMargin)·c_r: see the header.
     bool CanBind() const { return unbounded > 0 || bound_sum > (1 - kBindMargin) * capacity; }
+    // True when the resource carries local and crossing flows and can never limit a crossing
+    // one: Σ finite bounds + (local flows)·transit_max ≤ (1 − kBindMargin)·c_r (see the header).
+    bool Decoupled() const {
+      const uint32_t local = static_cast<uint32_t>(flows.size()) - crossing;
+      return crossing > 0 && local > 0 &&
+             bound_sum + local * transit_max <= (1 - kBindMargin) * capacity;
+    }
   };
   static constexpr double kBindMargin = 1e-6;
   static constexpr uint32_t kNotInHeap = UINT32_MAX;
@@ -170,6 +193,10 @@ class FairShare {
   // case: an HBM with only local traffic): what SolveComponent computes for it, bit for bit,
   // without the walk and the heap. O(n log n) in its capped flows, O(n) otherwise.
   void SolveAlone(uint32_t r);
+  // Progressive filling of r's local flows (no other resource) on what its crossing flows
+  // left: `remaining` of its capacity, with `load` already on it. Sets their new_rate and
+  // frozen; returns `load` plus their rates, summed in freeze order.
+  double FillLocal(uint32_t r, double remaining, double load);
   // Collects the component containing resource `seed` into comp_resources_/comp_flows_.
   void CollectComponent(uint32_t seed);
   // Credits the component's flows, re-fills its changed binding parts, updates loads and
@@ -187,7 +214,7 @@ class FairShare {
   // Adds (sign +1) or removes (-1) f's Bound at each resource of its route:
   // min(u_f, smallest capacity on f's route other than r's): no allocation gives f more at r.
   void AddBounds(const Flow& f, int sign);
-  void AddBound(uint32_t r, double bound, int sign);
+  void AddBound(uint32_t r, double bound, bool crossing, int sign);
   void Complete(uint32_t flow_index);
   void SetLoad(uint32_t resource_index, double load);
   void Freeze(uint32_t flow_index, double rate);

@@ -1,5 +1,9 @@
 #include "core/fair_share.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -15,6 +19,140 @@ ResourceInfo Res(double capacity) {
   info.name = "r";
   info.capacity_bytes_per_s = capacity;
   return info;
+}
+
+// Textbook progressive filling over every resource at once (the definition in the header):
+// raise all unfrozen flows together; at level s* freeze the flows of every resource whose
+// share reaches s*, and every flow whose cap does.
+std::vector<double> ReferenceMaxMin(const std::vector<double>& capacity,
+                                    const std::vector<std::vector<int>>& routes,
+                                    const std::vector<double>& caps) {
+  const size_t nf = routes.size();
+  std::vector<double> rate(nf, 0);
+  std::vector<bool> frozen(nf, false);
+  size_t left = nf;
+  while (left > 0) {
+    double level = std::numeric_limits<double>::infinity();
+    for (size_t r = 0; r < capacity.size(); ++r) {
+      double used = 0;
+      int n = 0;
+      for (size_t f = 0; f < nf; ++f) {
+        if (std::find(routes[f].begin(), routes[f].end(), int(r)) == routes[f].end()) continue;
+        if (frozen[f]) {
+          used += rate[f];
+        } else {
+          ++n;
+        }
+      }
+      if (n > 0) level = std::min(level, (capacity[r] - used) / n);
+    }
+    for (size_t f = 0; f < nf; ++f) {
+      if (!frozen[f]) level = std::min(level, caps[f]);
+    }
+    // Freeze whatever is at the level (within rounding).
+    std::vector<bool> at_level(nf, false);
+    for (size_t f = 0; f < nf; ++f) {
+      if (!frozen[f] && caps[f] <= level * (1 + 1e-12)) at_level[f] = true;
+    }
+    for (size_t r = 0; r < capacity.size(); ++r) {
+      double used = 0;
+      int n = 0;
+      for (size_t f = 0; f < nf; ++f) {
+        if (std::find(routes[f].begin(), routes[f].end(), int(r)) == routes[f].end()) continue;
+        if (frozen[f]) {
+          used += rate[f];
+        } else {
+          ++n;
+        }
+      }
+      if (n == 0 || (capacity[r] - used) / n > level * (1 + 1e-12)) continue;
+      for (size_t f = 0; f < nf; ++f) {
+        if (!frozen[f] &&
+            std::find(routes[f].begin(), routes[f].end(), int(r)) != routes[f].end()) {
+          at_level[f] = true;
+        }
+      }
+    }
+    for (size_t f = 0; f < nf; ++f) {
+      if (!at_level[f]) continue;
+      frozen[f] = true;
+      rate[f] = level;
+      --left;
+    }
+  }
+  return rate;
+}
+
+// Random machines of links and HBMs, flows over 1–3 resources (local HBM flows among them,
+// some capped), started and finishing at random times: after every batch the solver's rates
+// equal the textbook allocation over all active flows (relative 1e-9), whatever the solver
+// leaves out of its fills (non-binding and decoupled resources, unchanged parts).
+TEST(FairShareTest, RandomScenariosMatchTextbookProgressiveFilling) {
+  std::mt19937_64 rng(12345);
+  for (int scenario = 0; scenario < 200; ++scenario) {
+    Simulator sim;
+    FairShare fs(sim);
+    const int hbms = 2 + static_cast<int>(rng() % 4), links = 2 + static_cast<int>(rng() % 6);
+    std::vector<double> capacity;
+    for (int i = 0; i < hbms; ++i) capacity.push_back((rng() % 2 ? 1200 : 100) * kGBps);
+    for (int i = 0; i < links; ++i) capacity.push_back((rng() % 2 ? 30 : 50) * kGBps);
+    std::vector<ResourceId> ids;
+    for (double c : capacity) ids.push_back(fs.AddResource(Res(c)));
+    std::vector<FlowId> flow_ids;  // Ids are reused once a flow is done: `done` tells.
+    std::vector<char> done;
+    std::vector<std::vector<int>> routes;
+    std::vector<double> caps;
+    for (int batch = 0; batch < 6; ++batch) {
+      const int n = 1 + static_cast<int>(rng() % 6);
+      for (int k = 0; k < n; ++k) {
+        std::vector<int> route;
+        const int a = static_cast<int>(rng() % hbms);
+        route.push_back(a);
+        if (rng() % 3 != 0) {  // A transfer: HBM, a link or two, maybe another HBM.
+          route.push_back(hbms + static_cast<int>(rng() % links));
+          const int l2 = hbms + static_cast<int>(rng() % links);
+          if (rng() % 2 && l2 != route.back()) route.push_back(l2);
+          const int b = static_cast<int>(rng() % hbms);
+          if (b != a) route.push_back(b);
+        }
+        const double cap = rng() % 4 == 0 ? (5 + rng() % 100) * kGBps : FairShare::kNoCap;
+        std::vector<ResourceId> r;
+        for (int i : route) r.push_back(ids[i]);
+        // Sizes from 10 KB to 10 MB: some finish between batches, most stay.
+        const double bytes = std::pow(10.0, 4 + static_cast<double>(rng() % 4));
+        const size_t index = done.size();
+        done.push_back(0);
+        flow_ids.push_back(fs.StartFlow(
+            bytes, r, [&done, index] { done[index] = 1; }, cap));
+        routes.push_back(route);
+        caps.push_back(cap);
+      }
+      sim.RunUntil(sim.Now() + Time::Microseconds(static_cast<int64_t>(1 + rng() % 40)));
+      std::vector<std::vector<int>> active_routes;
+      std::vector<double> active_caps;
+      std::vector<FlowId> active;
+      for (size_t f = 0; f < flow_ids.size(); ++f) {
+        if (done[f]) continue;
+        active.push_back(flow_ids[f]);
+        active_routes.push_back(routes[f]);
+        active_caps.push_back(caps[f]);
+      }
+      const std::vector<double> expected = ReferenceMaxMin(capacity, active_routes, active_caps);
+      for (size_t f = 0; f < active.size(); ++f) {
+        ASSERT_NEAR(fs.Rate(active[f]), expected[f], 1e-9 * expected[f])
+            << "scenario " << scenario << " batch " << batch << " flow " << f;
+      }
+      // Every resource's load is the sum of its flows' rates.
+      for (size_t r = 0; r < capacity.size(); ++r) {
+        double sum = 0;
+        for (size_t f = 0; f < active.size(); ++f) {
+          const auto& route = active_routes[f];
+          if (std::find(route.begin(), route.end(), int(r)) != route.end()) sum += expected[f];
+        }
+        ASSERT_NEAR(fs.Load(ids[r]), sum, 1e-9 * capacity[r]) << "scenario " << scenario;
+      }
+    }
+  }
 }
 
 TEST(FairShareTest, ResourceThatCannotBindStillAllocatesExactMaxMin) {
