@@ -371,7 +371,10 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   // clang-format on
   MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("sweep", args, d, 1, 1, usage));
   if (a.help) {
-    out << usage << "\n\nEvery combination of the experiment's values (docs/experiments.md).\n\n"
+    out << usage
+        << "\n\nEvery combination of the experiment's values (docs/experiments.md). Its keys are "
+           "the options of `meshsim run --help`, including the memory budgets max-ops and "
+           "max-flows: a run that would not fit is refused before any simulation starts.\n\n"
         << d;
     return absl::OkStatus();
   }
