@@ -188,6 +188,35 @@ TEST(SweepTest, ATypoInTheLastRunFailsBeforeAnySimulation) {
   EXPECT_FALSE(fs::exists(h5));
 }
 
+// The terminal's progress lines: drawn from the start (0 runs, no time left yet), the count of
+// finished runs whatever their order, the time left at the mean pace so far once one finished:
+// 41.2 s / 3 runs × 9 runs left = 123.6 s ≈ 2m04s. The bar has 30 columns: 30·3/12 = 7 filled.
+TEST(SweepTest, ProgressLines) {
+  EXPECT_EQ(SweepProgressLine(0, 12, 0),
+            "  0/12 runs [..............................] 0m00s elapsed ");
+  EXPECT_EQ(SweepProgressLine(0, 12, 3.4),
+            "  0/12 runs [..............................] 0m03s elapsed ");
+  EXPECT_EQ(SweepProgressLine(3, 12, 41.2),
+            "  3/12 runs [#######.......................] 0m41s elapsed, ~2m04s left ");
+  EXPECT_EQ(SweepProgressLine(12, 12, 3725),
+            "  12/12 runs [##############################] 1h02m elapsed, ~0m00s left ");
+  EXPECT_EQ(SweepCheckLine(0, 12, 0),
+            "  checking 12 runs: 0/12 [..............................] 0m00s elapsed ");
+  EXPECT_EQ(SweepCheckLine(5, 12, 2),
+            "  checking 12 runs: 5/12 [############..................] 0m02s elapsed ");
+}
+
+// Pipes and files (stderr under ctest) get no progress at all, neither while checking nor while
+// running: their output stays what scripts and these tests compare.
+TEST(SweepTest, NoProgressWithoutATerminal) {
+  if (::isatty(STDERR_FILENO)) GTEST_SKIP() << "stderr is a terminal: the sweep draws progress";
+  const std::string ini = Write("quiet.ini", "workload = chain\nchips = 2 4\n");
+  std::string out, err;
+  ASSERT_EQ(Cli({"sweep", ini, "--out", Temp("quiet.h5")}, &out, &err), 0) << err;
+  EXPECT_EQ(err, "");
+  EXPECT_THAT(out, HasSubstr("2 runs"));
+}
+
 TEST(SweepTest, BadCommandLinesExitTwo) {
   const std::string ini = Write("ok.ini", "workload = chain\nchips = 2 4\n");
   EXPECT_EQ(Cli({"sweep", ini, "--shard", "3/2"}), 2);
