@@ -140,8 +140,42 @@ absl::StatusOr<RawOptions> ParseRunArgs(
     const std::vector<std::string>& args, const std::string& command = "run",
     const boost::program_options::options_description* own = nullptr);
 
+// What ResolveRunOptions does with an option given (command line, --config file, experiment
+// file) that the resolved run does not read (NotReadBy): refuse it, or leave it to a caller that
+// resolves several runs from the same options (sweep, compare) and refuses an option only when
+// none of them reads it (CheckReadByAny).
+enum class Unread { kRefuse, kAllow };
+
 // Validates and resolves raw values (defaults, auto values, system overrides, output paths).
-absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw);
+// With Unread::kRefuse, an option given that the run does not read is an error, e.g.
+// "--bytes: '1MiB' does not apply to --workload gemm; it is read by --workload collective";
+// defaults filled in are not given.
+absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw,
+                                             Unread unread = Unread::kRefuse);
+
+// Empty when the run `o` reads option `key`; else why not and what reads it: "does not apply to
+// --workload gemm; it is read by --workload collective". Which option is read when:
+//   model, hidden, heads, ffn, layers, batch, seq, pass   --workload llm, layer, pipeline
+//                                                          (model: not with --hidden)
+//   gemm                                                   --workload gemm
+//   collective, group, bytes, max-flows                    --workload collective
+//   steps, step-time                                       --workload chain
+//   stages, dp, microbatches, schedule, overlap, delay-dw,
+//   recompute, reshard, reshard-scheduler                  --workload pipeline
+//   chunks                                                 --workload layer, pipeline
+//   algorithm, dataflow, slices                            --workload llm, layer, pipeline, and
+//                                                          gemm on more than one chip; dataflow
+//                                                          by GeMM plugins only, slices by the
+//                                                          plugins that document it
+//   trace-format, trace-detail                             with --trace
+// Every other option and every system parameter is read by every run.
+std::string NotReadBy(const std::string& key, const RunOptions& o);
+
+// InvalidArgument for the first of `given` (key, value) that none of `runs` reads: "--slices:
+// '4' is read by none of the runs (--algorithm collective, cannon); it is read by --algorithm
+// meshslice, wang, summa, tp1d, fsdp". `what` names the runs in the message. O(given x runs).
+absl::Status CheckReadByAny(const std::vector<std::pair<std::string, std::string>>& given,
+                            const std::vector<const RunOptions*>& runs, const std::string& what);
 
 // InvalidArgument unless `path` can be created: its directory exists and is writable and it
 // is not itself a directory. `key` names the option in the message.

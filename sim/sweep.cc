@@ -388,6 +388,30 @@ absl::StatusOr<std::vector<SweepRun>> ExpandExperiment(const Experiment& e) {
   return runs;
 }
 
+absl::StatusOr<std::vector<RunOptions>> ResolveSweepRuns(const Experiment& e,
+                                                         const std::vector<SweepRun>& runs) {
+  std::vector<RunOptions> options(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    absl::StatusOr<RunOptions> o = ResolveRunOptions(runs[i].raw, Unread::kAllow);
+    if (!o.ok()) {
+      return absl::Status(o.status().code(),
+                          absl::StrCat(runs[i].name, " (",
+                                       absl::StrJoin(runs[i].swept, " ", absl::PairFormatter("=")),
+                                       "): ", o.status().message()));
+    }
+    options[i] = std::move(*o);
+  }
+  // One file sets a key for runs of several workloads and algorithms (e.g. slices zipped with
+  // algorithm): a key is refused only when none of its runs, in any shard, reads it.
+  KeyValues given;
+  for (const auto& [key, values] : e.keys) given.emplace_back(key, absl::StrJoin(values, " "));
+  std::vector<const RunOptions*> ptrs;
+  for (const RunOptions& o : options) ptrs.push_back(&o);
+  MESHSIM_RETURN_IF_ERROR(
+      CheckReadByAny(given, ptrs, absl::StrFormat("the %d runs of '%s'", ptrs.size(), e.path)));
+  return options;
+}
+
 absl::StatusOr<std::pair<int, int>> ParseShard(const std::string& text) {
   const size_t slash = text.find('/');
   int k = 0, n = 0;
@@ -459,18 +483,9 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   // so a shard cannot hide a typo), and the plugin preconditions of this shard's runs.
   MESHSIM_ASSIGN_OR_RETURN(Experiment e, ParseExperiment(experiment_path));
   MESHSIM_ASSIGN_OR_RETURN(std::vector<SweepRun> all, ExpandExperiment(e));
-  std::vector<RunOptions> options(all.size());
-  for (size_t i = 0; i < all.size(); ++i) {
-    absl::StatusOr<RunOptions> o = ResolveRunOptions(all[i].raw);
-    if (!o.ok()) {
-      return absl::Status(o.status().code(),
-                          absl::StrCat(all[i].name, " (",
-                                       absl::StrJoin(all[i].swept, " ", absl::PairFormatter("=")),
-                                       "): ", o.status().message()));
-    }
-    options[i] = std::move(*o);
-    options[i].keep_timeline = timelines;  // Only stored timelines need the rows in memory.
-  }
+  MESHSIM_ASSIGN_OR_RETURN(std::vector<RunOptions> options, ResolveSweepRuns(e, all));
+  // Only stored timelines need the rows in memory.
+  for (RunOptions& o : options) o.keep_timeline = timelines;
   std::vector<int> mine;
   for (int i = 0; i < static_cast<int>(all.size()); ++i) {
     if (i % shard.second == shard.first - 1) mine.push_back(i);

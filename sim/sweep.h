@@ -67,6 +67,13 @@ absl::StatusOr<Experiment> ParseExperiment(const std::string& path);
 // empty product.
 absl::StatusOr<std::vector<SweepRun>> ExpandExperiment(const Experiment& experiment);
 
+// Resolves every run of `runs` (all shards: a shard cannot hide a typo). A run need not read
+// every key of the file (a sweep may set a key for runs of several workloads or algorithms, e.g.
+// slices zipped with algorithm); a key that none of the runs reads is refused (CheckReadByAny).
+// Errors name the run: "run0003 (chips=16): --mesh: ...".
+absl::StatusOr<std::vector<RunOptions>> ResolveSweepRuns(const Experiment& experiment,
+                                                         const std::vector<SweepRun>& runs);
+
 // The swept keys, in file order (zipped keys included).
 std::vector<std::string> SweptKeys(const Experiment& experiment);
 

@@ -218,7 +218,65 @@ INSTANTIATE_TEST_SUITE_P(
                  "limit of 4031 flows (--max-flows 4031)"}},
         BadCase{{"run", "--chips", "64", "--workload", "chain", "--out", "/tmp/meshsim_budget.h5",
                  "--max-ops", "100"},
-                {"--chips", "'64'", "--workload chain", "limit of 100 ops"}}),
+                {"--chips", "'64'", "--workload chain", "limit of 100 ops"}},
+        // Options given that nothing reads for the run's workload, algorithm or other options:
+        // refused (after their values are validated), naming what reads them. One per class.
+        BadCase{{"run", "--workload", "gemm", "--gemm", "1024,1024,1024", "--chips", "4", "--bytes",
+                 "1MiB"},
+                {"--bytes: '1MiB' does not apply to --workload gemm; it is read by --workload "
+                 "collective"}},
+        BadCase{{"run", "--collective", "allgather"},
+                {"--collective: 'allgather' does not apply to --workload llm",
+                 "--workload collective"}},
+        BadCase{{"run", "--group", "col"}, {"--group: 'col' does not apply to --workload llm"}},
+        BadCase{{"run", "--gemm", "8,8,8"}, {"--gemm: '8,8,8' does not apply to --workload llm"}},
+        BadCase{
+            {"run", "--workload", "gemm", "--gemm", "64,64,64", "--chips", "4", "--model", "gpt3"},
+            {"--model: 'gpt3' does not apply to --workload gemm",
+             "--workload llm, layer, pipeline"}},
+        BadCase{{"run", "--workload", "collective", "--collective", "allgather", "--bytes", "1MiB",
+                 "--chips", "4", "--seq", "512"},
+                {"--seq: '512' does not apply to --workload collective"}},
+        BadCase{
+            {"run", "--workload", "gemm", "--gemm", "64,64,64", "--chips", "4", "--pass", "fwd"},
+            {"--pass: 'fwd' does not apply to --workload gemm"}},
+        BadCase{{"run", "--model", "gpt3", "--hidden", "1024", "--chips", "16"},
+                {"--model: 'gpt3' does not apply with --hidden"}},
+        BadCase{{"run", "--workload", "layer", "--chips", "8", "--microbatches", "4"},
+                {"--microbatches: '4' does not apply to --workload layer", "--workload pipeline"}},
+        BadCase{{"run", "--chunks", "1"},
+                {"--chunks: '1' does not apply to --workload llm", "--workload layer, pipeline"}},
+        BadCase{{"run", "--chips", "16", "--algorithm", "collective", "--slices", "auto"},
+                {"--slices: 'auto' does not apply to --algorithm collective",
+                 "--algorithm meshslice, wang, summa, tp1d, fsdp"}},
+        BadCase{
+            {"run", "--workload", "layer", "--chips", "8", "--algorithm", "atp", "--slices", "2"},
+            {"--slices: '2' does not apply to --algorithm atp"}},
+        BadCase{{"run", "--workload", "layer", "--chips", "8", "--algorithm", "atp", "--dataflow",
+                 "os"},
+                {"--dataflow: 'os' does not apply to --algorithm atp", "meshslice, collective"}},
+        BadCase{{"run", "--workload", "collective", "--collective", "allgather", "--bytes", "1MiB",
+                 "--chips", "4", "--algorithm", "summa"},
+                {"--algorithm: 'summa' does not apply to --workload collective"}},
+        BadCase{
+            {"run", "--workload", "gemm", "--gemm", "64,64,64", "--chips", "1", "--dataflow", "ls"},
+            {"--dataflow: 'ls' does not apply to --workload gemm on --chips 1"}},
+        BadCase{{"run", "--steps", "4"},
+                {"--steps: '4' does not apply to --workload llm", "--workload chain"}},
+        BadCase{{"run", "--workload", "gemm", "--gemm", "64,64,64", "--chips", "4", "--step-time",
+                 "1us"},
+                {"--step-time: '1us' does not apply to --workload gemm"}},
+        BadCase{{"run", "--workload", "chain", "--trace-detail", "full"},
+                {"--trace-detail: 'full' does not apply without --trace"}},
+        BadCase{{"run", "--workload", "chain", "--trace-format", "json"},
+                {"--trace-format: 'json' does not apply without --trace"}},
+        BadCase{{"run", "--max-flows", "100"},
+                {"--max-flows: '100' does not apply to --workload llm"}},
+        BadCase{{"tune", "--chips", "16", "--bytes", "1MiB"},
+                {"--bytes: '1MiB' does not apply to --workload llm"}},
+        BadCase{{"compare", "--chips", "16", "--slices", "4", "--algorithms", "collective,cannon"},
+                {"--slices: '4' is read by none of the compared runs (collective, cannon)",
+                 "--algorithm meshslice, wang"}}),
     [](const testing::TestParamInfo<BadCase>& info) {
       // e.g. "7_run_chips_0": the index, then the arguments with non-alphanumerics dropped.
       std::string name = std::to_string(info.index);
@@ -230,6 +288,29 @@ INSTANTIATE_TEST_SUITE_P(
       }
       return name;
     });
+
+// A --config file is the command line written down, for one run: a key of it that the run does
+// not read is refused like the option would be (sweeps share keys between runs; configs do not).
+TEST(CliTest, ConfigKeysNothingReadsAreRefused) {
+  const std::string cfg =
+      testing_cli::WriteTemp("unread.ini", "workload = gemm\ngemm = 64,64,64\nbytes = 1MiB\n");
+  const Result r = Cli({"run", "--config", cfg, "--chips", "4"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("--bytes: '1MiB' does not apply to --workload gemm"));
+  // The command line decides the workload; the file's collective keys then apply.
+  const std::string both = testing_cli::WriteTemp(
+      "collective.ini", "collective = allgather\nbytes = 1MiB\ngroup = row\n");
+  EXPECT_EQ(Cli({"run", "--config", both, "--chips", "4", "--workload", "collective"}).status, 0);
+  EXPECT_EQ(Cli({"run", "--config", both, "--chips", "4", "--workload", "chain"}).status, 2);
+}
+
+// compare runs several algorithms on the same options: an option need only be read by one.
+TEST(CliCompareTest, AnOptionOneAlgorithmReadsIsAllowed) {
+  const Result r =
+      Cli({"compare", "--chips", "4", "--mesh", "2x2", "--hidden", "256", "--batch", "4", "--seq",
+           "128", "--slices", "1", "--algorithms", "meshslice,collective"});
+  EXPECT_EQ(r.status, 0) << r.err;
+}
 
 TEST(CliTest, UnknownConfigKeyNamesKeyAndFile) {
   const std::string cfg = TempPath("bad.ini");
