@@ -125,8 +125,17 @@ class Algorithm {
   // Preconditions on the problem, mesh and slice count; InvalidArgument naming what is wrong
   // and what is allowed (e.g. "cannon: mesh 4x8 is not square").
   virtual absl::Status Check(const GemmProblem& p, const Mesh& mesh, int slices) const = 0;
-  // Appends the problem's ops. Called only after Check succeeded.
+  // Appends the problem's ops. Called only after Check succeeded. A plugin whose op count grows
+  // faster than the chips checks ctx.graph.full() in its loops and returns
+  // ctx.graph.CheckSize() (core/op_graph.h: the op budget).
   virtual absl::Status Lower(const GemmProblem& p, LoweringContext& ctx) const = 0;
+  // The number of ops Lower appends for `p` on `mesh` with `slices` (0 = the plugin's default),
+  // in closed form without building them, or -1 when the plugin gives none. sim/ refuses a run
+  // whose graph would pass its op budget by it before lowering anything. Precondition: Check
+  // succeeded. O(1).
+  virtual int64_t CountOps(const GemmProblem& /*p*/, const Mesh& /*mesh*/, int /*slices*/) const {
+    return -1;
+  }
 };
 
 class LayerAlgorithm;  // layer_algorithm.h: lowers one whole transformer layer.

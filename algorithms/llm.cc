@@ -70,8 +70,22 @@ absl::Status LowerProblems(const std::vector<GemmProblem>& problems, const Algor
                                                     : absl::StrCat(p.label, ": ", s.message()));
     }
     MESHSIM_RETURN_IF_ERROR(algorithm.Lower(p, ctx));
+    MESHSIM_RETURN_IF_ERROR(graph.CheckSize());
   }
   return absl::OkStatus();
+}
+
+int64_t CountProblemOps(const std::vector<GemmProblem>& problems, const Algorithm& algorithm,
+                        const Mesh& mesh, int slices) {
+  int64_t total = 0;
+  for (const GemmProblem& p : problems) {
+    const int s = p.slices > 0 ? p.slices : slices;
+    if (!algorithm.Check(p, mesh, s).ok()) return -1;
+    const int64_t ops = algorithm.CountOps(p, mesh, s);
+    if (ops < 0) return -1;
+    total += ops;
+  }
+  return total;
 }
 
 }  // namespace meshsim::algorithms

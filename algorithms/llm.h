@@ -48,9 +48,16 @@ absl::StatusOr<std::vector<GemmProblem>> BlockProblems(const BlockPlan& plan);
 
 // Checks and lowers `problems` in order with `algorithm` into `graph`, each with S =
 // GemmProblem::slices when set, else `slices`. Errors name the GeMM (e.g.
-// "qkv.fwd: meshslice: ...").
+// "qkv.fwd: meshslice: ..."). ResourceExhausted (OpGraph::CheckSize) once the graph passes its
+// op budget: checked after every problem, and by the plugins inside their loops.
 absl::Status LowerProblems(const std::vector<GemmProblem>& problems, const Algorithm& algorithm,
                            const Mesh& mesh, int slices, int element_bytes, core::OpGraph& graph);
+
+// The ops LowerProblems would append, by the plugin's closed form (Algorithm::CountOps) with
+// each problem's S chosen as LowerProblems does; -1 when the plugin gives none or a problem
+// fails its Check (the lowering then reports why). O(problems), builds nothing.
+int64_t CountProblemOps(const std::vector<GemmProblem>& problems, const Algorithm& algorithm,
+                        const Mesh& mesh, int slices);
 
 }  // namespace meshsim::algorithms
 

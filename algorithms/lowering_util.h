@@ -73,7 +73,8 @@ core::OpId EndOfChip(LoweringContext& ctx, core::ChipId chip, const std::vector<
 
 // The Algorithm of a plugin whose Check and Lower both start by resolving the slice count:
 // `Resolve(p, mesh, slices)` returns S (InvalidArgument, one line, when the problem, mesh or
-// --slices is not allowed), and `Lowering(p, ctx, S).Run()` appends the ops.
+// --slices is not allowed), and `Lowering(p, ctx, S).Run()` appends the ops. Run stops early
+// (at the top of an iteration) once ctx.graph is full(); Lower then returns CheckSize().
 //
 // Example:
 //   std::unique_ptr<Algorithm> MakeSumma() {
@@ -89,7 +90,7 @@ class SlicedAlgorithm : public Algorithm {
   absl::Status Lower(const GemmProblem& p, LoweringContext& ctx) const override {
     MESHSIM_ASSIGN_OR_RETURN(const int s, Resolve(p, ctx.mesh, ctx.slices));
     Lowering(p, ctx, s).Run();
-    return absl::OkStatus();
+    return ctx.graph.CheckSize();
   }
 };
 

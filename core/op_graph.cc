@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_format.h"
 #include "core/check.h"
 
 namespace meshsim::core {
@@ -35,6 +36,12 @@ OpId OpGraph::Add(const Op& op, std::span<const OpId> deps) {
   deps_.insert(deps_.end(), deps.begin(), deps.end());
   dep_begin_.push_back(static_cast<uint32_t>(deps_.size()));
   return id;
+}
+
+absl::Status OpGraph::CheckSize() const {
+  if (!full()) return absl::OkStatus();
+  return absl::ResourceExhaustedError(
+      absl::StrFormat("the op graph passes its budget of %d ops", max_ops_));
 }
 
 GroupId OpGraph::AddGroup(std::vector<ChipId> members) {

@@ -13,6 +13,12 @@
 //   OpId ag = g.Add(Op::Collective(CollectiveKind::kAllGather, row0, 1 << 20), {a, b});
 //
 // Cost: Add is amortised O(#deps); lookups are O(1). Memory: sizeof(Op) + 4 bytes per dep.
+//
+// Op budget. A lowering whose op count grows as P² (tp1d's ReduceScatter accumulates) would
+// exhaust memory long before it finished; `set_max_ops` bounds the graph. Add never fails: a
+// builder checks `full()` in the loops that grow the graph and stops, and returns CheckSize().
+//   g.set_max_ops(1000);
+//   for (...) { if (g.full()) return g.CheckSize(); g.Add(...); }
 #ifndef MESHSIM_CORE_OP_GRAPH_H_
 #define MESHSIM_CORE_OP_GRAPH_H_
 
@@ -22,6 +28,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "core/ids.h"
 #include "core/op.h"
 
@@ -55,6 +62,16 @@ class OpGraph {
   NameId Intern(const std::string& name) { return names_.Intern(name); }
 
   size_t size() const { return ops_.size(); }
+
+  // The op budget (0 = none, the default). A builder may overshoot it by what it adds between
+  // two checks of full().
+  void set_max_ops(size_t max_ops) { max_ops_ = max_ops; }
+  size_t max_ops() const { return max_ops_; }
+  // Whether the graph holds more ops than the budget allows.
+  bool full() const { return max_ops_ != 0 && ops_.size() > max_ops_; }
+  // ResourceExhausted "the op graph passes its budget of N ops" when full(), else OK. The
+  // caller (sim/) turns it into a message naming the options that sized the graph.
+  absl::Status CheckSize() const;
   size_t num_deps() const { return deps_.size(); }
   const Op& op(OpId id) const { return ops_[id.value()]; }
   // Tags label ops for reports and do not change the program, so they may be set after Add
@@ -84,6 +101,7 @@ class OpGraph {
   absl::flat_hash_map<std::vector<uint32_t>, GroupId> group_index_;
   StringTable names_;
   int max_chip_ = -1;
+  size_t max_ops_ = 0;
 };
 
 }  // namespace meshsim::core

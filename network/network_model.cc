@@ -91,6 +91,12 @@ int NetworkModel::Steps(const core::Op& op, int p) const {
   return 0;
 }
 
+int64_t NetworkModel::MaxStepFlows(CollectiveKind kind, int members) {
+  const int64_t p = members;
+  if (p <= 1) return 0;
+  return kind == CollectiveKind::kAllToAll ? p * (p - 1) : 2 * p;
+}
+
 NetworkModel::HostSplit NetworkModel::SplitByHost(const core::Op& op,
                                                   const std::vector<ChipId>& members) const {
   if (config_.two_level == 0 || op.kind != OpKind::kCollective) return {};

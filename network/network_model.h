@@ -86,6 +86,12 @@ class NetworkModel : public core::OpRunner {
   // Number of steps a collective of `kind` on `members` chips runs (for tests and reports).
   int Steps(const core::Op& op, int members) const;
 
+  // The most flows one step of a collective of `kind` on P = `members` chips holds at once, an
+  // upper bound for any configuration: P·(P−1) for AllToAll (its one step), 2·P for the others
+  // (rings of two directions, halving-doubling pairs, one packet per hop of a chain). Memory
+  // grows with it (~1 KB per flow with its route), so sim/ bounds it before a run (--max-flows).
+  static int64_t MaxStepFlows(core::CollectiveKind kind, int members);
+
  private:
   struct Send {
     int src;  // Member indices.

@@ -182,7 +182,7 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
   if (!mesh_given && !layer) {
     RawOptions r = raw;
     r.values.emplace_back("algorithm", "meshslice");
-    MESHSIM_ASSIGN_OR_RETURN(RunOptions o, ResolveRunOptions(r));
+    MESHSIM_ASSIGN_OR_RETURN(RunOptions o, ResolveRunOptions(r, Unread::kAllow));
     MESHSIM_ASSIGN_OR_RETURN(shared_mesh, ResolvedMesh(o));
   }
   // Validate every run before simulating any.
@@ -195,17 +195,24 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
       std::erase_if(r.values, [](const auto& kv) { return kv.first == "mesh"; });
     }
     r.values.emplace_back("algorithm", name);
-    MESHSIM_ASSIGN_OR_RETURN(RunOptions o, ResolveRunOptions(r));
+    // An option need only be read by one of the algorithms (--slices: not by collective).
+    MESHSIM_ASSIGN_OR_RETURN(RunOptions o, ResolveRunOptions(r, Unread::kAllow));
     if (!shared_mesh.empty() && !info->one_dimensional && name != "meshslice" && name != "cannon") {
       RawOptions shared = r;
       shared.values.emplace_back("mesh", shared_mesh);
-      absl::StatusOr<RunOptions> on_shared = ResolveRunOptions(shared);
+      absl::StatusOr<RunOptions> on_shared = ResolveRunOptions(shared, Unread::kAllow);
       // Keep the squarest mesh if the plugin's preconditions reject the shared one.
       if (on_shared.ok() && CheckRun(*on_shared).ok()) o = std::move(*on_shared);
     }
-    MESHSIM_RETURN_IF_ERROR(CheckRun(o));
     runs.push_back(std::move(o));
   }
+  {
+    std::vector<const RunOptions*> ptrs;
+    for (const RunOptions& o : runs) ptrs.push_back(&o);
+    MESHSIM_RETURN_IF_ERROR(CheckReadByAny(
+        raw.values, ptrs, absl::StrCat("the compared runs (", absl::StrJoin(names, ", "), ")")));
+  }
+  for (const RunOptions& o : runs) MESHSIM_RETURN_IF_ERROR(CheckRun(o));
   std::vector<RunRecord> records;
   for (size_t i = 0; i < runs.size(); ++i) {
     err << "simulating " << names[i] << " ...\n";

@@ -59,6 +59,17 @@ po::options_description Description() {
   po::options_description d(
       "Options of `meshsim run` (also `KEY = VALUE` lines in --config files)");
   auto text = [] { return po::value<std::string>(); };
+  const std::string max_ops_help = absl::StrFormat(
+      "refuse the run before building it when its op graph would hold more ops (default: half "
+      "of the machine's %.1f GB of memory at ~%d B per op, ~%d B with --out/--trace: here %d, "
+      "%d)",
+      PhysicalMemoryBytes() / 1e9, kBytesPerOp, kBytesPerOpWithTimeline, DefaultMaxOps(false),
+      DefaultMaxOps(true));
+  const std::string max_flows_help = absl::StrFormat(
+      "--workload collective: refuse the run when one step would start more network flows at "
+      "once (an all-to-all of P chips starts P*(P-1); default: half of the memory at ~%d B per "
+      "flow: here %d)",
+      kBytesPerFlow, DefaultMaxFlows());
   // clang-format off
   d.add_options()
       ("help,h", "print this help")
@@ -125,7 +136,9 @@ po::options_description Description() {
                                "extension, .pftrace and .perfetto-trace = perfetto, else json)")
       ("trace-detail", text(), "auto (default: budgets keep a large trace loadable), full, "
                                "minimal: what the --trace file holds")
-      ("format", text(), "table, json, csv (default table)");
+      ("format", text(), "table, json, csv (default table)")
+      ("max-ops", text(), max_ops_help.c_str())
+      ("max-flows", text(), max_flows_help.c_str());
   // clang-format on
   // System parameters are options too, so `meshsim show system` output is a valid config file.
   po::options_description params("System parameters (override the preset; also via --set)");
@@ -156,6 +169,23 @@ absl::Status CheckOneOf(const std::string& key, const std::string& value,
 
 }  // namespace
 
+int64_t PhysicalMemoryBytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  // Unknown (never on Linux): assume 16 GB rather than refuse everything.
+  if (pages <= 0 || page <= 0) return int64_t{16} << 30;
+  return int64_t{pages} * page;
+}
+
+int64_t DefaultMaxOps(bool keep_timeline) {
+  const int64_t ops =
+      PhysicalMemoryBytes() / 2 / (keep_timeline ? kBytesPerOpWithTimeline : kBytesPerOp);
+  return std::clamp<int64_t>(ops, 1, kMaxOpsLimit);
+}
+
+int64_t DefaultMaxFlows() {
+  return std::max<int64_t>(1, PhysicalMemoryBytes() / 2 / kBytesPerFlow);
+}
+
 std::vector<std::string> RunOptionKeys() {
   std::vector<std::string> keys;
   const po::options_description description = Description();
@@ -170,6 +200,8 @@ std::string RunHelp() {
   os << "usage: meshsim run [--config FILE] [OPTIONS] [--out RUN.h5] "
         "[--trace RUN.json|RUN.pftrace] "
         "[--format table|json|csv]\n\n"
+        "An option given (here or in the --config file) that the run does not read is refused, "
+        "e.g. --bytes without --workload collective, --slices with --algorithm collective.\n\n"
      << Description();
   return os.str();
 }
@@ -283,7 +315,7 @@ absl::Status CheckOutputPath(const std::string& key, const std::string& path) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
+absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unread) {
   const auto get = [&](const std::string& key) -> const std::string* {
     for (const auto& [k, v] : raw.values)
       if (k == key) return &v;
@@ -382,14 +414,7 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
     MESHSIM_RETURN_IF_ERROR(choice("reshard-scheduler",
                                    {"naive", "load-balance", "dfs", "greedy", "ensemble"},
                                    &o.reshard_scheduler));
-    if (!pipeline) {
-      for (const char* key : {"stages", "dp", "microbatches", "schedule", "overlap", "delay-dw",
-                              "recompute", "reshard", "reshard-scheduler"}) {
-        if (const std::string* v = get(key)) {
-          return Invalid(key, *v, "it applies to --workload pipeline only");
-        }
-      }
-    } else {
+    if (pipeline) {
       if (!o.placement.empty()) {
         return Invalid("placement", FormatPlacement(o.placement),
                        "--workload pipeline places stage i on chips i*n..(i+1)*n-1 itself "
@@ -497,10 +522,7 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
   if (const std::string* v = get("chunks")) {
     MESHSIM_RETURN_IF_ERROR(CheckOneOf("chunks", *v, {"1", "2", "4"}));
     o.chunks = std::stoi(*v);
-    if (o.workload != "layer" && !pipeline && o.chunks != 1) {
-      return Invalid("chunks", *v, "chunks apply to --workload layer and pipeline only; use 1");
-    }
-    if (o.batch % o.chunks != 0) {
+    if ((o.workload == "layer" || pipeline) && o.batch % o.chunks != 0) {
       return Invalid("chunks", *v,
                      absl::StrFormat("the chunk count must divide --batch %d", o.batch));
     }
@@ -628,7 +650,92 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw) {
     }
   }
   MESHSIM_RETURN_IF_ERROR(choice("format", {"table", "json", "csv"}, &o.format));
+  MESHSIM_RETURN_IF_ERROR(integer("max-ops", 1, kMaxOpsLimit, &o.max_ops));
+  MESHSIM_RETURN_IF_ERROR(integer("max-flows", 1, int64_t{1} << 40, &o.max_flows));
+  // Last, so that a malformed value is reported as such first.
+  if (unread == Unread::kRefuse) {
+    for (const auto& [key, value] : raw.values) {
+      if (const std::string why = NotReadBy(key, o); !why.empty()) {
+        return absl::InvalidArgumentError(absl::StrFormat("--%s: '%s' %s", key, value, why));
+      }
+    }
+  }
   return o;
+}
+
+std::string NotReadBy(const std::string& key, const RunOptions& o) {
+  const auto is = [](const std::string& x, const std::vector<std::string>& set) {
+    return std::find(set.begin(), set.end(), x) != set.end();
+  };
+  const auto workloads = [&](const std::vector<std::string>& readers) -> std::string {
+    if (is(o.workload, readers)) return "";
+    return absl::StrCat("does not apply to --workload ", o.workload, "; it is read by --workload ",
+                        absl::StrJoin(readers, ", "));
+  };
+  if (is(key, {"model", "hidden", "heads", "ffn", "layers", "batch", "seq", "pass"})) {
+    if (std::string why = workloads({"llm", "layer", "pipeline"}); !why.empty()) return why;
+    if (key == "model" && o.model == "custom") {
+      return "does not apply with --hidden: the custom model of --hidden, --heads, --ffn, "
+             "--layers replaces it";
+    }
+    return "";
+  }
+  if (key == "gemm") return workloads({"gemm"});
+  if (is(key, {"collective", "group", "bytes", "max-flows"})) return workloads({"collective"});
+  if (is(key, {"steps", "step-time"})) return workloads({"chain"});
+  if (is(key, {"stages", "dp", "microbatches", "schedule", "overlap", "delay-dw", "recompute",
+               "reshard", "reshard-scheduler"})) {
+    return workloads({"pipeline"});
+  }
+  if (key == "chunks") return workloads({"layer", "pipeline"});
+  if (is(key, {"algorithm", "dataflow", "slices"})) {
+    if (std::string why = workloads({"llm", "gemm", "layer", "pipeline"}); !why.empty()) {
+      return why;
+    }
+    if (o.workload == "gemm" && o.chips == 1) {
+      return "does not apply to --workload gemm on --chips 1 (one local GeMM); it is read on "
+             "more chips";
+    }
+    const absl::StatusOr<const algorithms::AlgorithmInfo*> info =
+        algorithms::FindAlgorithm(o.algorithm);
+    if (key == "algorithm" || !info.ok()) return "";
+    std::vector<std::string> readers;
+    for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
+      const bool reads =
+          key == "dataflow"
+              ? !a.is_layer()
+              : std::any_of(a.params.begin(), a.params.end(),
+                            [](const algorithms::ParamDoc& p) { return p.name == "slices"; });
+      if (reads) readers.push_back(a.name);
+    }
+    if (is(o.algorithm, readers)) return "";
+    return absl::StrCat("does not apply to --algorithm ", o.algorithm,
+                        "; it is read by --algorithm ", absl::StrJoin(readers, ", "));
+  }
+  if ((key == "trace-format" || key == "trace-detail") && o.trace.empty()) {
+    return "does not apply without --trace; it describes the --trace file";
+  }
+  return "";
+}
+
+absl::Status CheckReadByAny(const std::vector<std::pair<std::string, std::string>>& given,
+                            const std::vector<const RunOptions*>& runs, const std::string& what) {
+  for (const auto& [key, value] : given) {
+    if (runs.empty()) break;
+    std::string why;
+    for (const RunOptions* o : runs) {
+      why = NotReadBy(key, *o);
+      if (why.empty()) break;
+    }
+    if (why.empty()) continue;
+    // NotReadBy of the last run: "does not apply to X; it is read by Y".
+    const size_t semicolon = why.find("; ");
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--%s: '%s' is read by none of %s%s", key, value, what,
+                        semicolon == std::string::npos ? absl::StrCat(" (it ", why, ")")
+                                                       : absl::StrCat(why.substr(semicolon))));
+  }
+  return absl::OkStatus();
 }
 
 std::string FormatPlacement(const std::vector<int>& placement) {

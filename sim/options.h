@@ -46,6 +46,23 @@ inline constexpr int64_t kMaxChainOps = int64_t{1} << 24;  // --workload chain: 
 // 256 TiB, so that byte and flop counts times chips or element-wise factors stay in int64.
 inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 48;
 
+// Memory budgets. Some lowerings grow as P² (tp1d's and fsdp's ReduceScatter accumulates, an
+// all-to-all's flows), so a run is refused, before it is built, when its op graph (--max-ops)
+// or the flows one collective step starts (--max-flows) would not fit in half of this machine's
+// physical memory, at what one op or flow was measured to take (peak RSS over count,
+// sim/README.md):
+inline constexpr int64_t kBytesPerOp = 200;              // tp1d, fsdp at 256 and 1024 chips.
+inline constexpr int64_t kBytesPerOpWithTimeline = 850;  // The same, the timeline kept (--out).
+inline constexpr int64_t kBytesPerFlow = 1024;  // All-to-all of every chip: 635 B at 1024 chips,
+                                                // 766 B at 2048; routes grow with the machine.
+// sysconf(_SC_PHYS_PAGES) x page size (cgroup limits are not read).
+int64_t PhysicalMemoryBytes();
+// Half of PhysicalMemoryBytes() at kBytesPerOp (kBytesPerOpWithTimeline when the run keeps its
+// timeline) or kBytesPerFlow: the defaults of --max-ops and --max-flows.
+int64_t DefaultMaxOps(bool keep_timeline);
+int64_t DefaultMaxFlows();
+inline constexpr int64_t kMaxOpsLimit = (int64_t{1} << 32) - 1;  // Op ids are 32-bit.
+
 struct RunOptions {
   std::string system_name = "tpuv4";
   SystemConfig system;  // The preset with every override applied.
@@ -92,6 +109,14 @@ struct RunOptions {
   // Whether Simulate draws a progress line on stderr (the CLI sets it when stderr is a
   // terminal): after 2 s of wall time, events, simulated time and ops done, cleared at the end.
   bool progress = false;
+  // --max-ops, --max-flows: the most ops the op graph may hold, and the most flows one step of
+  // --workload collective may start; 0 = the machine's default (DefaultMaxOps, DefaultMaxFlows).
+  // Bounds on resources, not part of the scenario: Resolved() leaves them out.
+  int64_t max_ops = 0;
+  int64_t max_flows = 0;
+
+  int64_t op_budget() const { return max_ops > 0 ? max_ops : DefaultMaxOps(keep_timeline); }
+  int64_t flow_budget() const { return max_flows > 0 ? max_flows : DefaultMaxFlows(); }
 
   // Chips the logical mesh spans: the placement's, else every chip.
   int mesh_chips() const { return placement.empty() ? chips : static_cast<int>(placement.size()); }
@@ -115,8 +140,42 @@ absl::StatusOr<RawOptions> ParseRunArgs(
     const std::vector<std::string>& args, const std::string& command = "run",
     const boost::program_options::options_description* own = nullptr);
 
+// What ResolveRunOptions does with an option given (command line, --config file, experiment
+// file) that the resolved run does not read (NotReadBy): refuse it, or leave it to a caller that
+// resolves several runs from the same options (sweep, compare) and refuses an option only when
+// none of them reads it (CheckReadByAny).
+enum class Unread { kRefuse, kAllow };
+
 // Validates and resolves raw values (defaults, auto values, system overrides, output paths).
-absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw);
+// With Unread::kRefuse, an option given that the run does not read is an error, e.g.
+// "--bytes: '1MiB' does not apply to --workload gemm; it is read by --workload collective";
+// defaults filled in are not given.
+absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw,
+                                             Unread unread = Unread::kRefuse);
+
+// Empty when the run `o` reads option `key`; else why not and what reads it: "does not apply to
+// --workload gemm; it is read by --workload collective". Which option is read when:
+//   model, hidden, heads, ffn, layers, batch, seq, pass   --workload llm, layer, pipeline
+//                                                          (model: not with --hidden)
+//   gemm                                                   --workload gemm
+//   collective, group, bytes, max-flows                    --workload collective
+//   steps, step-time                                       --workload chain
+//   stages, dp, microbatches, schedule, overlap, delay-dw,
+//   recompute, reshard, reshard-scheduler                  --workload pipeline
+//   chunks                                                 --workload layer, pipeline
+//   algorithm, dataflow, slices                            --workload llm, layer, pipeline, and
+//                                                          gemm on more than one chip; dataflow
+//                                                          by GeMM plugins only, slices by the
+//                                                          plugins that document it
+//   trace-format, trace-detail                             with --trace
+// Every other option and every system parameter is read by every run.
+std::string NotReadBy(const std::string& key, const RunOptions& o);
+
+// InvalidArgument for the first of `given` (key, value) that none of `runs` reads: "--slices:
+// '4' is read by none of the runs (--algorithm collective, cannon); it is read by --algorithm
+// meshslice, wang, summa, tp1d, fsdp". `what` names the runs in the message. O(given x runs).
+absl::Status CheckReadByAny(const std::vector<std::pair<std::string, std::string>>& given,
+                            const std::vector<const RunOptions*>& runs, const std::string& what);
 
 // InvalidArgument unless `path` can be created: its directory exists and is writable and it
 // is not itself a directory. `key` names the option in the message.

@@ -26,6 +26,7 @@
 #include "core/fair_share.h"
 #include "core/simulator.h"
 #include "core/status_macros.h"
+#include "network/network_model.h"
 #include "sim/machine.h"
 #include "sim/metrics.h"
 #include "sim/tune.h"
@@ -136,7 +137,112 @@ absl::StatusOr<algorithms::pipeline::PipelinePlan> PlanPipelineRun(
   return plan;
 }
 
+// "63.2 M" for counts of a million and more, else the integer.
+std::string Count(int64_t n) {
+  return n >= 1000000 ? absl::StrFormat("%.1f M", n / 1e6) : absl::StrCat(n);
+}
+
+// What sized the run, for the budget errors: "--algorithm tp1d", "--workload pipeline", ...
+std::string RunDescription(const RunOptions& o, const algorithms::Mesh& mesh) {
+  if (o.workload == "llm" || o.workload == "gemm" || o.workload == "layer") {
+    return absl::StrCat(o.workload == "llm" ? "" : absl::StrCat("--workload ", o.workload, " "),
+                        "--algorithm ", o.algorithm, " on mesh ", mesh.ToString());
+  }
+  if (o.workload == "collective") {
+    return absl::StrCat("--workload collective --collective ", o.collective, " --group ", o.group);
+  }
+  if (o.workload == "chain") return absl::StrCat("--workload chain --steps ", o.steps);
+  return absl::StrCat("--workload ", o.workload);
+}
+
+// "(--max-ops 1000)" or "(--max-ops; default: half of the 25.3 GB of memory at ~200 B per op)".
+std::string BudgetSource(const char* key, int64_t given, int64_t bytes_per_item, const char* item) {
+  if (given > 0) return absl::StrFormat("(--%s %d)", key, given);
+  return absl::StrFormat("(--%s; default: half of the %.1f GB of memory at ~%d B per %s)", key,
+                         PhysicalMemoryBytes() / 1e9, bytes_per_item, item);
+}
+
+// The one-line error of a run whose op graph passes its budget; `why` says by how much.
+absl::Status OpBudgetError(const RunOptions& o, const algorithms::Mesh& mesh,
+                           const std::string& why) {
+  const std::string fewer = o.workload == "pipeline" ? "chips, layers or microbatches"
+                            : o.workload == "chain"  ? "chips or steps"
+                                                     : "chips or another algorithm or mesh";
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--chips: '%d' is not allowed with %s: %s %s; use fewer %s, or raise --max-ops", o.chips,
+      RunDescription(o, mesh), why,
+      o.keep_timeline
+          ? BudgetSource("max-ops", o.max_ops, kBytesPerOpWithTimeline, "op, the timeline kept")
+          : BudgetSource("max-ops", o.max_ops, kBytesPerOp, "op"),
+      fewer));
+}
+
+// The flows of the collective workload's one step against --max-flows: an all-to-all of P chips
+// starts P·(P−1) flows at once, all groups together.
+absl::Status CheckFlowBudget(const RunOptions& o, const algorithms::Mesh& mesh,
+                             core::CollectiveKind kind) {
+  MESHSIM_ASSIGN_OR_RETURN(const auto groups, algorithms::MeshGroups(mesh, o.group));
+  int64_t flows = 0;
+  for (const std::vector<core::ChipId>& g : groups) {
+    flows += network::NetworkModel::MaxStepFlows(kind, static_cast<int>(g.size()));
+  }
+  if (flows <= o.flow_budget()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--chips: '%d' is not allowed with %s: its step would start %s flows at once (%d group%s "
+      "of %d chips%s), more than the limit of %s flows %s; use fewer chips or a smaller "
+      "--group, or raise --max-flows",
+      o.chips, RunDescription(o, mesh), Count(flows), groups.size(), groups.size() == 1 ? "" : "s",
+      groups.front().size(), kind == core::CollectiveKind::kAllToAll ? ", P*(P-1) flows each" : "",
+      Count(o.flow_budget()), BudgetSource("max-flows", o.max_flows, kBytesPerFlow, "flow")));
+}
+
+// The GeMM problems' op count by the plugin's closed form (Algorithm::CountOps) against the
+// budget, before any is lowered; for a plugin that reads --slices, the count at S = 1 too, since
+// a smaller S merges step GeMMs (it does not remove tp1d's and fsdp's ReduceScatter adds).
+absl::Status CheckOpCount(const RunOptions& o, const algorithms::Mesh& mesh,
+                          const algorithms::AlgorithmInfo& info,
+                          const algorithms::Algorithm& algorithm,
+                          const std::vector<algorithms::GemmProblem>& problems) {
+  const int64_t budget = o.op_budget();
+  const int64_t ops = algorithms::CountProblemOps(problems, algorithm, mesh, o.slices);
+  if (ops <= budget) return absl::OkStatus();  // Also -1: no closed form.
+  std::string why = absl::StrFormat("its op graph would hold %s ops at --slices %s", Count(ops),
+                                    o.slices == 0 ? "auto" : absl::StrCat(o.slices));
+  const bool reads_slices =
+      std::any_of(info.params.begin(), info.params.end(),
+                  [](const algorithms::ParamDoc& p) { return p.name == "slices"; });
+  if (reads_slices && o.slices != 1) {
+    std::vector<algorithms::GemmProblem> one = problems;
+    for (algorithms::GemmProblem& p : one) p.slices = 1;
+    const int64_t at_one = algorithms::CountProblemOps(one, algorithm, mesh, 1);
+    if (at_one >= 0) {
+      why += absl::StrFormat(" (%s at --slices 1%s)", Count(at_one),
+                             at_one > budget ? ", still too many" : ", within it");
+    }
+  }
+  return absl::ResourceExhaustedError(
+      absl::StrFormat("%s, more than the limit of %s ops", why, Count(budget)));
+}
+
+absl::Status LowerWorkload(const RunOptions& o, const Plan& run_plan, core::OpGraph& graph);
+
+// Lowers the workload within the op budget (--max-ops): refused before lowering when a plugin's
+// closed form says the graph would pass it, else as soon as the graph does (the plugins check
+// in their loops).
 absl::Status BuildWorkload(const RunOptions& o, const Plan& run_plan, core::OpGraph& graph) {
+  graph.set_max_ops(static_cast<size_t>(o.op_budget()));
+  absl::Status s = LowerWorkload(o, run_plan, graph);
+  if (s.ok()) s = graph.CheckSize();
+  if (s.code() != absl::StatusCode::kResourceExhausted) return s;
+  // CheckOpCount's message says how many ops; OpGraph::CheckSize's only that the limit passed.
+  const std::string why =
+      graph.full() ? absl::StrFormat("its op graph passes the limit of %s ops while it is built",
+                                     Count(o.op_budget()))
+                   : std::string(s.message());
+  return OpBudgetError(o, run_plan.mesh, why);
+}
+
+absl::Status LowerWorkload(const RunOptions& o, const Plan& run_plan, core::OpGraph& graph) {
   const algorithms::Mesh& mesh = run_plan.mesh;
   if (run_plan.pipeline.has_value()) {
     MESHSIM_ASSIGN_OR_RETURN(const std::unique_ptr<algorithms::LayerAlgorithm> layer,
@@ -148,6 +254,7 @@ absl::Status BuildWorkload(const RunOptions& o, const Plan& run_plan, core::OpGr
   }
   if (o.workload == "collective") {
     MESHSIM_ASSIGN_OR_RETURN(core::CollectiveKind kind, algorithms::ParseCollective(o.collective));
+    MESHSIM_RETURN_IF_ERROR(CheckFlowBudget(o, mesh, kind));
     return algorithms::BuildCollectiveBench(mesh, kind, o.group, o.bytes, graph);
   }
   if (o.workload == "gemm" && o.chips == 1) {
@@ -192,6 +299,7 @@ absl::Status BuildWorkload(const RunOptions& o, const Plan& run_plan, core::OpGr
                                run_plan.layer_slices};
     MESHSIM_ASSIGN_OR_RETURN(problems, algorithms::BlockProblems(plan));
   }
+  MESHSIM_RETURN_IF_ERROR(CheckOpCount(o, mesh, *info, *algorithm, problems));
   return algorithms::LowerProblems(problems, *algorithm, mesh, o.slices,
                                    o.system.chip.element_bytes, graph);
 }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -111,23 +112,68 @@ std::string Clock(double s) {
                    : absl::StrFormat("%dm%02ds", t / 60, t % 60);
 }
 
-// Runs f(i) for i in [0, n) on `jobs` threads; returns the first error by index.
+// "[#########.....................]": `done` of `total` in 30 columns.
+std::string Bar(int done, int total) {
+  const int width = 30, filled = total > 0 ? width * done / total : 0;
+  return absl::StrCat("[", std::string(filled, '#'), std::string(width - filled, '.'), "]");
+}
+
+// How often the progress lines of a terminal are redrawn while nothing else happens.
+constexpr std::chrono::milliseconds kPoll(200);
+
+// Runs f(i) for i in [0, n) on `jobs` threads; returns the first error by index. With `tick`,
+// the calling thread does no work: it calls tick(done) at once and then every kPoll until the
+// workers stop (done = calls of f returned so far).
 template <typename F>
-absl::Status ParallelFor(int n, int jobs, F f) {
+absl::Status ParallelFor(int n, int jobs, F f, const std::function<void(int)>& tick = nullptr) {
   std::vector<absl::Status> status(n);
-  std::atomic<int> next{0};
+  std::atomic<int> next{0}, done{0};
+  std::mutex mu;
+  std::condition_variable stopped;
+  int running = tick ? std::min(jobs, n) : 0;
   auto work = [&] {
-    for (int i = next++; i < n && !g_interrupted; i = next++) status[i] = f(i);
+    for (int i = next++; i < n && !g_interrupted; i = next++) {
+      status[i] = f(i);
+      ++done;
+    }
   };
   std::vector<std::thread> threads;
-  for (int t = 1; t < std::min(jobs, n); ++t) threads.emplace_back(work);
-  work();
+  if (tick) {
+    for (int t = 0; t < std::min(jobs, n); ++t) {
+      threads.emplace_back([&] {
+        work();
+        std::lock_guard<std::mutex> lock(mu);
+        --running;
+        stopped.notify_one();
+      });
+    }
+    tick(0);
+    std::unique_lock<std::mutex> lock(mu);
+    while (!stopped.wait_for(lock, kPoll, [&] { return running == 0; })) tick(done);
+  } else {
+    for (int t = 1; t < std::min(jobs, n); ++t) threads.emplace_back(work);
+    work();
+  }
   for (std::thread& t : threads) t.join();
   for (const absl::Status& s : status) MESHSIM_RETURN_IF_ERROR(s);
   return absl::OkStatus();
 }
 
 }  // namespace
+
+std::string SweepProgressLine(int finished, int total, double elapsed_s) {
+  std::string line = absl::StrFormat("  %d/%d runs %s %s elapsed", finished, total,
+                                     Bar(finished, total), Clock(elapsed_s));
+  if (finished > 0) {
+    absl::StrAppend(&line, ", ~", Clock(elapsed_s / finished * (total - finished)), " left");
+  }
+  return line + " ";
+}
+
+std::string SweepCheckLine(int checked, int total, double elapsed_s) {
+  return absl::StrFormat("  checking %d runs: %d/%d %s %s elapsed ", total, checked, total,
+                         Bar(checked, total), Clock(elapsed_s));
+}
 
 absl::StatusOr<Experiment> ParseExperiment(const std::string& path) {
   std::error_code ec;
@@ -342,6 +388,30 @@ absl::StatusOr<std::vector<SweepRun>> ExpandExperiment(const Experiment& e) {
   return runs;
 }
 
+absl::StatusOr<std::vector<RunOptions>> ResolveSweepRuns(const Experiment& e,
+                                                         const std::vector<SweepRun>& runs) {
+  std::vector<RunOptions> options(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    absl::StatusOr<RunOptions> o = ResolveRunOptions(runs[i].raw, Unread::kAllow);
+    if (!o.ok()) {
+      return absl::Status(o.status().code(),
+                          absl::StrCat(runs[i].name, " (",
+                                       absl::StrJoin(runs[i].swept, " ", absl::PairFormatter("=")),
+                                       "): ", o.status().message()));
+    }
+    options[i] = std::move(*o);
+  }
+  // One file sets a key for runs of several workloads and algorithms (e.g. slices zipped with
+  // algorithm): a key is refused only when none of its runs, in any shard, reads it.
+  KeyValues given;
+  for (const auto& [key, values] : e.keys) given.emplace_back(key, absl::StrJoin(values, " "));
+  std::vector<const RunOptions*> ptrs;
+  for (const RunOptions& o : options) ptrs.push_back(&o);
+  MESHSIM_RETURN_IF_ERROR(
+      CheckReadByAny(given, ptrs, absl::StrFormat("the %d runs of '%s'", ptrs.size(), e.path)));
+  return options;
+}
+
 absl::StatusOr<std::pair<int, int>> ParseShard(const std::string& text) {
   const size_t slash = text.find('/');
   int k = 0, n = 0;
@@ -371,7 +441,10 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   // clang-format on
   MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("sweep", args, d, 1, 1, usage));
   if (a.help) {
-    out << usage << "\n\nEvery combination of the experiment's values (docs/experiments.md).\n\n"
+    out << usage
+        << "\n\nEvery combination of the experiment's values (docs/experiments.md). Its keys are "
+           "the options of `meshsim run --help`, including the memory budgets max-ops and "
+           "max-flows: a run that would not fit is refused before any simulation starts.\n\n"
         << d;
     return absl::OkStatus();
   }
@@ -410,18 +483,9 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   // so a shard cannot hide a typo), and the plugin preconditions of this shard's runs.
   MESHSIM_ASSIGN_OR_RETURN(Experiment e, ParseExperiment(experiment_path));
   MESHSIM_ASSIGN_OR_RETURN(std::vector<SweepRun> all, ExpandExperiment(e));
-  std::vector<RunOptions> options(all.size());
-  for (size_t i = 0; i < all.size(); ++i) {
-    absl::StatusOr<RunOptions> o = ResolveRunOptions(all[i].raw);
-    if (!o.ok()) {
-      return absl::Status(o.status().code(),
-                          absl::StrCat(all[i].name, " (",
-                                       absl::StrJoin(all[i].swept, " ", absl::PairFormatter("=")),
-                                       "): ", o.status().message()));
-    }
-    options[i] = std::move(*o);
-    options[i].keep_timeline = timelines;  // Only stored timelines need the rows in memory.
-  }
+  MESHSIM_ASSIGN_OR_RETURN(std::vector<RunOptions> options, ResolveSweepRuns(e, all));
+  // Only stored timelines need the rows in memory.
+  for (RunOptions& o : options) o.keep_timeline = timelines;
   std::vector<int> mine;
   for (int i = 0; i < static_cast<int>(all.size()); ++i) {
     if (i % shard.second == shard.first - 1) mine.push_back(i);
@@ -431,14 +495,35 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
                                                       shard_text, all.size(), experiment_path));
   }
   InterruptGuard guard;
-  MESHSIM_RETURN_IF_ERROR(ParallelFor(static_cast<int>(mine.size()), jobs, [&](int i) {
-    absl::Status s = CheckRun(options[mine[i]]);
-    if (s.ok()) return s;
-    return absl::Status(
-        s.code(), absl::StrCat(all[mine[i]].name, " (",
-                               absl::StrJoin(all[mine[i]].swept, " ", absl::PairFormatter("=")),
-                               "): ", s.message()));
-  }));
+  // On a terminal, a line that redraws itself in place on stderr (cleared with ESC[K): while the
+  // runs are checked (CheckRun lowers every run, the autotuner included), then while they run.
+  // Pipes and files get none of it.
+  const bool tty = ::isatty(STDERR_FILENO) == 1;
+  // Each phase has its own clock: the time left is the runs' pace, checking excluded.
+  auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::function<void(int)> checking;
+  if (tty) {
+    checking = [&](int checked) {
+      err << "\r" << SweepCheckLine(checked, static_cast<int>(mine.size()), elapsed()) << "\033[K"
+          << std::flush;
+    };
+  }
+  const absl::Status checked = ParallelFor(
+      static_cast<int>(mine.size()), jobs,
+      [&](int i) {
+        absl::Status s = CheckRun(options[mine[i]]);
+        if (s.ok()) return s;
+        return absl::Status(
+            s.code(), absl::StrCat(all[mine[i]].name, " (",
+                                   absl::StrJoin(all[mine[i]].swept, " ", absl::PairFormatter("=")),
+                                   "): ", s.message()));
+      },
+      checking);
+  if (tty) err << "\r\033[K" << std::flush;
+  MESHSIM_RETURN_IF_ERROR(checked);
 
   // Simulate on `jobs` threads; the main thread writes finished runs in run order, so the archive
   // is the same whatever --jobs is.
@@ -448,7 +533,7 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   std::vector<std::optional<absl::StatusOr<RunRecord>>> results(n);
   std::mutex mu;
   std::condition_variable done;
-  std::atomic<int> next{0};
+  std::atomic<int> next{0}, finished{0};  // Finished: in any order, failed ones too.
   std::atomic<bool> failed{false};
   auto work = [&] {
     for (int i = next++; i < n && !g_interrupted && !failed; i = next++) {
@@ -466,29 +551,36 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
       }
       std::lock_guard<std::mutex> lock(mu);
       results[i] = std::move(r);
+      ++finished;
       done.notify_one();
     }
   };
+  start = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
   for (int t = 0; t < std::min(jobs, n); ++t) threads.emplace_back(work);
 
-  const bool tty = ::isatty(STDERR_FILENO) == 1;
-  const auto start = std::chrono::steady_clock::now();
+  const auto draw = [&] {
+    if (!tty) return;
+    err << "\r" << SweepProgressLine(finished, n, elapsed()) << "\033[K" << std::flush;
+  };
+  draw();                          // 0/N at once, not only when the first run is written.
   std::vector<RunRecord> summary;  // Config and metrics only, for the printed summary.
   absl::Status status;
   for (int written = 0; written < n && status.ok();) {
     std::optional<absl::StatusOr<RunRecord>> r;
     {
       std::unique_lock<std::mutex> lock(mu);
-      done.wait_for(lock, std::chrono::milliseconds(200),
-                    [&] { return results[written].has_value(); });
+      done.wait_for(lock, kPoll, [&] { return results[written].has_value(); });
       if (results[written].has_value()) r = std::move(results[written]), results[written].reset();
     }
     if (g_interrupted) {
       status = absl::CancelledError("sweep: interrupted; no archive written");
       break;
     }
-    if (!r.has_value()) continue;
+    if (!r.has_value()) {
+      draw();  // The elapsed time ticks; runs after `written` may have finished.
+      continue;
+    }
     if (!r->ok()) {
       const SweepRun& run = all[mine[written]];
       status = absl::Status(
@@ -506,17 +598,13 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
     light.metrics = std::move((*r)->metrics);
     summary.push_back(std::move(light));
     ++written;
-    if (tty) {
-      const double elapsed =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      const int width = 30, filled = width * written / n;
-      err << absl::StrFormat("\r  %d/%d runs [%s%s] %s elapsed, ~%s left ", written, n,
-                             std::string(filled, '#'), std::string(width - filled, '.'),
-                             Clock(elapsed), Clock(elapsed / written * (n - written)))
-          << std::flush;
-    }
+    draw();
   }
   failed = failed || !status.ok();
+  if (tty && !status.ok() && finished < std::min(next.load(), n)) {
+    // Interrupted or failed: no new run starts, but those in flight finish first.
+    err << "\r  stopping: waiting for the runs in flight to finish\033[K" << std::flush;
+  }
   for (std::thread& t : threads) t.join();
   if (tty) err << "\n";
   if (!status.ok()) {

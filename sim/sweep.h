@@ -67,6 +67,13 @@ absl::StatusOr<Experiment> ParseExperiment(const std::string& path);
 // empty product.
 absl::StatusOr<std::vector<SweepRun>> ExpandExperiment(const Experiment& experiment);
 
+// Resolves every run of `runs` (all shards: a shard cannot hide a typo). A run need not read
+// every key of the file (a sweep may set a key for runs of several workloads or algorithms, e.g.
+// slices zipped with algorithm); a key that none of the runs reads is refused (CheckReadByAny).
+// Errors name the run: "run0003 (chips=16): --mesh: ...".
+absl::StatusOr<std::vector<RunOptions>> ResolveSweepRuns(const Experiment& experiment,
+                                                         const std::vector<SweepRun>& runs);
+
 // The swept keys, in file order (zipped keys included).
 std::vector<std::string> SweptKeys(const Experiment& experiment);
 
@@ -76,6 +83,20 @@ absl::StatusOr<std::pair<int, int>> ParseShard(const std::string& text);
 // `meshsim sweep EXPERIMENT.ini [--out SWEEP.h5] [--jobs N] [--shard K/N] [--timelines]
 // [--format table|json|csv]`.
 absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// The progress line `meshsim sweep` redraws in place on a terminal's stderr (after a carriage
+// return, followed by ESC[K) as soon as it starts and every 200 ms: runs finished, in any order,
+// of all, a 30-column bar, the elapsed time and, once one has finished, the time left at the
+// mean pace so far. Pipes and files get no progress.
+//   SweepProgressLine(0, 12, 3)    == "  0/12 runs [..............................] 0m03s elapsed "
+//   SweepProgressLine(3, 12, 41.2) == "  3/12 runs [#######.......................] 0m41s elapsed,
+//                                      ~2m04s left "
+std::string SweepProgressLine(int finished, int total, double elapsed_s);
+
+// The line drawn before, while the runs are checked (every run lowered, autotuner included):
+//   SweepCheckLine(5, 12, 2) == "  checking 12 runs: 5/12 [############..................] 0m02s
+//                                elapsed "
+std::string SweepCheckLine(int checked, int total, double elapsed_s);
 
 // `meshsim merge OUT.h5 IN.h5...`.
 absl::Status RunMerge(const std::vector<std::string>& args, std::ostream& out);

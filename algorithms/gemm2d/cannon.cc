@@ -161,6 +161,7 @@ class Lowering {
     Skew(a);
     Skew(b);
     for (int t = 0; t < n_; ++t) {
+      if (g_.full()) return;  // Cannon::Lower reports it.
       if (t > 0) {
         Shift(a, t);  // gemm_prev_ is gemm(t−2) here: the shift overlaps gemm(t−1).
         Shift(b, t);
@@ -191,6 +192,7 @@ class Lowering {
     std::vector<core::OpId> sum_shift(n_);
     Skew(in);
     for (int t = 0; t < n_; ++t) {
+      if (g_.full()) return;  // Cannon::Lower reports it.
       if (t > 0) Shift(in, t);
       RotateGemms();
       std::swap(add_prev2, add_prev);
@@ -259,7 +261,7 @@ class Cannon : public Algorithm {
   absl::Status Lower(const GemmProblem& p, LoweringContext& ctx) const override {
     MESHSIM_RETURN_IF_ERROR(Check(p, ctx.mesh, ctx.slices));
     Lowering(p, ctx).Run();
-    return absl::OkStatus();
+    return ctx.graph.CheckSize();  // Run stops early once the graph passes its op budget.
   }
 };
 

@@ -287,6 +287,7 @@ class Lowering {
     const core::OpTags gemm_tags = KindTags(ctx_, p_, "gemm");
     const int64_t m = p_.m / rows_, n = p_.n / cols_, k = p_.k / s_;
     for (int s = 0; s < s_; ++s) {
+      if (g_.full()) return;  // SlicedAlgorithm::Lower reports it.
       MoveA(s, gemm, a);
       Gather(s, sh_.b_elems() / s_ * eb_, ag_b_tags, groups_.col, groups_.col_members, nullptr,
              gemm, ag_b);
@@ -307,6 +308,7 @@ class Lowering {
     const int64_t m = p_.m / rows_, n = p_.n / s_, k = p_.k / cols_;
     const int64_t copy_bytes = sh_.c_elems() / s_ * eb_;
     for (int s = 0; s < s_; ++s) {
+      if (g_.full()) return;  // SlicedAlgorithm::Lower reports it.
       Gather(s, sh_.b_elems() / s_ * eb_, ag_b_tags, groups_.col, groups_.col_members, nullptr,
              gemm, ag_b);
       Compute(s, m, n, k, gemm_tags, nullptr, &ag_b, &rds, true, gemm);
@@ -339,6 +341,7 @@ class Lowering {
     const core::OpTags rds_tags = KindTags(ctx_, p_, "rds_c");
     const int64_t m = p_.m / s_, n = p_.n / cols_, k = p_.k / rows_;
     for (int s = 0; s < s_; ++s) {
+      if (g_.full()) return;  // SlicedAlgorithm::Lower reports it.
       MoveA(s, gemm, a);
       Compute(s, m, n, k, gemm_tags, &a.ag, nullptr, &rds, false, gemm);
       Scatter(s, rds_tags, groups_.col, groups_.col_members, gemm, nullptr, rds);

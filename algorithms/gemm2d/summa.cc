@@ -153,6 +153,7 @@ class Lowering {
     gemm_.assign(chips, core::OpId()), gemm_prev_.assign(chips, core::OpId());
     gemm_prev2_.assign(chips, core::OpId());
     for (int t = 0; t < s_; ++t) {
+      if (g_.full()) return;  // SlicedAlgorithm::Lower reports it.
       // Rotate: gemm_prev_ = gemm(t−1), gemm_prev2_ = gemm(t−2); likewise each stream.
       std::swap(gemm_prev2_, gemm_prev_);
       std::swap(gemm_prev_, gemm_);

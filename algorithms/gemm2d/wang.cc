@@ -192,6 +192,7 @@ class Lowering {
     } else {
       RunAllGather();
     }
+    if (g_.full()) return;  // Stopped early: SlicedAlgorithm::Lower reports it.
     if (!blocking_first) AddBlocking();
     for (int i = 0; i < rows_; ++i) {
       for (int j = 0; j < cols_; ++j) {
@@ -255,6 +256,7 @@ class Lowering {
     const int64_t bytes = pl_.ring_elems * eb_;
     std::vector<core::OpId> ring_data(rows_ * cols_);  // Per chip: its iteration's last SendRecv.
     for (int q = 0; q < s_; ++q) {
+      if (g_.full()) return;  // SlicedAlgorithm::Lower reports it.
       for (int s = q * u_; s < (q + 1) * u_; ++s) {
         if (s == 0) continue;  // Step 0 uses the chip's own shard.
         for (int g = 0; g < static_cast<int>(sr_.size()); ++g) {
@@ -282,6 +284,7 @@ class Lowering {
     for (int q = 0; q < s_; ++q) {
       AddGemms(q, nullptr);
       for (int s = q * u_; s < (q + 1) * u_; ++s) {
+        if (g_.full()) return;  // u·P adds per iteration: checked per step.
         if (s == 0) {
           acc = gemm_;  // Step 0's partial is the first running sum.
           continue;

@@ -427,6 +427,7 @@ class StepLowering {
   absl::Status LowerLayers(int stage, int lo, int hi, LayerPart part, bool reduce) {
     const bool reverse = part != LayerPart::kForward;
     for (int k = 0; k < hi - lo; ++k) {
+      MESHSIM_RETURN_IF_ERROR(graph_.CheckSize());  // The op budget, once per layer.
       const int l = reverse ? hi - 1 - k : lo + k;
       const LayerShape shape = ReplicaShape(p_.stack.layers[l], p_.dp);
       // Recomputation re-runs the layer's forward before the first part of its backward.

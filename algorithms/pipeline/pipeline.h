@@ -142,7 +142,8 @@ absl::StatusOr<PipelinePlan> PlanPipeline(const PipelineProblem& p, const LayerA
                                           const reshard::HostModel& hosts);
 
 // Appends the step's ops to `graph` (banner). Requires a plan from PlanPipeline with the same
-// plugin and hosts.
+// plugin and hosts. ResourceExhausted (OpGraph::CheckSize) once the graph passes its op
+// budget, checked before each layer.
 absl::Status LowerPipeline(const PipelinePlan& plan, const LayerAlgorithm& op,
                            const reshard::HostModel& hosts, core::OpGraph& graph);
 

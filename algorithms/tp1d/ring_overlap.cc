@@ -67,6 +67,14 @@ absl::Status CheckRingSlices(const std::string& algorithm, int slices, int chips
       algorithm, slices, chips));
 }
 
+int64_t RingOverlapOps(RingComm comm, int chips, int slices) {
+  const int64_t p = chips;
+  if (comm == RingComm::kNone || chips == 1) return p;
+  const int64_t s = slices > 0 ? slices : p;
+  const int64_t ops = (p - 1) + s * p;  // SendRecv steps and step GeMMs.
+  return comm == RingComm::kReduceScatter ? ops + (p - 1) * p : ops;
+}
+
 absl::Status LowerRingOverlap(const RingPlan& plan, const GemmProblem& p, LoweringContext& ctx) {
   const std::vector<core::ChipId> ring = ctx.mesh.All();
   const int chips = static_cast<int>(ring.size());
@@ -109,9 +117,11 @@ absl::Status LowerRingOverlap(const RingPlan& plan, const GemmProblem& p, Loweri
   ctx.Tag(sr, p, "sendrecv");
   core::Op g = gemm_op(unroll);
 
+  // The graph grows by O(P) ops per step; the budget is checked as often (OpGraph::full).
   if (plan.comm == RingComm::kAllGather) {
     core::OpId prev_sr;
     for (int i = 0; i < iterations; ++i) {
+      if (ctx.graph.full()) return ctx.graph.CheckSize();
       // The steps that bring this iteration's chunks; they wait only for the previous step.
       for (int t = std::max(1, i * unroll); t < (i + 1) * unroll; ++t) {
         sr.tags.slice = i;
@@ -139,6 +149,7 @@ absl::Status LowerRingOverlap(const RingPlan& plan, const GemmProblem& p, Loweri
   ctx.Tag(add, p, "add");
   std::vector<core::OpId> gemm(chips), ready(chips);
   for (int i = 0; i < iterations; ++i) {
+    if (ctx.graph.full()) return ctx.graph.CheckSize();
     g.tags.slice = i;
     for (int c = 0; c < chips; ++c) {
       g.chip = ring[c];
@@ -147,6 +158,7 @@ absl::Status LowerRingOverlap(const RingPlan& plan, const GemmProblem& p, Loweri
     }
     if (i == 0) ready = gemm;
     for (int t = std::max(1, i * unroll); t < (i + 1) * unroll; ++t) {
+      if (ctx.graph.full()) return ctx.graph.CheckSize();
       sr.tags.slice = i;
       add.tags.slice = i;
       const core::OpId step = ctx.graph.Add(sr, ready);

@@ -81,9 +81,15 @@ struct RingPlan {
   bool transposed = false;
 };
 
+// The ops LowerRingOverlap appends on a ring of `chips` with `slices` S (0 = P), from the
+// banner: (P−1) SendRecv + S·P GeMM, plus (P−1)·P ADD for a ReduceScatter; P GeMMs for kNone
+// (or P = 1). S does not change the ADD count: on many chips it dominates.
+int64_t RingOverlapOps(RingComm comm, int chips, int slices);
+
 // Appends the schedule of the banner for every chip of ctx.mesh.All(). Preconditions: the
 // plan's dimensions are positive and CheckRingSlices(ctx.slices, P) is OK.
-// Cost: O(S·P + P²) ops and deps.
+// Cost: O(S·P + P²) ops and deps. ResourceExhausted (OpGraph::CheckSize) as soon as the graph
+// passes its op budget, checked every O(P) ops.
 absl::Status LowerRingOverlap(const RingPlan& plan, const GemmProblem& p, LoweringContext& ctx);
 
 }  // namespace meshsim::algorithms

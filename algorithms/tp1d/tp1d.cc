@@ -90,6 +90,12 @@ class Tp1d : public Algorithm {
     MESHSIM_ASSIGN_OR_RETURN(const FcGemm f, ResolveFcGemm(kName, p));
     return LowerRingOverlap(Plan(f, ctx.mesh.chips()), p, ctx);
   }
+
+  int64_t CountOps(const GemmProblem& p, const Mesh& mesh, int slices) const override {
+    const absl::StatusOr<FcGemm> f = ResolveFcGemm(kName, p);
+    if (!f.ok()) return -1;
+    return RingOverlapOps(Plan(*f, mesh.chips()).comm, mesh.chips(), slices);
+  }
 };
 
 }  // namespace

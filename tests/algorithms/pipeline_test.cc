@@ -480,7 +480,7 @@ TEST(CliTest, BadPipelineInputIsExitTwoWithOneLine) {
       {{"--workload", "pipeline", "--chips", "8", "--stages", "2", "--mesh", "2x1"},
        "--mesh: '2x1' is not allowed; the operator mesh of each replica"},
       {{"--workload", "llm", "--chips", "8", "--stages", "2"},
-       "--stages: '2' is not allowed; it applies to --workload pipeline only"},
+       "--stages: '2' does not apply to --workload llm; it is read by --workload pipeline"},
       {{"--workload", "pipeline", "--chips", "8", "--schedule", "zb"},
        "--schedule: 'zb' is not allowed; allowed: gpipe, 1f1b, eager-1f1b"},
       {{"--workload", "pipeline", "--chips", "8", "--placement", "0-7"},

@@ -43,6 +43,23 @@ TEST(OpGraphTest, GroupsAndNamesAreInterned) {
   EXPECT_EQ(g.Label(g.Add(op)), "qkv.fwd");
 }
 
+// The op budget: Add never fails; full() turns true at budget + 1 ops and CheckSize says so.
+TEST(OpGraphTest, BudgetIsPassedAtOneOpMore) {
+  OpGraph g;
+  EXPECT_EQ(g.max_ops(), 0u);
+  for (int i = 0; i < 5; ++i) g.Add(Op::Gemm(ChipId(0), 8, 8, 8));
+  EXPECT_FALSE(g.full());  // No budget.
+  g.set_max_ops(6);
+  g.Add(Op::Gemm(ChipId(0), 8, 8, 8));
+  EXPECT_FALSE(g.full());
+  EXPECT_TRUE(g.CheckSize().ok());
+  g.Add(Op::Gemm(ChipId(0), 8, 8, 8));
+  EXPECT_EQ(g.size(), 7u);
+  EXPECT_TRUE(g.full());
+  EXPECT_EQ(g.CheckSize().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(g.CheckSize().message(), "the op graph passes its budget of 6 ops");
+}
+
 TEST(OpGraphDeathTest, RejectsDependencyOnAFutureOp) {
   OpGraph g;
   g.Add(Op::Delay(ChipId(0), Time::Nanoseconds(1)));

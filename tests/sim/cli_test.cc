@@ -13,10 +13,12 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/hdf5_io.h"
+#include "sim/options.h"
 #include "sim/run.h"
 #include "tests/sim/cli_testing.h"
 
@@ -193,7 +195,88 @@ INSTANTIATE_TEST_SUITE_P(
             {"run", "--workload", "chain", "--trace", "/tmp/t.json", "--trace-format", "perfetto"},
             {"--trace-format", "'perfetto'", "/tmp/t.json"}},
         BadCase{{"run", "--workload", "chain", "--trace-detail", "most"},
-                {"--trace-detail", "'most'", "auto, full, minimal"}}),
+                {"--trace-detail", "'most'", "auto, full, minimal"}},
+        // Memory budgets (--max-ops, --max-flows): refused before the graph or the flows exist,
+        // with what the run would need and the limit.
+        BadCase{{"run", "--max-ops", "0"}, {"--max-ops", "'0'", "at least 1"}},
+        BadCase{{"run", "--max-ops", "lots"}, {"--max-ops", "'lots'"}},
+        BadCase{{"run", "--max-ops", "5e9"}, {"--max-ops", "'5e9'", "at most 4294967295"}},
+        BadCase{{"run", "--max-flows", "-1"}, {"--max-flows", "'-1'", "at least 1"}},
+        BadCase{{"run", "--chips", "16", "--algorithm", "tp1d", "--max-ops", "1000"},
+                {"--chips", "'16'", "--algorithm tp1d", "would hold 3702 ops at --slices auto",
+                 "1302 at --slices 1, still too many", "limit of 1000 ops (--max-ops 1000)"}},
+        BadCase{
+            {"run", "--chips", "16", "--mesh", "4x4", "--algorithm", "summa", "--max-ops", "100"},
+            {"--chips", "'16'", "--algorithm summa on mesh 4x4",
+             "passes the limit of 100 ops while it is built"}},
+        BadCase{
+            {"run", "--chips", "8", "--workload", "layer", "--algorithm", "atp", "--max-ops", "20"},
+            {"--chips", "'8'", "--workload layer", "passes the limit of 20 ops"}},
+        BadCase{{"run", "--chips", "64", "--workload", "collective", "--collective", "alltoall",
+                 "--group", "all", "--bytes", "1MiB", "--max-flows", "4031"},
+                {"--chips", "'64'", "--collective alltoall --group all", "4032 flows", "P*(P-1)",
+                 "limit of 4031 flows (--max-flows 4031)"}},
+        BadCase{{"run", "--chips", "64", "--workload", "chain", "--out", "/tmp/meshsim_budget.h5",
+                 "--max-ops", "100"},
+                {"--chips", "'64'", "--workload chain", "limit of 100 ops"}},
+        // Options given that nothing reads for the run's workload, algorithm or other options:
+        // refused (after their values are validated), naming what reads them. One per class.
+        BadCase{{"run", "--workload", "gemm", "--gemm", "1024,1024,1024", "--chips", "4", "--bytes",
+                 "1MiB"},
+                {"--bytes: '1MiB' does not apply to --workload gemm; it is read by --workload "
+                 "collective"}},
+        BadCase{{"run", "--collective", "allgather"},
+                {"--collective: 'allgather' does not apply to --workload llm",
+                 "--workload collective"}},
+        BadCase{{"run", "--group", "col"}, {"--group: 'col' does not apply to --workload llm"}},
+        BadCase{{"run", "--gemm", "8,8,8"}, {"--gemm: '8,8,8' does not apply to --workload llm"}},
+        BadCase{
+            {"run", "--workload", "gemm", "--gemm", "64,64,64", "--chips", "4", "--model", "gpt3"},
+            {"--model: 'gpt3' does not apply to --workload gemm",
+             "--workload llm, layer, pipeline"}},
+        BadCase{{"run", "--workload", "collective", "--collective", "allgather", "--bytes", "1MiB",
+                 "--chips", "4", "--seq", "512"},
+                {"--seq: '512' does not apply to --workload collective"}},
+        BadCase{
+            {"run", "--workload", "gemm", "--gemm", "64,64,64", "--chips", "4", "--pass", "fwd"},
+            {"--pass: 'fwd' does not apply to --workload gemm"}},
+        BadCase{{"run", "--model", "gpt3", "--hidden", "1024", "--chips", "16"},
+                {"--model: 'gpt3' does not apply with --hidden"}},
+        BadCase{{"run", "--workload", "layer", "--chips", "8", "--microbatches", "4"},
+                {"--microbatches: '4' does not apply to --workload layer", "--workload pipeline"}},
+        BadCase{{"run", "--chunks", "1"},
+                {"--chunks: '1' does not apply to --workload llm", "--workload layer, pipeline"}},
+        BadCase{{"run", "--chips", "16", "--algorithm", "collective", "--slices", "auto"},
+                {"--slices: 'auto' does not apply to --algorithm collective",
+                 "--algorithm meshslice, wang, summa, tp1d, fsdp"}},
+        BadCase{
+            {"run", "--workload", "layer", "--chips", "8", "--algorithm", "atp", "--slices", "2"},
+            {"--slices: '2' does not apply to --algorithm atp"}},
+        BadCase{{"run", "--workload", "layer", "--chips", "8", "--algorithm", "atp", "--dataflow",
+                 "os"},
+                {"--dataflow: 'os' does not apply to --algorithm atp", "meshslice, collective"}},
+        BadCase{{"run", "--workload", "collective", "--collective", "allgather", "--bytes", "1MiB",
+                 "--chips", "4", "--algorithm", "summa"},
+                {"--algorithm: 'summa' does not apply to --workload collective"}},
+        BadCase{
+            {"run", "--workload", "gemm", "--gemm", "64,64,64", "--chips", "1", "--dataflow", "ls"},
+            {"--dataflow: 'ls' does not apply to --workload gemm on --chips 1"}},
+        BadCase{{"run", "--steps", "4"},
+                {"--steps: '4' does not apply to --workload llm", "--workload chain"}},
+        BadCase{{"run", "--workload", "gemm", "--gemm", "64,64,64", "--chips", "4", "--step-time",
+                 "1us"},
+                {"--step-time: '1us' does not apply to --workload gemm"}},
+        BadCase{{"run", "--workload", "chain", "--trace-detail", "full"},
+                {"--trace-detail: 'full' does not apply without --trace"}},
+        BadCase{{"run", "--workload", "chain", "--trace-format", "json"},
+                {"--trace-format: 'json' does not apply without --trace"}},
+        BadCase{{"run", "--max-flows", "100"},
+                {"--max-flows: '100' does not apply to --workload llm"}},
+        BadCase{{"tune", "--chips", "16", "--bytes", "1MiB"},
+                {"--bytes: '1MiB' does not apply to --workload llm"}},
+        BadCase{{"compare", "--chips", "16", "--slices", "4", "--algorithms", "collective,cannon"},
+                {"--slices: '4' is read by none of the compared runs (collective, cannon)",
+                 "--algorithm meshslice, wang"}}),
     [](const testing::TestParamInfo<BadCase>& info) {
       // e.g. "7_run_chips_0": the index, then the arguments with non-alphanumerics dropped.
       std::string name = std::to_string(info.index);
@@ -205,6 +288,29 @@ INSTANTIATE_TEST_SUITE_P(
       }
       return name;
     });
+
+// A --config file is the command line written down, for one run: a key of it that the run does
+// not read is refused like the option would be (sweeps share keys between runs; configs do not).
+TEST(CliTest, ConfigKeysNothingReadsAreRefused) {
+  const std::string cfg =
+      testing_cli::WriteTemp("unread.ini", "workload = gemm\ngemm = 64,64,64\nbytes = 1MiB\n");
+  const Result r = Cli({"run", "--config", cfg, "--chips", "4"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("--bytes: '1MiB' does not apply to --workload gemm"));
+  // The command line decides the workload; the file's collective keys then apply.
+  const std::string both = testing_cli::WriteTemp(
+      "collective.ini", "collective = allgather\nbytes = 1MiB\ngroup = row\n");
+  EXPECT_EQ(Cli({"run", "--config", both, "--chips", "4", "--workload", "collective"}).status, 0);
+  EXPECT_EQ(Cli({"run", "--config", both, "--chips", "4", "--workload", "chain"}).status, 2);
+}
+
+// compare runs several algorithms on the same options: an option need only be read by one.
+TEST(CliCompareTest, AnOptionOneAlgorithmReadsIsAllowed) {
+  const Result r =
+      Cli({"compare", "--chips", "4", "--mesh", "2x2", "--hidden", "256", "--batch", "4", "--seq",
+           "128", "--slices", "1", "--algorithms", "meshslice,collective"});
+  EXPECT_EQ(r.status, 0) << r.err;
+}
 
 TEST(CliTest, UnknownConfigKeyNamesKeyAndFile) {
   const std::string cfg = TempPath("bad.ini");
@@ -580,6 +686,62 @@ TEST(CliLlmTest, OneDimensionalAlgorithmsRunOnARing) {
   EXPECT_THAT(r.out, HasSubstr("\"topology\": \"ring\""));
   EXPECT_THAT(r.out, HasSubstr("\"mesh\": \"1x8\""));
   EXPECT_EQ(Cli({"run", "--chips", "8", "--mesh", "2x4", "--algorithm", "tp1d"}).status, 2);
+}
+
+// The number after `"key": ` in a JSON line, -1 when absent.
+double JsonNumber(const std::string& json, const std::string& key) {
+  const std::string k = "\"" + key + "\": ";
+  const size_t at = json.find(k);
+  return at == std::string::npos ? -1 : std::stod(json.substr(at + k.size()));
+}
+
+// The closed form sim/ refuses a run by (Algorithm::CountOps) is the real op count: a run at
+// --max-ops = its ops is unaffected (same makespan and fingerprint), one op less is refused
+// naming exactly that count.
+TEST(CliBudgetTest, ClosedFormIsTheRealOpCountAndTheLimitIsExact) {
+  for (const std::string algorithm : {"tp1d", "fsdp"}) {
+    for (const std::string slices : {"auto", "2"}) {
+      SCOPED_TRACE(algorithm + " --slices " + slices);
+      const std::vector<std::string> args = {
+          "run", "--chips", "8",   "--algorithm", algorithm, "--hidden", "512", "--batch",
+          "8",   "--seq",   "256", "--slices",    slices,    "--format", "json"};
+      const Result free = Cli(args);
+      ASSERT_EQ(free.status, 0) << free.err;
+      const int64_t ops = static_cast<int64_t>(JsonNumber(free.out, "ops"));
+      ASSERT_GT(ops, 0);
+      std::vector<std::string> at_limit = args;
+      at_limit.insert(at_limit.end(), {"--max-ops", std::to_string(ops)});
+      const Result fits = Cli(at_limit);
+      ASSERT_EQ(fits.status, 0) << fits.err;
+      for (const char* key : {"ops", "makespan_s", "fingerprint_hi", "fingerprint_lo"}) {
+        EXPECT_EQ(JsonNumber(fits.out, key), JsonNumber(free.out, key)) << key;
+      }
+      std::vector<std::string> below = args;
+      below.insert(below.end(), {"--max-ops", std::to_string(ops - 1)});
+      const Result refused = Cli(below);
+      EXPECT_EQ(refused.status, 2);
+      EXPECT_THAT(refused.err,
+                  HasSubstr(absl::StrCat("would hold ", ops, " ops at --slices ", slices)));
+      EXPECT_THAT(refused.err, HasSubstr(absl::StrCat("limit of ", ops - 1, " ops")));
+    }
+  }
+}
+
+// The default budgets come from the machine's memory and are far above what the paper's largest
+// MeshSlice runs need (305 k ops at 4096 chips, 1.2 M at 16384).
+TEST(CliBudgetTest, DefaultsFollowPhysicalMemory) {
+  const int64_t half = PhysicalMemoryBytes() / 2;
+  EXPECT_EQ(DefaultMaxOps(false), std::min<int64_t>(half / kBytesPerOp, kMaxOpsLimit));
+  EXPECT_EQ(DefaultMaxOps(true), half / kBytesPerOpWithTimeline);
+  EXPECT_EQ(DefaultMaxFlows(), half / kBytesPerFlow);
+  // Even a 4 GB machine keeps the 16384-chip MeshSlice run (1.2 M ops) with its timeline.
+  EXPECT_GT((int64_t{4} << 30) / 2 / kBytesPerOpWithTimeline, 1200000);
+  RunOptions o;
+  o.keep_timeline = false;
+  EXPECT_EQ(o.op_budget(), DefaultMaxOps(false));
+  o.max_ops = 7;
+  EXPECT_EQ(o.op_budget(), 7);
+  EXPECT_EQ(o.flow_budget(), DefaultMaxFlows());
 }
 
 TEST(CliTest, ShowTopologyAndItsDotGraph) {

@@ -288,8 +288,9 @@ int64_t OverlapPs(const std::vector<std::pair<int64_t, int64_t>>& a,
 
 RunRecord RunWithOverlap(const std::string& algorithm, int overlap, int sendrecv_overlap = 1) {
   RawOptions raw;
-  raw.values = {{"chips", "16"}, {"mesh", "4x4"},          {"hidden", "2048"}, {"batch", "8"},
-                {"seq", "1024"}, {"algorithm", algorithm}, {"slices", "4"}};
+  raw.values = {{"chips", "16"}, {"mesh", "4x4"}, {"hidden", "2048"},
+                {"batch", "8"},  {"seq", "1024"}, {"algorithm", algorithm}};
+  if (algorithm != "collective") raw.values.emplace_back("slices", "4");  // Collective has no S.
   raw.sets = {"comm.collective_overlap=" + std::to_string(overlap),
               "comm.sendrecv_overlap=" + std::to_string(sendrecv_overlap)};
   absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);

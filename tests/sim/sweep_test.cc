@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -186,6 +187,89 @@ TEST(SweepTest, ATypoInTheLastRunFailsBeforeAnySimulation) {
   EXPECT_THAT(err, HasSubstr("run0001 (chips=8)"));
   EXPECT_THAT(err, HasSubstr("not square"));
   EXPECT_FALSE(fs::exists(h5));
+}
+
+// Every experiment file of results/ resolves (all its runs, the sweep's rule for options a run
+// does not read): the rule must not make a committed experiment unusable.
+TEST(SweepTest, EveryResultsExperimentResolves) {
+  const char* env = std::getenv("MESHSIM_SOURCE_DIR");
+  const fs::path results = fs::path(env ? env : MESHSIM_SOURCE_DIR_DEFAULT) / "results";
+  int files = 0;
+  size_t runs = 0;
+  for (const auto& dir : fs::directory_iterator(results)) {
+    if (!dir.is_directory()) continue;
+    for (const auto& entry : fs::directory_iterator(dir.path())) {
+      if (entry.path().extension() != ".ini") continue;
+      SCOPED_TRACE(entry.path().string());
+      ++files;
+      absl::StatusOr<Experiment> e = ParseExperiment(entry.path().string());
+      ASSERT_TRUE(e.ok()) << e.status();
+      absl::StatusOr<std::vector<SweepRun>> all = ExpandExperiment(*e);
+      ASSERT_TRUE(all.ok()) << all.status();
+      absl::StatusOr<std::vector<RunOptions>> options = ResolveSweepRuns(*e, *all);
+      ASSERT_TRUE(options.ok()) << options.status();
+      runs += options->size();
+    }
+  }
+  EXPECT_GE(files, 20);  // results/ holds 20 experiment files: none may go unseen.
+  EXPECT_GT(runs, 500u);
+}
+
+// A sweep may set a key for runs that do not read it (model for the gemm runs, gemm for the llm
+// runs of one file), but a key that no run reads is refused before any simulation, naming it.
+TEST(SweepTest, AKeyNoRunReadsIsRefused) {
+  const std::string mixed =
+      "workload = llm gemm\nchips = 4\nhidden = 256\nbatch = 4\nseq = 128\n"
+      "gemm = 256,256,256\nalgorithm = meshslice collective\nslices = 1\n";
+  std::string out, err;
+  EXPECT_EQ(Cli({"sweep", Write("mixed.ini", mixed), "--out", Temp("mixed.h5")}, &out, &err), 0)
+      << err;
+  const std::string h5 = Temp("unread.h5");
+  fs::remove(h5);
+  const std::string ini = Write("unread.ini", mixed + "bytes = 1MiB 2MiB\n");
+  EXPECT_EQ(Cli({"sweep", ini, "--out", h5}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("--bytes: '1MiB 2MiB' is read by none of the 8 runs of '" + ini +
+                             "'; it is read by --workload collective"));
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_FALSE(fs::exists(h5));
+  // slices is read by meshslice only here: still one reader, still fine (the mixed file).
+  // Without meshslice, nothing reads it.
+  const std::string no_reader =
+      Write("noreader.ini",
+            "chips = 4\nhidden = 256\nbatch = 4\nseq = 128\nalgorithm = collective "
+            "cannon\nmesh = 2x2\nslices = 2\n");
+  EXPECT_EQ(Cli({"sweep", no_reader, "--out", h5}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("--slices: '2' is read by none of the 2 runs"));
+  EXPECT_THAT(err, HasSubstr("it is read by --algorithm meshslice, wang, summa, tp1d, fsdp"));
+}
+
+// The terminal's progress lines: drawn from the start (0 runs, no time left yet), the count of
+// finished runs whatever their order, the time left at the mean pace so far once one finished:
+// 41.2 s / 3 runs × 9 runs left = 123.6 s ≈ 2m04s. The bar has 30 columns: 30·3/12 = 7 filled.
+TEST(SweepTest, ProgressLines) {
+  EXPECT_EQ(SweepProgressLine(0, 12, 0),
+            "  0/12 runs [..............................] 0m00s elapsed ");
+  EXPECT_EQ(SweepProgressLine(0, 12, 3.4),
+            "  0/12 runs [..............................] 0m03s elapsed ");
+  EXPECT_EQ(SweepProgressLine(3, 12, 41.2),
+            "  3/12 runs [#######.......................] 0m41s elapsed, ~2m04s left ");
+  EXPECT_EQ(SweepProgressLine(12, 12, 3725),
+            "  12/12 runs [##############################] 1h02m elapsed, ~0m00s left ");
+  EXPECT_EQ(SweepCheckLine(0, 12, 0),
+            "  checking 12 runs: 0/12 [..............................] 0m00s elapsed ");
+  EXPECT_EQ(SweepCheckLine(5, 12, 2),
+            "  checking 12 runs: 5/12 [############..................] 0m02s elapsed ");
+}
+
+// Pipes and files (stderr under ctest) get no progress at all, neither while checking nor while
+// running: their output stays what scripts and these tests compare.
+TEST(SweepTest, NoProgressWithoutATerminal) {
+  if (::isatty(STDERR_FILENO)) GTEST_SKIP() << "stderr is a terminal: the sweep draws progress";
+  const std::string ini = Write("quiet.ini", "workload = chain\nchips = 2 4\n");
+  std::string out, err;
+  ASSERT_EQ(Cli({"sweep", ini, "--out", Temp("quiet.h5")}, &out, &err), 0) << err;
+  EXPECT_EQ(err, "");
+  EXPECT_THAT(out, HasSubstr("2 runs"));
 }
 
 TEST(SweepTest, BadCommandLinesExitTwo) {
