@@ -1117,7 +1117,7 @@ absl::Status WriteChromeTrace(const RunRecord& run, const std::string& path,
                               const ChromeTraceOptions& options) {
   if (path.empty()) return WriteError(path, "empty path");
   const std::string tmp = absl::StrCat(path, ".tmp.", static_cast<int64_t>(::getpid()));
-  const TempFile registration(tmp);  // Removed on SIGINT/SIGTERM.
+  const TempFile registration(tmp);  // Removed on SIGINT/SIGTERM/SIGHUP.
   FILE* file = std::fopen(tmp.c_str(), "wb");
   if (file == nullptr) return WriteError(path, std::strerror(errno));
 

@@ -1420,7 +1420,7 @@ struct ArchiveWriter::State {
   enum class Phase { kOpen, kCommitted, kAborted };
 
   std::string temp;                             // <path>.tmp.<pid>
-  std::unique_ptr<TempFile> temp_registration;  // Removes `temp` on SIGINT/SIGTERM.
+  std::unique_ptr<TempFile> temp_registration;  // Removes `temp` on SIGINT/SIGTERM/SIGHUP.
   std::string path;                             // The destination.
   std::string where;  // "cannot write '<path>'", the start of every message.
   Types types;

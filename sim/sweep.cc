@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -30,6 +31,7 @@
 #include "sim/hdf5_io.h"
 #include "sim/report.h"
 #include "sim/run.h"
+#include "sim/temp_files.h"
 
 namespace meshsim::sim {
 
@@ -85,7 +87,7 @@ absl::StatusOr<KeyValues> ParsePairs(const std::vector<std::string>& words) {
 std::atomic<bool> g_interrupted{false};
 extern "C" void OnInterrupt(int) { g_interrupted = true; }
 
-// Installs SIGINT/SIGTERM handlers for the lifetime of the object.
+// Installs handlers of kInterruptSignals for the lifetime of the object.
 class InterruptGuard {
  public:
   InterruptGuard() {
@@ -93,17 +95,18 @@ class InterruptGuard {
     struct sigaction sa {};
     sa.sa_handler = OnInterrupt;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
+    for (size_t i = 0; i < std::size(kInterruptSignals); ++i) {
+      sigaction(kInterruptSignals[i], &sa, &old_[i]);
+    }
   }
   ~InterruptGuard() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
+    for (size_t i = 0; i < std::size(kInterruptSignals); ++i) {
+      sigaction(kInterruptSignals[i], &old_[i], nullptr);
+    }
   }
 
  private:
-  struct sigaction old_int_ {
-  }, old_term_{};
+  struct sigaction old_[std::size(kInterruptSignals)]{};
 };
 
 std::string Clock(double s) {

@@ -50,8 +50,7 @@ void InstallInterruptCleanup() {
   struct sigaction sa {};
   sa.sa_handler = RemoveTempFilesAndExit;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  for (int signal : kInterruptSignals) sigaction(signal, &sa, nullptr);
 }
 
 }  // namespace meshsim::sim

@@ -1,10 +1,11 @@
 // Temporary output files and the signals that would strand them.
 //
-// Every output is written to `<path>.tmp.<pid>` and renamed when complete. A SIGINT or SIGTERM
-// in between would leave the temporary file behind; this registry lets a signal handler remove
-// it. `InstallInterruptCleanup` (called once by `meshsim`'s Main) installs handlers that remove
-// every registered file, print one line and exit with status 1. `meshsim sweep` replaces them
-// for its duration with its own, which stop the workers and clean up through the normal path.
+// Every output is written to `<path>.tmp.<pid>` and renamed when complete. A SIGINT, SIGTERM or
+// SIGHUP (the terminal closed) in between would leave the temporary file behind; this registry lets
+// a signal handler remove it. `InstallInterruptCleanup` (called once by `meshsim`'s Main) installs
+// handlers that remove every registered file, print one line and exit with status 1. `meshsim
+// sweep` replaces them for its duration with its own, which stop the workers and clean up through
+// the normal path.
 //
 // Example:
 //   TempFile tmp(absl::StrCat(path, ".tmp.", getpid()));  // registered until destroyed
@@ -12,11 +13,16 @@
 #ifndef MESHSIM_SIM_TEMP_FILES_H_
 #define MESHSIM_SIM_TEMP_FILES_H_
 
+#include <signal.h>
+
 #include <string>
 
 namespace meshsim::sim {
 
-// Registers `path` for removal on SIGINT/SIGTERM for the lifetime of the object. At most
+// The signals that interrupt a run: Ctrl-C, kill, and the terminal hanging up.
+inline constexpr int kInterruptSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+// Registers `path` for removal on kInterruptSignals for the lifetime of the object. At most
 // kMaxTempFiles at a time (more are not registered). Paths longer than 4095 bytes are not
 // registered. Thread-safe against the handler (not against other threads registering).
 class TempFile {
@@ -33,7 +39,7 @@ class TempFile {
   int slot_ = -1;
 };
 
-// Installs the SIGINT/SIGTERM handlers described above. Idempotent.
+// Installs the handlers of kInterruptSignals described above. Idempotent.
 void InstallInterruptCleanup();
 
 }  // namespace meshsim::sim

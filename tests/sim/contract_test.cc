@@ -70,7 +70,7 @@ bool InterruptedWhileWriting(const std::string& dir, const std::vector<std::stri
   return true;
 }
 
-TEST(ContractTest, SigtermOrSigintWhileWritingLeavesNoTemporaryFile) {
+TEST(ContractTest, SigtermSigintOrSighupWhileWritingLeavesNoTemporaryFile) {
   const std::string dir = Dir("signals");
   // An archive with a timeline big enough that writing its full trace takes a while.
   const Outcome made =
@@ -86,6 +86,7 @@ TEST(ContractTest, SigtermOrSigintWhileWritingLeavesNoTemporaryFile) {
       {{"trace", "big.h5", "--out", "t.json", "--detail", "full"}, "t.json", SIGINT},
       {{"merge", "m.h5", "big.h5"}, "m.h5", SIGTERM},
       {{"run", "--chips", "64", "--out", "r.h5", "--trace", "r.json"}, "r.h5", SIGINT},
+      {{"trace", "big.h5", "--out", "t.json", "--detail", "full"}, "t.json", SIGHUP},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.args[0] + " " + c.output);
