@@ -12,6 +12,7 @@
 #ifndef MESHSIM_SIM_OPTIONS_H_
 #define MESHSIM_SIM_OPTIONS_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -114,9 +115,16 @@ struct RunOptions {
   // Bounds on resources, not part of the scenario: Resolved() leaves them out.
   int64_t max_ops = 0;
   int64_t max_flows = 0;
+  // Runs simulated at once (a sweep's --jobs): the default budgets are shared among them.
+  int concurrent_runs = 1;
 
-  int64_t op_budget() const { return max_ops > 0 ? max_ops : DefaultMaxOps(keep_timeline); }
-  int64_t flow_budget() const { return max_flows > 0 ? max_flows : DefaultMaxFlows(); }
+  int64_t op_budget() const {
+    return max_ops > 0 ? max_ops
+                       : std::max<int64_t>(1, DefaultMaxOps(keep_timeline) / concurrent_runs);
+  }
+  int64_t flow_budget() const {
+    return max_flows > 0 ? max_flows : std::max<int64_t>(1, DefaultMaxFlows() / concurrent_runs);
+  }
 
   // Chips the logical mesh spans: the placement's, else every chip.
   int mesh_chips() const { return placement.empty() ? chips : static_cast<int>(placement.size()); }

@@ -156,10 +156,14 @@ std::string RunDescription(const RunOptions& o, const algorithms::Mesh& mesh) {
 }
 
 // "(--max-ops 1000)" or "(--max-ops; default: half of the 25.3 GB of memory at ~200 B per op)".
-std::string BudgetSource(const char* key, int64_t given, int64_t bytes_per_item, const char* item) {
+std::string BudgetSource(const char* key, int64_t given, int64_t bytes_per_item, const char* item,
+                         int concurrent_runs) {
   if (given > 0) return absl::StrFormat("(--%s %d)", key, given);
-  return absl::StrFormat("(--%s; default: half of the %.1f GB of memory at ~%d B per %s)", key,
-                         PhysicalMemoryBytes() / 1e9, bytes_per_item, item);
+  return absl::StrFormat(
+      "(--%s; default: half of the %.1f GB of memory at ~%d B per %s%s)", key,
+      PhysicalMemoryBytes() / 1e9, bytes_per_item, item,
+      concurrent_runs > 1 ? absl::StrFormat(", shared by --jobs %d runs at once", concurrent_runs)
+                          : "");
 }
 
 // The one-line error of a run whose op graph passes its budget; `why` says by how much.
@@ -171,9 +175,9 @@ absl::Status OpBudgetError(const RunOptions& o, const algorithms::Mesh& mesh,
   return absl::InvalidArgumentError(absl::StrFormat(
       "--chips: '%d' is not allowed with %s: %s %s; use fewer %s, or raise --max-ops", o.chips,
       RunDescription(o, mesh), why,
-      o.keep_timeline
-          ? BudgetSource("max-ops", o.max_ops, kBytesPerOpWithTimeline, "op, the timeline kept")
-          : BudgetSource("max-ops", o.max_ops, kBytesPerOp, "op"),
+      o.keep_timeline ? BudgetSource("max-ops", o.max_ops, kBytesPerOpWithTimeline,
+                                     "op, the timeline kept", o.concurrent_runs)
+                      : BudgetSource("max-ops", o.max_ops, kBytesPerOp, "op", o.concurrent_runs),
       fewer));
 }
 
@@ -193,7 +197,8 @@ absl::Status CheckFlowBudget(const RunOptions& o, const algorithms::Mesh& mesh,
       "--group, or raise --max-flows",
       o.chips, RunDescription(o, mesh), Count(flows), groups.size(), groups.size() == 1 ? "" : "s",
       groups.front().size(), kind == core::CollectiveKind::kAllToAll ? ", P*(P-1) flows each" : "",
-      Count(o.flow_budget()), BudgetSource("max-flows", o.max_flows, kBytesPerFlow, "flow")));
+      Count(o.flow_budget()),
+      BudgetSource("max-flows", o.max_flows, kBytesPerFlow, "flow", o.concurrent_runs)));
 }
 
 // The GeMM problems' op count by the plugin's closed form (Algorithm::CountOps) against the

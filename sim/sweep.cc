@@ -497,6 +497,10 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
     return absl::InvalidArgumentError(absl::StrFormat("--shard: '%s' gets no run of the %d in '%s'",
                                                       shard_text, all.size(), experiment_path));
   }
+  // This shard's runs simulate `jobs` at a time: each gets its part of the default memory
+  // budgets (--max-ops and --max-flows given explicitly are per run).
+  const int at_once = std::min(jobs, static_cast<int>(mine.size()));
+  for (RunOptions& o : options) o.concurrent_runs = at_once;
   InterruptGuard guard;
   // On a terminal, a line that redraws itself in place on stderr (cleared with ESC[K): while the
   // runs are checked (CheckRun lowers every run, the autotuner included), then while they run.

@@ -742,6 +742,12 @@ TEST(CliBudgetTest, DefaultsFollowPhysicalMemory) {
   o.max_ops = 7;
   EXPECT_EQ(o.op_budget(), 7);
   EXPECT_EQ(o.flow_budget(), DefaultMaxFlows());
+  // Runs simulated at once (sweep --jobs) share the default budgets; explicit ones are per run.
+  o.concurrent_runs = 2;
+  EXPECT_EQ(o.op_budget(), 7);
+  EXPECT_EQ(o.flow_budget(), DefaultMaxFlows() / 2);
+  o.max_ops = 0;
+  EXPECT_EQ(o.op_budget(), DefaultMaxOps(false) / 2);
 }
 
 TEST(CliTest, ShowTopologyAndItsDotGraph) {

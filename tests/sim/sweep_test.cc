@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -10,10 +11,12 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/cli.h"
 #include "sim/hdf5_io.h"
+#include "sim/options.h"
 #include "tests/sim/cli_testing.h"
 
 namespace meshsim::sim {
@@ -241,6 +244,24 @@ TEST(SweepTest, AKeyNoRunReadsIsRefused) {
   EXPECT_EQ(Cli({"sweep", no_reader, "--out", h5}, &out, &err), 2);
   EXPECT_THAT(err, HasSubstr("--slices: '2' is read by none of the 2 runs"));
   EXPECT_THAT(err, HasSubstr("it is read by --algorithm meshslice, wang, summa, tp1d, fsdp"));
+}
+
+// Runs simulated at once share the machine's default budgets: two all-to-alls whose step
+// starts P·(P−1) ≈ 3/4 of the default --max-flows each fit one at a time, not two at a time.
+TEST(SweepTest, ConcurrentRunsShareTheDefaultMemoryBudget) {
+  const int p = static_cast<int>(std::ceil(std::sqrt(0.75 * double(DefaultMaxFlows())))) + 1;
+  ASSERT_GT(int64_t{p} * (p - 1), DefaultMaxFlows() / 2);
+  ASSERT_LE(int64_t{p} * (p - 1), DefaultMaxFlows());
+  const std::string ini =
+      Write("shared.ini", absl::StrCat("workload = collective\ncollective = alltoall\nchips = ", p,
+                                       "\nmesh = 1x", p, "\nbytes = 1MiB 2MiB\n"));
+  const std::string h5 = Temp("shared.h5");
+  fs::remove(h5);
+  std::string out, err;
+  EXPECT_EQ(Cli({"sweep", ini, "--jobs", "2", "--out", h5}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("shared by --jobs 2 runs at once"));
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_FALSE(fs::exists(h5));
 }
 
 // The terminal's progress lines: drawn from the start (0 runs, no time left yet), the count of
