@@ -13,6 +13,7 @@
 #define MESHSIM_SIM_OPTIONS_H_
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -117,6 +118,9 @@ struct RunOptions {
   int64_t max_flows = 0;
   // Runs simulated at once (a sweep's --jobs): the default budgets are shared among them.
   int concurrent_runs = 1;
+  // When set and true, Simulate stops at its next check (every 65536 events) and returns
+  // Cancelled: a sweep's interrupt ends its runs in flight. Not owned; not a config key.
+  const std::atomic<bool>* cancel = nullptr;
 
   int64_t op_budget() const {
     return max_ops > 0 ? max_ops

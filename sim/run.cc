@@ -564,10 +564,21 @@ absl::StatusOr<RunRecord> RunGraph(const RunOptions& o, const algorithms::Mesh& 
   MetricsAccumulator metrics(o.chips, &graph.names().all());
   exec.set_sink(o.keep_timeline ? nullptr : &metrics);
   ProgressLine progress(sim, exec, wall_start);
-  if (o.progress) sim.SetProgressHook([&progress] { progress.Update(); }, 1 << 16);
+  if (o.progress || o.cancel != nullptr) {
+    sim.SetProgressHook(
+        [&] {
+          if (o.cancel != nullptr && o.cancel->load()) sim.Stop();
+          if (o.progress) progress.Update();
+        },
+        1 << 16);
+  }
   const absl::Status run_status = exec.Run();
   sim.SetProgressHook(nullptr, 0);
   progress.Clear();
+  if (o.cancel != nullptr && o.cancel->load()) {
+    return absl::CancelledError(
+        absl::StrFormat("cancelled after %d of %d ops", exec.finished_count(), graph.size()));
+  }
   MESHSIM_RETURN_IF_ERROR(run_status);
 
   RunRecord rec;

@@ -542,6 +542,8 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   std::condition_variable done;
   std::atomic<int> next{0}, finished{0};  // Finished: in any order, failed ones too.
   std::atomic<bool> failed{false};
+  std::atomic<bool> cancel{false};  // Set once interrupted: the runs in flight stop early.
+  for (int i : mine) options[i].cancel = &cancel;
   auto work = [&] {
     for (int i = next++; i < n && !g_interrupted && !failed; i = next++) {
       absl::StatusOr<RunRecord> r = Simulate(options[mine[i]]);
@@ -581,6 +583,7 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
       if (results[written].has_value()) r = std::move(results[written]), results[written].reset();
     }
     if (g_interrupted) {
+      cancel = true;
       status = absl::CancelledError("sweep: interrupted; no archive written");
       break;
     }
@@ -609,8 +612,11 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   }
   failed = failed || !status.ok();
   if (tty && !status.ok() && finished < std::min(next.load(), n)) {
-    // Interrupted or failed: no new run starts, but those in flight finish first.
-    err << "\r  stopping: waiting for the runs in flight to finish\033[K" << std::flush;
+    // Interrupted: the runs in flight stop within a moment; failed: no new run starts, but
+    // those in flight finish first.
+    err << (cancel ? "\r  stopping the runs in flight\033[K"
+                   : "\r  stopping: waiting for the runs in flight to finish\033[K")
+        << std::flush;
   }
   for (std::thread& t : threads) t.join();
   if (tty) err << "\n";

@@ -5,6 +5,7 @@
 //
 // To print the current values: MESHSIM_PRINT_GOLDEN=1 build/tests/sim_tests
 //   --gtest_filter='GoldenFingerprint*'
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/options.h"
 #include "sim/run.h"
@@ -85,6 +87,27 @@ TEST_P(GoldenFingerprint, MatchesStoredValue) {
 
 INSTANTIATE_TEST_SUITE_P(Runs, GoldenFingerprint, testing::ValuesIn(Goldens()),
                          [](const auto& info) { return info.param.name; });
+
+// A run whose cancel flag is up stops at its first check (65536 events) with Cancelled, and an
+// unset flag changes nothing: the same fingerprint as without one.
+TEST(CancelTest, ARaisedFlagStopsTheRunAndALoweredOneChangesNothing) {
+  RawOptions raw;
+  raw.values = {{"chips", "64"}};  // About 1.2 M events.
+  absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
+  ASSERT_TRUE(o.ok()) << o.status();
+  o->keep_timeline = false;
+  absl::StatusOr<RunRecord> plain = Simulate(*o);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  std::atomic<bool> cancel{false};
+  o->cancel = &cancel;
+  absl::StatusOr<RunRecord> watched = Simulate(*o);
+  ASSERT_TRUE(watched.ok()) << watched.status();
+  EXPECT_EQ(Fingerprint(*watched), Fingerprint(*plain));
+  cancel = true;
+  absl::StatusOr<RunRecord> stopped = Simulate(*o);
+  EXPECT_EQ(stopped.status().code(), absl::StatusCode::kCancelled) << stopped.status();
+  EXPECT_THAT(std::string(stopped.status().message()), testing::HasSubstr("cancelled after"));
+}
 
 }  // namespace
 }  // namespace meshsim::sim
