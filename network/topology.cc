@@ -35,36 +35,42 @@ const std::vector<Family>& Families() {
   static const std::vector<Family>* const kFamilies = new std::vector<Family>{
       {{"ring",
         "chips 0→1→…→chips−1→0 in a cycle (2 chips: one link); reads chips, link.bandwidth, "
-        "link.latency; shortest-direction routing"},
+        "link.latency; shortest-direction routing",
+        {}},
        false,
        internal::BuildRing},
       {{"torus2d",
         "R×C torus, wraparound per dimension (extent 2: one link); reads chips, dims RxC "
         "(default most-square, R ≤ C), link.bandwidth (per dimension d: link.bandwidth_axisd), "
-        "link.latency; dimension-order routing"},
+        "link.latency; dimension-order routing",
+        {"link.bandwidth_axis0", "link.bandwidth_axis1"}},
        true,
        [](const TopologyParams& p) { return internal::BuildGrid(p, 2, /*wraps=*/true); }},
       {{"torus3d",
         "X×Y×Z torus, wraparound per dimension (extent 2: one link); reads chips, dims XxYxZ "
         "(default most-square), link.bandwidth (per dimension d: link.bandwidth_axisd), "
-        "link.latency; dimension-order routing"},
+        "link.latency; dimension-order routing",
+        {"link.bandwidth_axis0", "link.bandwidth_axis1", "link.bandwidth_axis2"}},
        true,
        [](const TopologyParams& p) { return internal::BuildGrid(p, 3, /*wraps=*/true); }},
       {{"mesh2d",
         "R×C mesh without wraparound; reads chips, dims RxC (default most-square, R ≤ C), "
         "link.bandwidth (per dimension d: link.bandwidth_axisd), link.latency; dimension-order "
-        "routing"},
+        "routing",
+        {"link.bandwidth_axis0", "link.bandwidth_axis1"}},
        true,
        [](const TopologyParams& p) { return internal::BuildGrid(p, 2, /*wraps=*/false); }},
       {{"fattree",
         "k-ary 3-level fat-tree (Al-Fares), k/2 chips per edge switch, ≤ k³/4 chips; reads "
         "chips, fattree k (even, default smallest that fits), oversubscription o (switch links "
-        "at link.bandwidth/o), link.bandwidth, link.latency; ECMP shortest paths"},
+        "at link.bandwidth/o), link.bandwidth, link.latency; ECMP shortest paths",
+        {"fattree."}},
        false,
        internal::BuildFatTree},
       {{"switch",
         "every chip on one switch, 2 hops between any two chips; reads chips, link.bandwidth, "
-        "link.latency"},
+        "link.latency",
+        {}},
        false,
        internal::BuildSwitch},
       {{"hierarchical",
@@ -74,13 +80,15 @@ const std::vector<Family>& Families() {
         "over a PCIe tree (pcie.gpus_per_switch GPUs per PCIe switch at pcie.bandwidth, "
         "switches under node.sockets CPUs joined at socket.bandwidth), nic.count NICs per host "
         "at nic.bandwidth into inter.fabric (switch, or fattree with fattree.k and "
-        "fattree.oversubscription); least-cost ECMP routing"},
+        "fattree.oversubscription); least-cost ECMP routing",
+        {"node.", "nvlink.", "pcie.", "socket.", "nic.", "inter.", "fattree."}},
        false,
        internal::BuildHierarchical},
       {{"graphviz:FILE",
         "a user graph from a Graphviz DOT file: nodes are chips (kind=chip, in file order) or "
         "switches, edges full-duplex links with bandwidth= (B/s, or with a unit: 50GB/s) and "
-        "latency= (s, or 1us) and optional class=; least-cost ECMP routing (docs/topologies.md)"},
+        "latency= (s, or 1us) and optional class=; least-cost ECMP routing (docs/topologies.md)",
+        {}},
        false,
        internal::BuildGraphviz},
   };
@@ -330,6 +338,24 @@ const std::vector<TopologyInfo>& TopologyFamilies() {
     return infos;
   }();
   return *kInfos;
+}
+
+std::string TopologyParamReaders(const std::string& name, const std::string& key) {
+  const auto reads = [&key](const TopologyInfo& t) {
+    return std::any_of(t.params.begin(), t.params.end(), [&key](const std::string& p) {
+      return p.back() == '.' ? key.rfind(p, 0) == 0 : key == p;
+    });
+  };
+  const std::string family = name.rfind("graphviz:", 0) == 0 ? "graphviz:FILE" : name;
+  std::vector<std::string> readers;
+  bool this_one = false;
+  for (const TopologyInfo& t : TopologyFamilies()) {
+    if (!reads(t)) continue;
+    readers.push_back(t.name);
+    this_one = this_one || t.name == family;
+  }
+  if (readers.empty() || this_one) return "";
+  return absl::StrJoin(readers, ", ");
 }
 
 }  // namespace meshsim::network

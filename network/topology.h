@@ -201,10 +201,17 @@ class Topology {
 struct TopologyInfo {
   std::string name;
   std::string description;  // One line, with the parameters it reads.
+  // The system parameters only some families read that this one does: keys, or prefixes ending
+  // in '.' ("fattree." is every fattree.* key). Every other parameter is read by all families.
+  std::vector<std::string> params;
 };
 
 // The topology families, for `meshsim list topologies`.
 const std::vector<TopologyInfo>& TopologyFamilies();
+
+// Empty when topology `name` (a family, or graphviz:FILE) reads system parameter `key`, or no
+// family is particular about it; else the families that read it: "fattree, hierarchical".
+std::string TopologyParamReaders(const std::string& name, const std::string& key);
 
 }  // namespace meshsim::network
 

@@ -17,6 +17,7 @@
 #include "algorithms/registry.h"
 #include "boost/program_options.hpp"
 #include "core/status_macros.h"
+#include "network/topology.h"
 #include "sim/args.h"
 #include "workloads/transformer.h"
 
@@ -659,9 +660,30 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unrea
         return absl::InvalidArgumentError(absl::StrFormat("--%s: '%s' %s", key, value, why));
       }
     }
+    for (const std::string& set : raw.sets) {
+      if (const std::string why = NotReadBy(set.substr(0, set.find('=')), o); !why.empty()) {
+        return absl::InvalidArgumentError(absl::StrFormat("--set: '%s' %s", set, why));
+      }
+    }
   }
   return o;
 }
+
+namespace {
+
+// Whether system parameter `key` of the run differs from its system preset's value.
+bool SystemParamChanged(const RunOptions& o, const std::string& key) {
+  absl::StatusOr<SystemConfig> preset = SystemPreset(o.system_name);
+  if (!preset.ok()) return true;
+  SystemConfig resolved = o.system;
+  const std::vector<core::Param> a = resolved.Params(), b = preset->Params();
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    if (a[i].key == key) return core::FormatParam(a[i]) != core::FormatParam(b[i]);
+  }
+  return true;
+}
+
+}  // namespace
 
 std::string NotReadBy(const std::string& key, const RunOptions& o) {
   const auto is = [](const std::string& x, const std::vector<std::string>& set) {
@@ -714,6 +736,14 @@ std::string NotReadBy(const std::string& key, const RunOptions& o) {
   }
   if ((key == "trace-format" || key == "trace-detail") && o.trace.empty()) {
     return "does not apply without --trace; it describes the --trace file";
+  }
+  // A system parameter that only some topologies read (fattree.k, nvlink.bandwidth, ...), set
+  // to another value than the preset's (`show system` writes every key: a config file of its
+  // output sets them all to what they are).
+  if (const std::string readers = network::TopologyParamReaders(o.topology, key);
+      !readers.empty() && SystemParamChanged(o, key)) {
+    return absl::StrCat("does not apply to --topology ", o.topology, "; it is read by --topology ",
+                        readers);
   }
   return "";
 }

@@ -180,7 +180,11 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw,
 //                                                          by GeMM plugins only, slices by the
 //                                                          plugins that document it
 //   trace-format, trace-detail                             with --trace
-// Every other option and every system parameter is read by every run.
+//   system parameters of some topologies (fattree.*,       the topologies that list them
+//   node.*, nvlink.*, pcie.*, socket.*, nic.*, inter.*,    (network::TopologyParamReaders), when
+//   link.bandwidth_axis0/1/2)                              set to another value than the preset's
+// Every other option and system parameter is read by every run. ResolveRunOptions applies the
+// same rule to `--set KEY=VALUE` (and a config file's `set =` lines).
 std::string NotReadBy(const std::string& key, const RunOptions& o);
 
 // InvalidArgument for the first of `given` (key, value) that none of `runs` reads: "--slices:

@@ -219,6 +219,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--chips", "64", "--workload", "chain", "--out", "/tmp/meshsim_budget.h5",
                  "--max-ops", "100"},
                 {"--chips", "'64'", "--workload chain", "limit of 100 ops"}},
+        // System parameters only some topologies read, set to another value than the preset's
+        // on a topology that does not (from --set or a config file's `set =`).
+        BadCase{{"run", "--workload", "chain", "--set", "fattree.k=8"},
+                {"--set: 'fattree.k=8' does not apply to --topology torus2d; it is read by "
+                 "--topology fattree, hierarchical"}},
+        BadCase{{"run", "--workload", "chain", "--system", "a100", "--chips", "8", "--set",
+                 "nvlink.bandwidth=1e11"},
+                {"--set: 'nvlink.bandwidth=1e11' does not apply to --topology switch",
+                 "--topology hierarchical"}},
         // Options given that nothing reads for the run's workload, algorithm or other options:
         // refused (after their values are validated), naming what reads them. One per class.
         BadCase{{"run", "--workload", "gemm", "--gemm", "1024,1024,1024", "--chips", "4", "--bytes",

@@ -161,8 +161,17 @@ TEST(MachineTest, AxisBandwidthOverridesOnlyItsAxis) {
   EXPECT_NEAR(run("col", "link.bandwidth_axis1=90GB/s"), ring(30e9), 1e-6 * ring(30e9));
   EXPECT_NEAR(run("col", "link.bandwidth_axis0=10GB/s"), ring(10e9), 1e-6 * ring(10e9));
   EXPECT_EQ(run("row", "link.bandwidth_axis1=0"), run("row", "link.bandwidth_axis0=0"));
-  // torus2d has no axis 2: the parameter is read by torus3d only.
-  EXPECT_EQ(run("row", "link.bandwidth_axis2=1GB/s"), run("row", "link.bandwidth_axis2=0"));
+  // torus2d has no axis 2: the parameter is read by torus3d only, so setting it is refused
+  // (setting it to what it is, 0, changes nothing and is accepted).
+  std::ostringstream out, err;
+  EXPECT_EQ(Main({"run", "--workload", "collective", "--collective", "allgather", "--bytes",
+                  "64MiB", "--chips", "16", "--mesh", "4x4", "--set", "link.bandwidth_axis2=1GB/s"},
+                 out, err),
+            2);
+  EXPECT_EQ(err.str(),
+            "meshsim: --set: 'link.bandwidth_axis2=1GB/s' does not apply to --topology torus2d; "
+            "it is read by --topology torus3d\n");
+  EXPECT_EQ(run("row", "link.bandwidth_axis2=0"), run("row", "link.bandwidth_axis1=0"));
 }
 
 // The presets that existed before the per-axis parameters leave them at 0, so every grid link

@@ -246,6 +246,25 @@ TEST(SweepTest, AKeyNoRunReadsIsRefused) {
   EXPECT_THAT(err, HasSubstr("it is read by --algorithm meshslice, wang, summa, tp1d, fsdp"));
 }
 
+// A `set =` system parameter that no run's topology reads is refused; one run reading it is
+// enough (the sweep sets it for all).
+TEST(SweepTest, ASystemParameterNoTopologyReadsIsRefused) {
+  const std::string h5 = Temp("topo.h5");
+  fs::remove(h5);
+  std::string out, err;
+  const std::string base = "workload = chain\nchips = 8\nset = fattree.k=4\n";
+  EXPECT_EQ(Cli({"sweep", Write("topo.ini", base + "topology = torus2d ring\n"), "--out", h5}, &out,
+                &err),
+            2);
+  EXPECT_THAT(err, HasSubstr("--fattree.k: '4' is read by none of the 2 runs"));
+  EXPECT_THAT(err, HasSubstr("it is read by --topology fattree, hierarchical"));
+  EXPECT_FALSE(fs::exists(h5));
+  EXPECT_EQ(Cli({"sweep", Write("topo2.ini", base + "topology = torus2d fattree\n"), "--out", h5},
+                &out, &err),
+            0)
+      << err;
+}
+
 // Runs simulated at once share the machine's default budgets: two all-to-alls whose step
 // starts P·(P−1) ≈ 3/4 of the default --max-flows each fit one at a time, not two at a time.
 TEST(SweepTest, ConcurrentRunsShareTheDefaultMemoryBudget) {
