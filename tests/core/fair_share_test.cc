@@ -30,48 +30,36 @@ std::vector<double> ReferenceMaxMin(const std::vector<double>& capacity,
   const size_t nf = routes.size();
   std::vector<double> rate(nf, 0);
   std::vector<bool> frozen(nf, false);
+  const auto on = [&](size_t f, size_t r) {
+    return std::find(routes[f].begin(), routes[f].end(), int(r)) != routes[f].end();
+  };
+  // Resource r's share of what its frozen flows leave; infinite when it has no unfrozen flow.
+  const auto share = [&](size_t r) {
+    double used = 0;
+    int n = 0;
+    for (size_t f = 0; f < nf; ++f) {
+      if (!on(f, r)) continue;
+      if (frozen[f]) {
+        used += rate[f];
+      } else {
+        ++n;
+      }
+    }
+    return n == 0 ? std::numeric_limits<double>::infinity() : (capacity[r] - used) / n;
+  };
   size_t left = nf;
   while (left > 0) {
     double level = std::numeric_limits<double>::infinity();
-    for (size_t r = 0; r < capacity.size(); ++r) {
-      double used = 0;
-      int n = 0;
-      for (size_t f = 0; f < nf; ++f) {
-        if (std::find(routes[f].begin(), routes[f].end(), int(r)) == routes[f].end()) continue;
-        if (frozen[f]) {
-          used += rate[f];
-        } else {
-          ++n;
-        }
-      }
-      if (n > 0) level = std::min(level, (capacity[r] - used) / n);
-    }
+    for (size_t r = 0; r < capacity.size(); ++r) level = std::min(level, share(r));
     for (size_t f = 0; f < nf; ++f) {
       if (!frozen[f]) level = std::min(level, caps[f]);
     }
     // Freeze whatever is at the level (within rounding).
     std::vector<bool> at_level(nf, false);
-    for (size_t f = 0; f < nf; ++f) {
-      if (!frozen[f] && caps[f] <= level * (1 + 1e-12)) at_level[f] = true;
-    }
+    for (size_t f = 0; f < nf; ++f) at_level[f] = !frozen[f] && caps[f] <= level * (1 + 1e-12);
     for (size_t r = 0; r < capacity.size(); ++r) {
-      double used = 0;
-      int n = 0;
-      for (size_t f = 0; f < nf; ++f) {
-        if (std::find(routes[f].begin(), routes[f].end(), int(r)) == routes[f].end()) continue;
-        if (frozen[f]) {
-          used += rate[f];
-        } else {
-          ++n;
-        }
-      }
-      if (n == 0 || (capacity[r] - used) / n > level * (1 + 1e-12)) continue;
-      for (size_t f = 0; f < nf; ++f) {
-        if (!frozen[f] &&
-            std::find(routes[f].begin(), routes[f].end(), int(r)) != routes[f].end()) {
-          at_level[f] = true;
-        }
-      }
+      if (share(r) > level * (1 + 1e-12)) continue;
+      for (size_t f = 0; f < nf; ++f) at_level[f] = at_level[f] || (!frozen[f] && on(f, r));
     }
     for (size_t f = 0; f < nf; ++f) {
       if (!at_level[f]) continue;
