@@ -209,10 +209,16 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
   {
     std::vector<const RunOptions*> ptrs;
     for (const RunOptions& o : runs) ptrs.push_back(&o);
+    std::vector<std::pair<std::string, std::string>> given = raw.values;
+    for (auto& kv : SetPairs(raw.sets)) given.push_back(std::move(kv));
     MESHSIM_RETURN_IF_ERROR(CheckReadByAny(
-        raw.values, ptrs, absl::StrCat("the compared runs (", absl::StrJoin(names, ", "), ")")));
+        given, ptrs, absl::StrCat("the compared runs (", absl::StrJoin(names, ", "), ")")));
   }
   for (const RunOptions& o : runs) MESHSIM_RETURN_IF_ERROR(CheckRun(o));
+  // Timelines only where an output needs them: every run for --out, the first for --trace.
+  for (size_t i = 0; i < runs.size(); ++i) {
+    runs[i].keep_timeline = !runs[i].out.empty() || (i == 0 && !runs[i].trace.empty());
+  }
   std::vector<RunRecord> records;
   for (size_t i = 0; i < runs.size(); ++i) {
     err << "simulating " << names[i] << " ...\n";

@@ -768,6 +768,15 @@ absl::Status CheckReadByAny(const std::vector<std::pair<std::string, std::string
   return absl::OkStatus();
 }
 
+std::vector<std::pair<std::string, std::string>> SetPairs(const std::vector<std::string>& sets) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const std::string& set : sets) {
+    const size_t eq = set.find('=');
+    pairs.emplace_back(set.substr(0, eq), eq == std::string::npos ? "" : set.substr(eq + 1));
+  }
+  return pairs;
+}
+
 std::string FormatPlacement(const std::vector<int>& placement) {
   std::string out;
   for (size_t i = 0; i < placement.size();) {

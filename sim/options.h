@@ -193,6 +193,10 @@ std::string NotReadBy(const std::string& key, const RunOptions& o);
 absl::Status CheckReadByAny(const std::vector<std::pair<std::string, std::string>>& given,
                             const std::vector<const RunOptions*>& runs, const std::string& what);
 
+// `KEY=VALUE` system overrides (RawOptions::sets, `set =` lines) as (KEY, VALUE) pairs, for
+// CheckReadByAny.
+std::vector<std::pair<std::string, std::string>> SetPairs(const std::vector<std::string>& sets);
+
 // InvalidArgument unless `path` can be created: its directory exists and is writable and it
 // is not itself a directory. `key` names the option in the message.
 absl::Status CheckOutputPath(const std::string& key, const std::string& path);

@@ -408,10 +408,7 @@ absl::StatusOr<std::vector<RunOptions>> ResolveSweepRuns(const Experiment& e,
   // algorithm): a key is refused only when none of its runs, in any shard, reads it.
   KeyValues given;
   for (const auto& [key, values] : e.keys) given.emplace_back(key, absl::StrJoin(values, " "));
-  for (const std::string& set : e.sets) {  // `set = KEY=VALUE` lines: system parameters.
-    const size_t eq = set.find('=');
-    given.emplace_back(set.substr(0, eq), eq == std::string::npos ? "" : set.substr(eq + 1));
-  }
+  for (auto& kv : SetPairs(e.sets)) given.push_back(std::move(kv));  // `set =` lines.
   std::vector<const RunOptions*> ptrs;
   for (const RunOptions& o : options) ptrs.push_back(&o);
   MESHSIM_RETURN_IF_ERROR(
