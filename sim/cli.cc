@@ -121,7 +121,8 @@ absl::Status Run(const std::vector<std::string>& args, std::ostream& out, std::o
   }
   MESHSIM_ASSIGN_OR_RETURN(RunOptions options, ResolveRunOptions(raw));
   options.keep_timeline = !options.out.empty() || !options.trace.empty();
-  options.progress = isatty(STDERR_FILENO) != 0;
+  options.progress =
+      isatty(STDERR_FILENO) != 0 ? RunOptions::Progress::kTerminal : RunOptions::Progress::kLog;
   MESHSIM_ASSIGN_OR_RETURN(RunRecord record, Simulate(options));
   if (!options.out.empty()) {
     MESHSIM_RETURN_IF_ERROR(ForOption("out", WriteRuns(options.out, {&record}, Version())));

@@ -108,9 +108,12 @@ struct RunOptions {
   // and the Chrome trace need them). Without, the metrics and GeMM spans are streamed from the
   // rows (bit-identical) and memory stays small at thousands of chips. Not a config key.
   bool keep_timeline = true;
-  // Whether Simulate draws a progress line on stderr (the CLI sets it when stderr is a
-  // terminal): after 2 s of wall time, events, simulated time and ops done, cleared at the end.
-  bool progress = false;
+  // How Simulate reports a long run on stderr (the CLI picks by whether stderr is a terminal):
+  // kTerminal redraws a line in place from 2 s of wall time on (events, simulated time, ops
+  // done) and clears it at the end; kLog writes that line once a minute from the first minute
+  // on, for batch logs; kNone is silent (sweeps draw their own).
+  enum class Progress { kNone, kTerminal, kLog };
+  Progress progress = Progress::kNone;
   // --max-ops, --max-flows: the most ops the op graph may hold, and the most flows one step of
   // --workload collective may start; 0 = the machine's default (DefaultMaxOps, DefaultMaxFlows).
   // Bounds on resources, not part of the scenario: Resolved() leaves them out.

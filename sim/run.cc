@@ -505,24 +505,35 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ResolvedConfig(
   return config;
 }
 
-// The progress line of a long run on a terminal, redrawn in place on stderr at most every
-// 0.25 s once the run has taken 2 s: the makespan is unknown until the end, so it shows what
-// is known — events, simulated time, ops finished of all.
+// The progress of a long run on stderr: the makespan is unknown until the end, so it shows what
+// is known — events, simulated time, ops finished of all. On a terminal the line is redrawn in
+// place at most every 0.25 s once the run has taken 2 s, and cleared at the end; in a log it is
+// written once a minute from the first minute on, with the wall time so far.
 class ProgressLine {
  public:
   using Clock = std::chrono::steady_clock;
-  ProgressLine(const core::Simulator& sim, const core::Executor& exec, Clock::time_point start)
-      : sim_(sim), exec_(exec), next_(start + std::chrono::seconds(2)) {}
+  ProgressLine(const core::Simulator& sim, const core::Executor& exec, Clock::time_point start,
+               bool terminal)
+      : sim_(sim),
+        exec_(exec),
+        start_(start),
+        terminal_(terminal),
+        next_(start + (terminal ? std::chrono::seconds(2) : kLogEvery)) {}
   void Update() {
     const Clock::time_point now = Clock::now();
     if (now < next_) return;
-    next_ = now + std::chrono::milliseconds(250);
+    next_ = now + (terminal_ ? std::chrono::milliseconds(250) : kLogEvery);
     const std::string line = absl::StrFormat("meshsim: %.1f M events, simulated %s, ops %d/%d",
                                              sim_.events_executed() / 1e6, sim_.Now().ToString(),
                                              exec_.finished_count(), exec_.graph().size());
-    std::fprintf(stderr, "\r%s\033[K", line.c_str());
+    if (terminal_) {
+      std::fprintf(stderr, "\r%s\033[K", line.c_str());
+      drawn_ = true;
+    } else {
+      std::fprintf(stderr, "%s (%.0f s)\n", line.c_str(),
+                   std::chrono::duration<double>(now - start_).count());
+    }
     std::fflush(stderr);
-    drawn_ = true;
   }
   void Clear() {
     if (!drawn_) return;
@@ -532,8 +543,11 @@ class ProgressLine {
   }
 
  private:
+  static constexpr std::chrono::seconds kLogEvery{60};
   const core::Simulator& sim_;
   const core::Executor& exec_;
+  Clock::time_point start_;
+  bool terminal_;
   Clock::time_point next_;
   bool drawn_ = false;
 };
@@ -563,12 +577,13 @@ absl::StatusOr<RunRecord> RunGraph(const RunOptions& o, const algorithms::Mesh& 
   // Rows are streamed into the metrics as they are recorded, and kept only if asked for.
   MetricsAccumulator metrics(o.chips, &graph.names().all());
   exec.set_sink(o.keep_timeline ? nullptr : &metrics);
-  ProgressLine progress(sim, exec, wall_start);
-  if (o.progress || o.cancel != nullptr) {
+  const bool report = o.progress != RunOptions::Progress::kNone;
+  ProgressLine progress(sim, exec, wall_start, o.progress == RunOptions::Progress::kTerminal);
+  if (report || o.cancel != nullptr) {
     sim.SetProgressHook(
         [&] {
           if (o.cancel != nullptr && o.cancel->load()) sim.Stop();
-          if (o.progress) progress.Update();
+          if (report) progress.Update();
         },
         1 << 16);
   }
