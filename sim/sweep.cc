@@ -569,9 +569,17 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   std::vector<std::thread> threads;
   for (int t = 0; t < std::min(jobs, n); ++t) threads.emplace_back(work);
 
+  // Not a terminal (a batch job's log): the same line once a minute, from the first minute on.
+  double next_log = 60;
   const auto draw = [&] {
-    if (!tty) return;
-    err << "\r" << SweepProgressLine(finished, n, elapsed()) << "\033[K" << std::flush;
+    if (tty) {
+      err << "\r" << SweepProgressLine(finished, n, elapsed()) << "\033[K" << std::flush;
+    } else if (const double t = elapsed(); t >= next_log) {
+      next_log = t + 60;
+      err << "sweep:" << absl::StripTrailingAsciiWhitespace(SweepProgressLine(finished, n, t))
+          << "\n"
+          << std::flush;
+    }
   };
   draw();                          // 0/N at once, not only when the first run is written.
   std::vector<RunRecord> summary;  // Config and metrics only, for the printed summary.
