@@ -361,7 +361,7 @@ core::Time NetworkModel::StartFlow(uint32_t slot, uint32_t send) {
     latency_s += link_latency_s_[l.value()];
   }
   path_.push_back(hbm_[dst.value()]);
-  // Both callbacks capture 16 bytes, which std::function stores without allocating.
+  // The callbacks of this file capture at most 16 bytes, which std::function stores inline.
   const Time latency = Time::Seconds(latency_s);
   fs_.StartFlow(static_cast<double>(s.bytes), path_, [this, slot, send] { FlowDone(slot, send); });
   return latency;
