@@ -228,10 +228,10 @@ INSTANTIATE_TEST_SUITE_P(
                  "nvlink.bandwidth=1e11"},
                 {"--set: 'nvlink.bandwidth=1e11' does not apply to --topology switch",
                  "--topology hierarchical"}},
-        BadCase{{"compare", "--chips", "16", "--algorithms", "meshslice,wang", "--set",
-                 "fattree.k=8"},
-                {"--fattree.k: '8' is read by none of the compared runs (meshslice, wang)",
-                 "--topology fattree, hierarchical"}},
+        BadCase{
+            {"compare", "--chips", "16", "--algorithms", "meshslice,wang", "--set", "fattree.k=8"},
+            {"--fattree.k: '8' is read by none of the compared runs (meshslice, wang)",
+             "--topology fattree, hierarchical"}},
         // Options given that nothing reads for the run's workload, algorithm or other options:
         // refused (after their values are validated), naming what reads them. One per class.
         BadCase{{"run", "--workload", "gemm", "--gemm", "1024,1024,1024", "--chips", "4", "--bytes",
