@@ -1187,6 +1187,29 @@ absl::Status CheckEnum(E value, size_t row, const char* column, const std::strin
                    " value this meshsim does not know (newer file or damaged)"));
 }
 
+// Reads compound table `name` of `Row`s whose `text` column HDF5 allocates, appends
+// `convert(row, text)` to `out` for each (the text as a string, "" when null), frees every string
+// (also when the read fails), then checks the enum `enum_of(out[i])` of each record.
+template <typename Row, typename Out, typename Convert, typename EnumOf>
+absl::Status ReadRowsWithText(hid_t group, const char* name, hid_t memory_type,
+                              const char* Row::*text, Convert convert, EnumOf enum_of,
+                              const char* enum_column, std::vector<Out>& out,
+                              const std::string& where) {
+  std::vector<Row> rows;
+  const absl::Status status = ReadTable(group, name, H5T_COMPOUND, memory_type, &rows, where);
+  out.reserve(rows.size());
+  for (Row& row : rows) {
+    if (status.ok()) out.push_back(convert(row, row.*text != nullptr ? row.*text : ""));
+    H5free_memory(const_cast<char*>(row.*text));
+  }
+  MESHSIM_RETURN_IF_ERROR(status);
+  const std::string table_where = absl::StrCat(where, ": dataset '", name, "'");
+  for (size_t i = 0; i < out.size(); ++i) {
+    MESHSIM_RETURN_IF_ERROR(CheckEnum(enum_of(out[i]), i, enum_column, table_where));
+  }
+  return absl::OkStatus();
+}
+
 // Reads the config and metrics groups of run group `group` into `run`.
 absl::Status ReadConfigAndMetrics(hid_t group, const Types& types, RunRecord& run,
                                   const std::string& where) {
@@ -1276,27 +1299,18 @@ absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where,
   {
     MESHSIM_ASSIGN_OR_RETURN(TableType type,
                              MakeTableType(ResourceColumns(types), sizeof(ResourceRow), where));
-    std::vector<ResourceRow> rows;
-    const absl::Status status =
-        ReadTable(group, "resources", H5T_COMPOUND, type.memory.get(), &rows, where);
-    run.resources.reserve(rows.size());
-    for (ResourceRow& row : rows) {
-      if (status.ok()) {
-        run.resources.push_back({.name = row.name != nullptr ? row.name : "",
-                                 .kind = row.kind,
-                                 .chip = row.chip,
-                                 .peer = row.peer,
-                                 .capacity_bytes_per_s = row.capacity_bytes_per_s,
-                                 .bytes = row.bytes,
-                                 .busy = row.busy});
-      }
-      H5free_memory(const_cast<char*>(row.name));
-    }
-    MESHSIM_RETURN_IF_ERROR(status);
-    const std::string resources_where = absl::StrCat(where, ": dataset 'resources'");
-    for (size_t i = 0; i < run.resources.size(); ++i) {
-      MESHSIM_RETURN_IF_ERROR(CheckEnum(run.resources[i].kind, i, "kind", resources_where));
-    }
+    MESHSIM_RETURN_IF_ERROR(ReadRowsWithText(
+        group, "resources", type.memory.get(), &ResourceRow::name,
+        [](const ResourceRow& row, const char* name) {
+          return core::ResourceInfo{.name = name,
+                                    .kind = row.kind,
+                                    .chip = row.chip,
+                                    .peer = row.peer,
+                                    .capacity_bytes_per_s = row.capacity_bytes_per_s,
+                                    .bytes = row.bytes,
+                                    .busy = row.busy};
+        },
+        [](const core::ResourceInfo& r) { return r.kind; }, "kind", run.resources, where));
   }
   // `gemms` was added within schema 3: a file written before it has none, and its spans are
   // derived from the timeline when a report needs them.
@@ -1306,27 +1320,18 @@ absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where,
   if (has_gemms > 0) {
     MESHSIM_ASSIGN_OR_RETURN(TableType type,
                              MakeTableType(GemmColumns(types), sizeof(GemmRow), where));
-    std::vector<GemmRow> rows;
-    const absl::Status status =
-        ReadTable(group, "gemms", H5T_COMPOUND, type.memory.get(), &rows, where);
-    run.gemms.reserve(rows.size());
-    for (GemmRow& row : rows) {
-      if (status.ok()) {
-        run.gemms.push_back({.label = row.label != nullptr ? row.label : "",
-                             .layer = row.layer,
-                             .pass = row.pass,
-                             .start = row.start,
-                             .end = row.end,
-                             .flops = row.flops,
-                             .share = row.share});
-      }
-      H5free_memory(const_cast<char*>(row.label));
-    }
-    MESHSIM_RETURN_IF_ERROR(status);
-    const std::string gemms_where = absl::StrCat(where, ": dataset 'gemms'");
-    for (size_t i = 0; i < run.gemms.size(); ++i) {
-      MESHSIM_RETURN_IF_ERROR(CheckEnum(run.gemms[i].pass, i, "pass", gemms_where));
-    }
+    MESHSIM_RETURN_IF_ERROR(ReadRowsWithText(
+        group, "gemms", type.memory.get(), &GemmRow::label,
+        [](const GemmRow& row, const char* label) {
+          return GemmSpan{.label = label,
+                          .layer = row.layer,
+                          .pass = row.pass,
+                          .start = row.start,
+                          .end = row.end,
+                          .flops = row.flops,
+                          .share = row.share};
+        },
+        [](const GemmSpan& g) { return g.pass; }, "pass", run.gemms, where));
   }
   if (has_timeline) {
     MESHSIM_ASSIGN_OR_RETURN(TableType type,
