@@ -126,6 +126,9 @@ po::options_description Description() {
                           "global-allgather, broadcast, signal (default broadcast)")
       ("reshard-scheduler", text(), "--workload pipeline: naive, load-balance, dfs, greedy, "
                                     "ensemble (default ensemble)")
+      ("seed", text(), "--workload pipeline with --reshard-scheduler greedy or ensemble: seed of "
+                       "the randomized greedy resharding scheduler, the one random thing in a "
+                       "run (default 1)")
       ("set", po::value<std::vector<std::string>>()->composing(),
               "KEY=VALUE: override a system parameter (repeatable; keys: `meshsim show system`)")
       ("steps", text(), "--workload chain: steps per chip (default 8)")
@@ -415,6 +418,7 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unrea
     MESHSIM_RETURN_IF_ERROR(choice("reshard-scheduler",
                                    {"naive", "load-balance", "dfs", "greedy", "ensemble"},
                                    &o.reshard_scheduler));
+    MESHSIM_RETURN_IF_ERROR(integer("seed", 0, int64_t{1} << 62, &o.seed));
     if (pipeline) {
       if (!o.placement.empty()) {
         return Invalid("placement", FormatPlacement(o.placement),
@@ -709,6 +713,14 @@ std::string NotReadBy(const std::string& key, const RunOptions& o) {
                "reshard", "reshard-scheduler"})) {
     return workloads({"pipeline"});
   }
+  if (key == "seed") {
+    if (std::string why = workloads({"pipeline"}); !why.empty()) return why;
+    if (!is(o.reshard_scheduler, {"greedy", "ensemble"})) {
+      return absl::StrCat("does not apply to --reshard-scheduler ", o.reshard_scheduler,
+                          " (deterministic); it is read by --reshard-scheduler greedy, ensemble");
+    }
+    return "";
+  }
   if (key == "chunks") return workloads({"layer", "pipeline"});
   if (is(key, {"algorithm", "dataflow", "slices"})) {
     if (std::string why = workloads({"llm", "gemm", "layer", "pipeline"}); !why.empty()) {
@@ -823,6 +835,7 @@ std::vector<std::pair<std::string, std::string>> RunOptions::Resolved() const {
       {"recompute", recompute ? "1" : "0"},
       {"reshard", reshard},
       {"reshard-scheduler", reshard_scheduler},
+      {"seed", absl::StrCat(seed)},
       {"steps", absl::StrCat(steps)},
       {"step-time", core::FormatDouble(step_time.seconds())},
   };

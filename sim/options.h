@@ -97,7 +97,8 @@ struct RunOptions {
   bool recompute = false;
   std::string reshard = "broadcast";
   std::string reshard_scheduler = "ensemble";
-  int steps = 8;                                        // `chain` workload: steps per chip.
+  int64_t seed = 1;  // The randomized greedy resharding scheduler (greedy, ensemble).
+  int steps = 8;     // `chain` workload: steps per chip.
   core::Time step_time = core::Time::Microseconds(10);  // `chain` workload: step duration.
   std::string out;                                      // HDF5 output path, empty = none.
   std::string trace;                                    // Trace output path, empty = none.
@@ -177,6 +178,8 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw,
 //   steps, step-time                                       --workload chain
 //   stages, dp, microbatches, schedule, overlap, delay-dw,
 //   recompute, reshard, reshard-scheduler                  --workload pipeline
+//   seed                                                   --workload pipeline with
+//                                                          --reshard-scheduler greedy, ensemble
 //   chunks                                                 --workload layer, pipeline
 //   algorithm, dataflow, slices                            --workload llm, layer, pipeline, and
 //                                                          gemm on more than one chip; dataflow

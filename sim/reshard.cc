@@ -38,8 +38,8 @@ constexpr char kUsage[] =
 
 // The run options that make sense for a resharding task; the others (workload, model, mesh …)
 // are rejected instead of ignored.
-constexpr const char* kRunKeys[] = {"system", "chips", "topology",     "format",
-                                    "out",    "trace", "trace-format", "trace-detail"};
+constexpr const char* kRunKeys[] = {"system", "chips", "topology",     "format",      "out",
+                                    "trace",  "seed",  "trace-format", "trace-detail"};
 
 absl::Status Invalid(const std::string& key, const std::string& value, const std::string& why) {
   return absl::InvalidArgumentError(
@@ -144,7 +144,6 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
       "strategy", text(),
       "send-recv, local-allgather, global-allgather, broadcast (default), signal")(
       "scheduler", text(), "naive, load-balance, dfs, greedy, ensemble (default)")(
-      "seed", text(), "seed of the randomized greedy scheduler (default 1)")(
       "dfs-budget", text(), "DFS budget in expanded search nodes (default 200000)");
   MESHSIM_ASSIGN_OR_RETURN(RawOptions raw, ParseRunArgs(args, "reshard", &own));
   if (raw.help) {
@@ -152,6 +151,7 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
     os << own;
     out << kUsage << "\n\n"
         << os.str()
+        << "  --seed arg            seed of the randomized greedy scheduler (default 1)\n"
         << "  run options: --system, --chips, --topology, --set KEY=VALUE, --config FILE, "
            "--format, --out, --trace\n"
         << "comm.packets defaults to 100 here (the paper's K ~ 100 broadcast chunks).\n";
@@ -161,11 +161,21 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
     if (std::find(std::begin(kRunKeys), std::end(kRunKeys), key) == std::end(kRunKeys)) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "--%s: not allowed with reshard; allowed run options: system, chips, topology, set, "
-          "config, format, out, trace (see `meshsim reshard --help`)",
+          "config, format, out, trace, seed (see `meshsim reshard --help`)",
           key));
     }
   }
   std::map<std::string, std::string> own_values(raw.own.begin(), raw.own.end());
+  // --seed is a run option (read there by the pipeline's resharding), but here the scheduler
+  // is --scheduler's: it is read below, not by ResolveRunOptions.
+  for (auto it = raw.values.begin(); it != raw.values.end();) {
+    if (it->first != "seed") {
+      ++it;
+      continue;
+    }
+    own_values["seed"] = it->second;
+    it = raw.values.erase(it);
+  }
   const auto get = [&](const std::string& key) -> absl::StatusOr<std::string> {
     auto it = own_values.find(key);
     if (it == own_values.end()) {
@@ -237,7 +247,8 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
       "ffn",        "layers",    "batch",     "seq",       "pass",     "gemm",
       "collective", "group",     "bytes",     "algorithm", "dataflow", "slices",
       "chunks",     "steps",     "step-time", "stages",    "dp",       "microbatches",
-      "schedule",   "overlap",   "delay-dw",  "recompute", "reshard",  "reshard-scheduler"};
+      "schedule",   "overlap",   "delay-dw",  "recompute", "reshard",  "reshard-scheduler",
+      "seed"};
   std::erase_if(rec.config, [&](const auto& kv) {
     return std::find(std::begin(kOtherWorkloads), std::end(kOtherWorkloads), kv.first) !=
            std::end(kOtherWorkloads);

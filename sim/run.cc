@@ -117,6 +117,7 @@ absl::StatusOr<algorithms::pipeline::PipelinePlan> PlanPipelineRun(
   p.chunks = o.chunks;
   MESHSIM_ASSIGN_OR_RETURN(p.reshard.strategy, rs::ParseStrategy(o.reshard));
   MESHSIM_ASSIGN_OR_RETURN(p.reshard.scheduler, rs::ParseScheduler(o.reshard_scheduler));
+  p.reshard.scheduler_options.seed = static_cast<uint64_t>(o.seed);
   MESHSIM_ASSIGN_OR_RETURN(const std::unique_ptr<algorithms::LayerAlgorithm> layer, LayerPlugin(o));
   MESHSIM_ASSIGN_OR_RETURN(pp::PipelinePlan plan, pp::PlanPipeline(p, *layer, hosts));
   const int64_t capacity = o.system.chip.hbm_capacity_bytes;
@@ -494,9 +495,10 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ResolvedConfig(
     if (key == "step-time" && o.workload != "chain") value.clear();
     if (key == "bytes" && o.workload != "collective") value.clear();
     for (const char* k : {"stages", "dp", "microbatches", "schedule", "overlap", "delay-dw",
-                          "recompute", "reshard", "reshard-scheduler"}) {
+                          "recompute", "reshard", "reshard-scheduler", "seed"}) {
       if (key == k && o.workload != "pipeline") value.clear();
     }
+    if (key == "seed" && !NotReadBy("seed", o).empty()) value.clear();
     if (key == "hidden") value = hidden;
     if (key == "heads") value = heads;
     if (key == "ffn") value = ffn;

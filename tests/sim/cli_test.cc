@@ -103,8 +103,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--algorithm", "magic"}, {"--algorithm", "'magic'", "meshslice"}},
         BadCase{{"run", "--dataflow", "xs"}, {"--dataflow", "'xs'", "os, ls, rs"}},
         BadCase{{"run", "--slices", "0"}, {"--slices", "'0'"}},
-        // Nothing random exists and the model has one DMA engine per link: neither is read.
-        BadCase{{"run", "--seed", "1"}, {"--seed", "unknown option"}},
+        // The model has one DMA engine per link: nothing reads nic.ports.
         BadCase{{"run", "--set", "nic.ports=2"}, {"nic.ports", "unknown system parameter"}},
         BadCase{{"run", "--format", "xml"}, {"--format", "'xml'", "table, json, csv"}},
         BadCase{{"run", "--step-time", "10 parsecs"}, {"--step-time", "'10 parsecs'", "us"}},
@@ -257,6 +256,14 @@ INSTANTIATE_TEST_SUITE_P(
                 {"--model: 'gpt3' does not apply with --hidden"}},
         BadCase{{"run", "--workload", "layer", "--chips", "8", "--microbatches", "4"},
                 {"--microbatches: '4' does not apply to --workload layer", "--workload pipeline"}},
+        // --seed is read only where something is random: the pipeline's greedy resharding.
+        BadCase{{"run", "--seed", "3"},
+                {"--seed: '3' does not apply to --workload llm", "--workload pipeline"}},
+        BadCase{{"run", "--workload", "pipeline", "--system", "p3.8xlarge", "--chips", "8",
+                 "--model", "gpt-2.6b", "--mesh", "4x1", "--batch", "8", "--microbatches", "4",
+                 "--reshard-scheduler", "dfs", "--seed", "3"},
+                {"--seed: '3' does not apply to --reshard-scheduler dfs",
+                 "--reshard-scheduler greedy, ensemble"}},
         BadCase{{"run", "--chunks", "1"},
                 {"--chunks: '1' does not apply to --workload llm", "--workload layer, pipeline"}},
         BadCase{{"run", "--chips", "16", "--algorithm", "collective", "--slices", "auto"},
@@ -550,6 +557,30 @@ TEST(CliTest, JsonIsOneObjectWithTheContractKeys) {
         "\"bytes_sent_per_chip\"", "\"events\"", "\"wall_s\"", "\"config\": {"}) {
     EXPECT_THAT(r.out, HasSubstr(key));
   }
+}
+
+TEST(CliTest, SeedIsAPipelineRunsResolvedOptionAndEmptyElsewhere) {
+  // CLI.md's --seed: the pipeline's randomized greedy resharding scheduler reads it (default 1);
+  // a run with nothing random keeps the key with no value, like other workloads' keys.
+  const std::vector<std::string> pipeline = {
+      "run",        "--workload",     "pipeline", "--system",
+      "p3.8xlarge", "--chips",        "8",        "--model",
+      "gpt-2.6b",   "--mesh",         "4x1",      "--batch",
+      "8",          "--microbatches", "4",        "--reshard-scheduler",
+      "greedy",     "--format",       "json"};
+  const Result given = Cli([&] {
+    std::vector<std::string> a = pipeline;
+    a.insert(a.end(), {"--seed", "7"});
+    return a;
+  }());
+  ASSERT_EQ(given.status, 0) << given.err;
+  EXPECT_THAT(given.out, HasSubstr("\"seed\": 7"));
+  const Result fallback = Cli(pipeline);
+  ASSERT_EQ(fallback.status, 0) << fallback.err;
+  EXPECT_THAT(fallback.out, HasSubstr("\"seed\": 1"));
+  const Result llm = Cli({"run", "--workload", "chain", "--chips", "4", "--format", "json"});
+  ASSERT_EQ(llm.status, 0) << llm.err;
+  EXPECT_THAT(llm.out, HasSubstr("\"seed\": \"\""));
 }
 
 TEST(CliTest, RunWritesHdf5AndTraceThatReportAndTraceReadBack) {
