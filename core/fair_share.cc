@@ -373,11 +373,12 @@ void FairShare::SolveComponent() {
         FillPart(sub_resources_, sub_flows_, /*record=*/true);
       }
     }
-    // Local flows of decoupled resources take what the crossing ones (now final) leave.
-    for (uint32_t r : comp_resources_) {
-      Resource& res = resources_[r];
-      if (!res.Decoupled()) continue;
-      // As the joint fill would account them (in list rather than freeze order): equal rates,
+  }
+  for (uint32_t r : comp_resources_) {
+    Resource& res = resources_[r];
+    if (!whole && res.Decoupled()) {
+      // Its local flows take what the crossing ones (final now: every part is filled) leave,
+      // as the joint fill would account them (in list rather than freeze order): equal rates,
       // the usual case, give the same bits either way.
       double remaining = res.capacity, load = 0;
       for (const Member& m : res.flows) {
@@ -387,13 +388,8 @@ void FairShare::SolveComponent() {
         load += f.new_rate;
       }
       flows_refilled_ += res.flows.size() - res.crossing;
-      res.new_load = FillLocal(r, remaining, load);
-      res.sub_mark = epoch_;
-    }
-  }
-  for (uint32_t r : comp_resources_) {
-    Resource& res = resources_[r];
-    if (res.sub_mark == epoch_) {  // Filled: its flows' rates summed in freeze order.
+      SetLoad(r, FillLocal(r, remaining, load));
+    } else if (res.sub_mark == epoch_) {  // Filled: its flows' rates summed in freeze order.
       SetLoad(r, res.new_load);
     } else if (res.CanBind()) {  // In a part not re-filled: unchanged.
       SetLoad(r, res.load);
@@ -625,6 +621,12 @@ bool FairShare::Refill(uint8_t slot) {
       const HeapEntry popped{s.share, s.resource};
       bool first = true;
       for (const HeapEntry& e : refill_keys_) first = first && !Before(e, popped);
+      // Its flows must all still be recorded ones: a resource whose recorded flows have all
+      // completed may have changed since in a solve that did not re-fill them.
+      for (uint32_t k = begin; first && k < s.end; ++k) {
+        const Flow& f = flows_[t.frozen[k]];
+        first = f.active && f.fill == old_fill;
+      }
       if (!first) break;
     } else {
       // The cap freezes again if its flow is still there, no joining cap comes first and it

@@ -62,8 +62,10 @@
 // giving them a new fill id), and the flows are a union of binding parts (filled together they
 // get what separate fills give). By induction over the steps, while the state outside D and
 // the frozen flows equal the recording's: recorded step j (pop of r ∉ D at key K) is the new
-// fill's next step if every heap key of D is above K and no cap of J is below s (the other
-// keys and caps are the recording's, and its pop was the smallest); a recorded cap (u, g) is
+// fill's next step if the flows it froze are all still active, every heap key of D is above K
+// and no cap of J is below s (the other keys and caps are the recording's, and its pop was the
+// smallest; a resource carrying only completed recorded flows may have changed in a solve that
+// did not re-fill the others, and is in the fill no more); a recorded cap (u, g) is
 // if g is still active, (u, g) is below every (cap, flow) of J and u is below every share of
 // D. Either step freezes the same flows at the same rates in the same order, so the clean
 // resources' accounts stay the recording's and D's are kept alongside. At the first step that

@@ -265,6 +265,45 @@ TEST(FairShareTest, FatTreeScenariosReuseFillsBitForBit) {
   }
 }
 
+TEST(FairShareTest, ReplayStopsAtAResourceWhoseRecordedFlowsAllCompleted) {
+  // f1..f16 share L (16) and are recorded with k (over G and L) and g (over G, Z, H2): G (0.5)
+  // pops first. b (capped, over the non-binding H2 and H, which f1 crosses too) keeps them in
+  // one component. k finishes: f1..f16 and g are re-filled and recorded again, g first (G
+  // alone: 0.5). g finishes: only b's part is re-filled (g's resources carry no recorded flow),
+  // so the recording stays. n (over G and W) takes g's slot in a solve of its own; then m over
+  // W and H re-fills f1..f16 through H. The recording's first step, G's pop freezing g, must
+  // not be replayed (G changed since): n and m split W (0.6): 0.3 each. (e, started first over
+  // the non-binding H3, keeps the first fill from being one of the whole component.)
+  Simulator sim;
+  FairShare fs(sim);
+  const ResourceId h3 = fs.AddResource(Res(1000 * kGBps));
+  const ResourceId l = fs.AddResource(Res(16 * kGBps)), g_res = fs.AddResource(Res(0.5 * kGBps));
+  const ResourceId z = fs.AddResource(Res(100 * kGBps)), h = fs.AddResource(Res(1000 * kGBps));
+  const ResourceId h2 = fs.AddResource(Res(1000 * kGBps)), w = fs.AddResource(Res(0.6 * kGBps));
+  fs.StartFlow(1e9, {h3, h}, nullptr, 0.1 * kGBps);
+  sim.RunUntil(Time::Picoseconds(1));
+  std::vector<FlowId> f;
+  for (int i = 0; i < 16; ++i) {
+    const ResourceId a = fs.AddResource(Res(100 * kGBps));
+    f.push_back(i == 0 ? fs.StartFlow(1e9, {l, a, h}, nullptr)
+                       : fs.StartFlow(1e9, {l, a}, nullptr));
+  }
+  const FlowId k = fs.StartFlow(1e3, {g_res, l}, nullptr);
+  const FlowId g = fs.StartFlow(1e4, {g_res, z, h2}, nullptr);
+  fs.StartFlow(1e9, {h2, h}, nullptr, 0.1 * kGBps);
+  sim.RunUntil(Time::Microseconds(100));
+  ASSERT_FALSE(fs.IsActive(k));
+  ASSERT_FALSE(fs.IsActive(g));
+  const FlowId n = fs.StartFlow(1e9, {g_res, w}, nullptr);
+  sim.RunUntil(Time::Microseconds(101));
+  EXPECT_DOUBLE_EQ(fs.Rate(n), 0.5 * kGBps);
+  const FlowId m = fs.StartFlow(1e9, {w, h}, nullptr);
+  sim.RunUntil(Time::Microseconds(102));
+  EXPECT_DOUBLE_EQ(fs.Rate(n), 0.3 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(m), 0.3 * kGBps);
+  EXPECT_DOUBLE_EQ(fs.Rate(f[0]), 1 * kGBps);
+}
+
 TEST(FairShareTest, ResourceThatCannotBindStillAllocatesExactMaxMin) {
   // An HBM (100) carries transit flows f1 over link L1 (10) and f2 over link L2 (10); f3 also
   // uses L1. Bounds at the HBM: B(f1) = B(f2) = 10, Σ = 20 ≤ 100, so the HBM cannot bind and does
