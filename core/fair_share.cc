@@ -31,6 +31,7 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
   } else {
     idx = static_cast<uint32_t>(flows_.size());
     flows_.emplace_back();
+    positions_.emplace_back();
     on_done_.emplace_back();
   }
   Flow& f = flows_[idx];
@@ -38,6 +39,8 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
   f.rate = 0;
   f.max_rate = max_rate;
   f.settled = sim_.Now();
+  f.fill = 0;
+  f.trace = kNoTrace;
   on_done_[idx] = std::move(on_done);
   f.resources.clear();
   f.active = true;
@@ -54,13 +57,14 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
     return FlowId(idx);
   }
   f.resources.assign(resources.begin(), resources.end());
-  f.positions.resize(resources.size());
+  auto& positions = positions_[idx];
+  positions.resize(resources.size());
   const bool crossing = resources.size() > 1;
   for (uint32_t k = 0; k < resources.size(); ++k) {
     const ResourceId r = resources[k];
     MESHSIM_CHECK(r.valid() && r.value() < resources_.size()) << "unknown resource " << r;
     Resource& res = resources_[r.value()];
-    f.positions[k] = static_cast<uint32_t>(res.flows.size());
+    positions[k] = static_cast<uint32_t>(res.flows.size());
     res.flows.push_back({idx, k});
     res.crossing += crossing;
   }
@@ -73,8 +77,8 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
 void FairShare::MarkDirty(const Flow& flow) {
   for (ResourceId r : flow.resources) {
     Resource& res = resources_[r.value()];
-    if (!res.dirty) {
-      res.dirty = true;
+    if (res.dirty_mark != epoch_ + 1) {  // Found dirty by the next solve.
+      res.dirty_mark = epoch_ + 1;
       dirty_.push_back(r.value());
     }
   }
@@ -91,17 +95,19 @@ void FairShare::Complete(uint32_t idx) {
   MESHSIM_CHECK(f.active) << "flow completed twice";
   // O(1) unlink: the resource's last flow moves into the hole (the order a search-and-swap
   // would leave, which the solver's tie-breaking sees).
+  if (HasTrace(f)) ++traces_[f.trace].removed;
   const bool crossing = f.resources.size() > 1;
+  const auto& positions = positions_[idx];
   for (uint32_t k = 0; k < f.resources.size(); ++k) {
     const uint32_t r = f.resources[k].value();
     Resource& res = resources_[r];
     res.crossing -= crossing;
-    const uint32_t pos = f.positions[k];
+    const uint32_t pos = positions[k];
     MESHSIM_CHECK(pos < res.flows.size() && res.flows[pos].flow == idx)
         << "flow missing from its resource";
     const Member moved = res.flows.back();
     res.flows[pos] = moved;
-    flows_[moved.flow].positions[moved.slot] = pos;
+    positions_[moved.flow][moved.slot] = pos;
     res.flows.pop_back();
   }
   AddBounds(f, -1);
@@ -162,11 +168,7 @@ void FairShare::AddBound(uint32_t r, double bound, bool crossing, int sign) {
 void FairShare::Solve() {
   solve_pending_ = false;
   ++solves_;
-  ++epoch_;
-  for (uint32_t r : dirty_) {
-    resources_[r].dirty = false;
-    resources_[r].dirty_mark = epoch_;
-  }
+  ++epoch_;  // Resources marked dirty since the last solve now have dirty_mark == epoch_.
   // Walk the dirty list by index: it is not modified during the solve.
   for (uint32_t r : dirty_) {
     if (resources_[r].mark == epoch_) continue;  // Already solved with an earlier component.
@@ -244,6 +246,7 @@ double FairShare::FillLocal(uint32_t r, double remaining, double load) {
 void FairShare::CollectComponent(uint32_t seed) {
   comp_resources_.clear();
   comp_flows_.clear();
+  comp_dirty_.clear();
   stack_.clear();
   stack_.push_back(seed);
   resources_[seed].mark = epoch_;
@@ -251,6 +254,7 @@ void FairShare::CollectComponent(uint32_t seed) {
     const uint32_t r = stack_.back();
     stack_.pop_back();
     comp_resources_.push_back(r);
+    if (resources_[r].dirty_mark == epoch_) comp_dirty_.push_back(r);
     for (const Member& m : resources_[r].flows) {
       Flow& flow = flows_[m.flow];
       if (flow.mark == epoch_) continue;
@@ -297,6 +301,7 @@ void FairShare::Freeze(uint32_t idx, double rate) {
   f.frozen = true;
   f.new_rate = rate;
   --unfrozen_;
+  if (recording_ != nullptr) recording_->frozen.push_back(idx);
   for (ResourceId r : f.resources) {
     Resource& res = resources_[r.value()];
     if (res.sub_mark != epoch_) continue;  // Cannot bind: not part of this fill (see header).
@@ -315,12 +320,15 @@ void FairShare::Freeze(uint32_t idx, double rate) {
 void FairShare::SolveComponent() {
   const Time now = sim_.Now();
   flows_walked_ += comp_flows_.size();
-  // Credit every flow with the bytes it moved at its old rate since it was last settled.
+  // Credit every flow with the bytes it moved at its old rate since it was last settled; count
+  // the flows of each recorded fill that are here (Refill needs all of them).
+  trace_walked_.fill(0);
   for (uint32_t i : comp_flows_) {
     Flow& f = flows_[i];
     f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.settled).seconds());
     f.settled = now;
     f.new_rate = f.rate;
+    if (HasTrace(f)) ++trace_walked_[f.trace];
   }
   // Re-fill only the binding parts that changed: those holding a dirty resource that can bind,
   // or a flow over a dirty resource that cannot. The others keep their rates, which a fill
@@ -339,23 +347,38 @@ void FairShare::SolveComponent() {
   if (whole) {
     for (uint32_t r : comp_resources_) resources_[r].sub_mark = epoch_;
     for (uint32_t f : comp_flows_) flows_[f].sub_mark = epoch_;
-    FillPart(comp_resources_, comp_flows_);
+    FillPart(comp_resources_, comp_flows_, /*record=*/false);
   } else {
-    for (uint32_t r : comp_resources_) {
-      if (resources_[r].dirty_mark != epoch_) continue;
+    // Parts whose last fill was recorded first: Refill replays what is unchanged. The order in
+    // which parts are filled does not matter (they share no flow and no resource that pops).
+    uint32_t tried = 0;  // Bit per traces_ slot.
+    for (uint32_t r : comp_dirty_) {
+      const bool decoupled = resources_[r].Decoupled();
+      for (const Member& m : resources_[r].flows) {
+        const Flow& f = flows_[m.flow];
+        if (!reuse_fills_ || f.sub_mark == epoch_ || (decoupled && f.resources.size() == 1) ||
+            !HasTrace(f) || (tried >> f.trace & 1) != 0) {
+          continue;
+        }
+        tried |= 1u << f.trace;
+        Refill(f.trace);
+      }
+    }
+    for (uint32_t r : comp_dirty_) {
       const bool decoupled = resources_[r].Decoupled();
       for (const Member& m : resources_[r].flows) {
         const Flow& f = flows_[m.flow];
         if (f.sub_mark == epoch_ || (decoupled && f.resources.size() == 1)) continue;
         CollectBindingPart(m.flow);
-        FillPart(sub_resources_, sub_flows_);
+        FillPart(sub_resources_, sub_flows_, /*record=*/true);
       }
     }
-    // Local flows of decoupled resources take what the crossing ones (now final) leave.
-    for (uint32_t r : comp_resources_) {
-      Resource& res = resources_[r];
-      if (!res.Decoupled()) continue;
-      // As the joint fill would account them (in list rather than freeze order): equal rates,
+  }
+  for (uint32_t r : comp_resources_) {
+    Resource& res = resources_[r];
+    if (!whole && res.Decoupled()) {
+      // Its local flows take what the crossing ones (final now: every part is filled) leave,
+      // as the joint fill would account them (in list rather than freeze order): equal rates,
       // the usual case, give the same bits either way.
       double remaining = res.capacity, load = 0;
       for (const Member& m : res.flows) {
@@ -365,13 +388,8 @@ void FairShare::SolveComponent() {
         load += f.new_rate;
       }
       flows_refilled_ += res.flows.size() - res.crossing;
-      res.new_load = FillLocal(r, remaining, load);
-      res.sub_mark = epoch_;
-    }
-  }
-  for (uint32_t r : comp_resources_) {
-    Resource& res = resources_[r];
-    if (res.sub_mark == epoch_) {  // Filled: its flows' rates summed in freeze order.
+      SetLoad(r, FillLocal(r, remaining, load));
+    } else if (res.sub_mark == epoch_) {  // Filled: its flows' rates summed in freeze order.
       SetLoad(r, res.new_load);
     } else if (res.CanBind()) {  // In a part not re-filled: unchanged.
       SetLoad(r, res.load);
@@ -389,13 +407,43 @@ void FairShare::SolveComponent() {
   }
 }
 
+uint32_t FairShare::NextFill() {
+  if (++fills_ == 0) {  // Wrapped: an id could name two fills, so forget every recorded one.
+    for (Flow& f : flows_) f.fill = 0;
+    for (FillTrace& t : traces_) t.fill = 0;
+    fills_ = 1;
+  }
+  return fills_;
+}
+
+void FairShare::StartAccounts(uint32_t r) {
+  Resource& res = resources_[r];
+  res.sub_mark = epoch_;
+  res.remaining = res.capacity;
+  res.new_load = 0;
+  res.unfrozen = static_cast<uint32_t>(res.flows.size());
+  res.heap_index = kNotInHeap;
+}
+
 void FairShare::FillPart(std::span<const uint32_t> part_resources,
-                         std::span<const uint32_t> part_flows) {
+                         std::span<const uint32_t> part_flows, bool record) {
+  const uint32_t fill = NextFill();
+  uint8_t slot = kNoTrace;
+  if (record && part_flows.size() >= kMinTraceFlows) {
+    // A free slot, else the one whose fill is oldest.
+    slot = 0;
+    for (uint8_t i = 1; i < kTraces; ++i) {
+      if (traces_[i].fill < traces_[slot].fill) slot = i;
+    }
+  }
   caps_.clear();
   for (uint32_t i : part_flows) {
     Flow& f = flows_[i];
     f.frozen = false;
     f.new_rate = 0;
+    DropTrace(f);
+    f.fill = fill;
+    f.trace = slot;
     if (std::isfinite(f.max_rate)) caps_.push_back({f.max_rate, i});
   }
   std::sort(caps_.begin(), caps_.end());
@@ -416,12 +464,31 @@ void FairShare::FillPart(std::span<const uint32_t> part_resources,
   }
   for (size_t i = heap_.size() / 2; i-- > 0;) HeapSiftDown(i, heap_[i]);
 
+  if (slot != kNoTrace) {
+    recording_ = &traces_[slot];
+    recording_->steps.clear();
+    recording_->frozen.clear();
+    recording_->removed = 0;
+  }
+  FillLoop();
+  if (recording_ != nullptr) {
+    recording_->fill = fill;
+    recording_ = nullptr;
+  }
+}
+
+void FairShare::FillLoop() {
   size_t next_cap = 0;
   while (unfrozen_ > 0) {
     while (next_cap < caps_.size() && flows_[caps_[next_cap].second].frozen) ++next_cap;
     const double resource_share = heap_.empty() ? kNoCap : heap_.front().share;
     if (next_cap < caps_.size() && caps_[next_cap].first < resource_share) {
-      Freeze(caps_[next_cap].second, caps_[next_cap].first);
+      const double cap = caps_[next_cap].first;
+      Freeze(caps_[next_cap].second, cap);
+      if (recording_ != nullptr) {
+        recording_->steps.push_back(
+            {cap, cap, kCapStep, static_cast<uint32_t>(recording_->frozen.size())});
+      }
       continue;
     }
     MESHSIM_CHECK(!heap_.empty()) << "unfrozen flows but no bottleneck";
@@ -434,7 +501,192 @@ void FairShare::FillPart(std::span<const uint32_t> part_resources,
       const uint32_t f = res.flows[j].flow;
       if (!flows_[f].frozen) Freeze(f, share);
     }
+    if (recording_ != nullptr) {
+      recording_->steps.push_back(
+          {top.share, share, top.resource, static_cast<uint32_t>(recording_->frozen.size())});
+    }
   }
+}
+
+bool FairShare::Refill(uint8_t slot) {
+  FillTrace& t = traces_[slot];
+  const uint32_t old_fill = t.fill;
+  // Every flow of the recorded fill that is still active must be in this component.
+  if (old_fill == 0 || trace_walked_[slot] + t.removed != t.frozen.size()) return false;
+
+  // The dirty resources of the part(s): those of this component that can take part in a fill
+  // and carry a recorded flow, and, transitively, those of the flows new to the part (which
+  // must have no clean resource in a fill: that one's flows would not all be in this fill).
+  refill_dirty_.clear();
+  refill_extra_.clear();
+  bool ok = true;
+  for (uint32_t r : comp_dirty_) {
+    Resource& res = resources_[r];
+    if (!InPart(res)) {
+      // A recorded flow local to a resource that is decoupled now is in no part any more.
+      if (res.Decoupled()) {
+        for (const Member& m : res.flows) {
+          const Flow& f = flows_[m.flow];
+          ok = ok && !(f.resources.size() == 1 && f.fill == old_fill);
+        }
+      }
+      continue;
+    }
+    for (const Member& m : res.flows) {
+      if (flows_[m.flow].fill != old_fill) continue;
+      res.in_refill = true;
+      refill_dirty_.push_back(r);
+      break;
+    }
+  }
+  for (size_t i = 0; ok && i < refill_dirty_.size(); ++i) {
+    for (const Member& m : resources_[refill_dirty_[i]].flows) {
+      Flow& f = flows_[m.flow];
+      if (f.fill == old_fill || f.extra) continue;
+      for (ResourceId r2 : f.resources) {
+        Resource& res2 = resources_[r2.value()];
+        if (res2.in_refill || !InPart(res2)) continue;
+        if (res2.dirty_mark != epoch_) {
+          ok = false;
+          break;
+        }
+        res2.in_refill = true;
+        refill_dirty_.push_back(r2.value());
+      }
+      if (!ok) break;
+      f.extra = true;
+      refill_extra_.push_back(m.flow);
+    }
+  }
+  const uint32_t fill = ok ? NextFill() : 0;
+  ok = ok && t.fill == old_fill;  // NextFill forgets every recorded fill when ids wrap.
+  const auto clear_scratch = [&] {
+    for (uint32_t r : refill_dirty_) resources_[r].in_refill = false;
+    for (uint32_t f : refill_extra_) flows_[f].extra = false;
+  };
+  if (!ok) {
+    clear_scratch();
+    return false;
+  }
+
+  // Replay. The dirty resources' heap keys are kept in refill_keys_ (their heap_index says
+  // where) to compare with each recorded step.
+  refill_keys_.clear();
+  for (uint32_t r : refill_dirty_) {
+    StartAccounts(r);
+    Resource& res = resources_[r];
+    res.heap_index = static_cast<uint32_t>(refill_keys_.size());
+    refill_keys_.push_back({res.unfrozen > 0 ? res.remaining / res.unfrozen : kNoCap, r});
+  }
+  // The smallest (cap, flow) among the joining flows: they are unfrozen throughout the replay.
+  double extra_cap = kNoCap;
+  uint32_t extra_cap_flow = UINT32_MAX;
+  for (uint32_t i : refill_extra_) {
+    const double cap = flows_[i].max_rate;
+    if (cap < extra_cap || (cap == extra_cap && std::isfinite(cap) && i < extra_cap_flow)) {
+      extra_cap = cap;
+      extra_cap_flow = i;
+    }
+  }
+  const auto replay_freeze = [&](uint32_t i, double rate) {
+    Flow& f = flows_[i];
+    f.frozen = true;
+    f.new_rate = rate;
+    f.fill = fill;
+    f.sub_mark = epoch_;
+    for (ResourceId r : f.resources) {
+      Resource& res = resources_[r.value()];
+      if (res.sub_mark != epoch_) {
+        // A dirty resource of the fill has its accounts already; any other is not in it.
+        if (res.dirty_mark == epoch_ || !InPart(res)) continue;
+        StartAccounts(r.value());
+      }
+      res.remaining -= rate;
+      res.new_load += rate;
+      --res.unfrozen;
+      if (res.in_refill) {
+        refill_keys_[res.heap_index].share =
+            res.unfrozen > 0 ? std::max(res.remaining, 0.0) / res.unfrozen + 0.0 : kNoCap;
+      }
+    }
+  };
+  size_t step = 0;
+  uint32_t begin = 0;
+  for (; step < t.steps.size(); ++step) {
+    const FillStep& s = t.steps[step];
+    if (s.resource != kCapStep) {
+      // The pop happens again if its resource is unchanged and no changed resource or joining
+      // cap comes first.
+      if (resources_[s.resource].dirty_mark == epoch_ || extra_cap < s.share) break;
+      const HeapEntry popped{s.share, s.resource};
+      bool first = true;
+      for (const HeapEntry& e : refill_keys_) first = first && !Before(e, popped);
+      // Its flows must all still be recorded ones: a resource whose recorded flows have all
+      // completed may have changed since in a solve that did not re-fill them.
+      for (uint32_t k = begin; first && k < s.end; ++k) {
+        const Flow& f = flows_[t.frozen[k]];
+        first = f.active && f.fill == old_fill;
+      }
+      if (!first) break;
+    } else {
+      // The cap freezes again if its flow is still there, no joining cap comes first and it
+      // is below every changed resource's share.
+      const uint32_t g = t.frozen[begin];
+      if (!flows_[g].active || flows_[g].fill != old_fill) break;
+      if (extra_cap < s.share || (extra_cap == s.share && extra_cap_flow < g)) break;
+      bool below = true;
+      for (const HeapEntry& e : refill_keys_) below = below && s.share < e.share;
+      if (!below) break;
+    }
+    for (uint32_t k = begin; k < s.end; ++k) replay_freeze(t.frozen[k], s.rate);
+    begin = s.end;
+  }
+  for (uint32_t r : refill_dirty_) resources_[r].heap_index = kNotInHeap;
+
+  // The rest is filled afresh from the state the replay reached, as FillPart would go on.
+  sub_flows_.clear();
+  for (size_t k = begin; k < t.frozen.size(); ++k) {
+    const uint32_t i = t.frozen[k];
+    if (flows_[i].active && flows_[i].fill == old_fill) sub_flows_.push_back(i);
+  }
+  for (uint32_t i : refill_extra_) {
+    DropTrace(flows_[i]);
+    sub_flows_.push_back(i);
+  }
+  clear_scratch();
+  t.steps.resize(step);
+  t.frozen.resize(begin);
+  t.removed = 0;
+  caps_.clear();
+  heap_.clear();
+  for (uint32_t i : sub_flows_) {
+    Flow& f = flows_[i];
+    f.frozen = false;
+    f.new_rate = 0;
+    f.fill = fill;
+    f.trace = slot;
+    f.sub_mark = epoch_;
+    if (std::isfinite(f.max_rate)) caps_.push_back({f.max_rate, i});
+    for (ResourceId r : f.resources) {
+      Resource& res = resources_[r.value()];
+      if (res.sub_mark != epoch_) {
+        if (res.dirty_mark == epoch_ || !InPart(res)) continue;
+        StartAccounts(r.value());
+      }
+      if (res.heap_index != kNotInHeap || res.unfrozen == 0) continue;
+      heap_.push_back({std::max(res.remaining, 0.0) / res.unfrozen + 0.0, r.value()});
+      res.heap_index = static_cast<uint32_t>(heap_.size() - 1);
+    }
+  }
+  std::sort(caps_.begin(), caps_.end());
+  unfrozen_ = sub_flows_.size();
+  flows_refilled_ += sub_flows_.size();
+  for (size_t i = heap_.size() / 2; i-- > 0;) HeapSiftDown(i, heap_[i]);
+  recording_ = &t;
+  FillLoop();
+  recording_ = nullptr;
+  t.fill = fill;
+  return true;
 }
 
 void FairShare::HeapSiftUp(size_t i, HeapEntry e) {

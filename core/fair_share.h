@@ -48,6 +48,32 @@
 // part by part, never whole, which keeps the fills of big rings joined through busy HBMs small.
 // The rates are the same max-min allocation; only the order in which r's remaining capacity
 // is summed differs from the joint fill (last-bit differences of the local rates).
+// Re-fills that reuse a recorded fill. A fat-tree's shared core links join every flow into one
+// binding part, and a start or finish changes a few of its rates; so a fill of a part of at
+// least kMinTraceFlows flows is recorded: its steps in order (a pop of resource r at key
+// (s, r), or a cap u freezing flow g) and the flows each froze, and each flow keeps the id of
+// the fill that set its rate. When the same flows are re-filled, let D be the dirty resources
+// in a fill and J the flows joining (in no recorded fill, or another one). The recording is
+// usable when every recorded flow still active is in the component, each resource in a fill
+// that carries a recorded or joining flow and is clean carries only recorded flows, and every
+// fill resource of a joining flow is dirty (else the part may hold flows it never saw). Then
+// every clean fill resource has the same flows, order, capacity and status as at the recording
+// (a change marks a resource dirty, and a solve that sees a dirty one re-fills all its flows,
+// giving them a new fill id), and the flows are a union of binding parts (filled together they
+// get what separate fills give). By induction over the steps, while the state outside D and
+// the frozen flows equal the recording's: recorded step j (pop of r ∉ D at key K) is the new
+// fill's next step if the flows it froze are all still active, every heap key of D is above K
+// and no cap of J is below s (the other keys and caps are the recording's, and its pop was the
+// smallest; a resource carrying only completed recorded flows may have changed in a solve that
+// did not re-fill the others, and is in the fill no more); a recorded cap (u, g) is
+// if g is still active, (u, g) is below every (cap, flow) of J and u is below every share of
+// D. Either step freezes the same flows at the same rates in the same order, so the clean
+// resources' accounts stay the recording's and D's are kept alongside. At the first step that
+// fails, the state is the new fill's state at that point: the rest is filled as FillPart would
+// go on (heap of the fill resources with unfrozen flows, the unfrozen caps), and the recording
+// becomes the replayed steps plus the new ones. The replay costs O(incidences) without a heap,
+// the rest O((R + P)·log R) on what is left (~1/6 of the pops on a fat-tree). A recording that
+// is not usable costs a full fill, which records anew.
 // Completions unlink a flow from its resources in O(|R_f|) (stored positions). A resource whose
 // flows cross no other resource (an HBM with only local traffic: most solves) is a component of
 // its own: progressive filling on it freezes the caps below the running share c_r' / n', then
@@ -64,6 +90,7 @@
 #ifndef MESHSIM_CORE_FAIR_SHARE_H_
 #define MESHSIM_CORE_FAIR_SHARE_H_
 
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <functional>
@@ -106,6 +133,10 @@ class FairShare {
   double Rate(FlowId flow) const { return flows_[flow.value()].rate; }
   bool IsActive(FlowId flow) const { return flows_[flow.value()].active; }
 
+  // Re-fills reuse recorded fills (on by default; off fills every changed part from scratch,
+  // with bit-identical rates: for tests that check exactly that).
+  void set_reuse_fills(bool on) { reuse_fills_ = on; }
+
   // Records a CounterSample whenever a resource's total rate changes (off by default).
   void set_record_counters(bool on) { record_counters_ = on; }
   const std::vector<CounterSample>& counters() const { return counters_; }
@@ -139,10 +170,13 @@ class FairShare {
     double max_rate = kNoCap;
     uint32_t mark = 0;      // Epoch of the last component walk that reached it.
     uint32_t sub_mark = 0;  // Epoch of the last binding-part walk that reached it.
+    uint32_t fill = 0;      // Id of the last fill that set its rate (0: none yet).
     bool frozen = false;    // Scratch for one solve.
     bool active = false;
-    absl::InlinedVector<ResourceId, 6> resources;
-    absl::InlinedVector<uint32_t, 6> positions;  // Index in each resource's `flows`.
+    bool extra = false;        // Scratch for one Refill: joins the fill unfrozen.
+    uint8_t trace = kNoTrace;  // traces_ slot of that fill, if it was recorded.
+    // Second cache line. Eight inline: a fat-tree route (two HBMs, six links) needs no heap.
+    absl::InlinedVector<ResourceId, 8> resources;
   };
   // A flow over a resource, and the index of this resource in that flow's `resources`.
   struct Member {
@@ -153,14 +187,14 @@ class FairShare {
     std::vector<Member> flows;  // Active flows over this resource.
     uint32_t mark = 0;          // Scratch for one solve, from here to `new_load`.
     uint32_t sub_mark = 0;      // Epoch of the binding part filled with it.
-    uint32_t dirty_mark = 0;    // Epoch of the last solve that found it dirty.
+    uint32_t dirty_mark = 0;    // Epoch of the solve that finds it dirty (epoch_ + 1: pending).
     int32_t unbounded = 0;      // Flows with an infinite Bound(f, this).
     double bound_sum = 0;       // Σ finite Bound(f, this) over its flows.
     double capacity = 0;        // ResourceInfo::capacity_bytes_per_s
     // Flows over this resource that cross another resource too. While it is 0 the resource and
     // its flows are a component of their own (SolveAlone).
     uint32_t crossing = 0;
-    bool dirty = false;
+    bool in_refill = false;  // Scratch for one Refill: a dirty resource of its part.
     // Second cache line: the fill and the load accounting.
     uint32_t unfrozen = 0;
     uint32_t heap_index = kNotInHeap;  // Its entry in heap_ during a fill.
@@ -185,6 +219,28 @@ class FairShare {
   };
   static constexpr double kBindMargin = 1e-6;
   static constexpr uint32_t kNotInHeap = UINT32_MAX;
+  static constexpr uint8_t kNoTrace = UINT8_MAX;
+
+  // A recorded fill: its steps in order and the flows each froze (see "Re-fills that reuse a
+  // recorded fill" in the header). Steps and flows are what FillLoop did, so a prefix of them
+  // is a prefix of any fill whose first steps coincide with them.
+  struct FillStep {
+    double share;       // The popped key's share, or the cap that froze the flow.
+    double rate;        // The rate its flows froze at.
+    uint32_t resource;  // The popped resource, or kCapStep.
+    uint32_t end;       // FillTrace::frozen[previous step's end, end) froze in this step.
+  };
+  static constexpr uint32_t kCapStep = UINT32_MAX;
+  struct FillTrace {
+    uint32_t fill = 0;     // Id of the fill recorded here; 0: none (free or invalidated).
+    uint32_t removed = 0;  // Its flows completed since.
+    std::vector<FillStep> steps;
+    std::vector<uint32_t> frozen;
+  };
+  // A handful: a component has a few big parts at most, and a miss only costs a full fill.
+  static constexpr int kTraces = 8;
+  // Smaller parts are filled from scratch: recording and checking cost about as much.
+  static constexpr size_t kMinTraceFlows = 16;
 
   void MarkDirty(const Flow& flow);
   void RequestSolve();
@@ -207,7 +263,29 @@ class FairShare {
   void CollectBindingPart(uint32_t seed_flow);
   // Progressive filling of one binding part (new_rate, new_load); its resources and flows carry
   // sub_mark == epoch_.
-  void FillPart(std::span<const uint32_t> part_resources, std::span<const uint32_t> part_flows);
+  void FillPart(std::span<const uint32_t> part_resources, std::span<const uint32_t> part_flows,
+                bool record);
+  // The progressive-filling loop of FillPart from its current state (heap_, caps_, unfrozen_),
+  // appending its steps to recording_ when set.
+  void FillLoop();
+  // Re-fills the part(s) whose last fill is recorded in traces_[slot]: replays the recorded
+  // steps as long as the changed (dirty) resources and joining flows cannot change them, then
+  // fills the rest. Returns false, having changed nothing, when the recorded fill does not
+  // describe the part any more (see the header). O(P) for the replay plus a fill of the rest.
+  bool Refill(uint8_t slot);
+  // True when r takes part in binding-part fills: it can bind and is not decoupled.
+  bool InPart(const Resource& r) const { return r.CanBind() && !r.Decoupled(); }
+  // A new fill id; on wrap-around, forgets every recorded fill.
+  uint32_t NextFill();
+  // Forgets the recorded fill of flow f, if any (its rate is set by another fill now).
+  void DropTrace(const Flow& f) {
+    if (f.trace != kNoTrace && traces_[f.trace].fill == f.fill) traces_[f.trace].fill = 0;
+  }
+  bool HasTrace(const Flow& f) const {
+    return f.trace != kNoTrace && f.fill != 0 && traces_[f.trace].fill == f.fill;
+  }
+  // Resets r's fill accounts for this solve's fill, the first time the fill touches it.
+  void StartAccounts(uint32_t r);
   // The smallest capacity on f's route (at resource *min_resource) and the second smallest.
   void RouteCapacities(const Flow& f, uint32_t* min_resource, double* min_capacity,
                        double* second_capacity) const;
@@ -224,11 +302,19 @@ class FairShare {
   std::vector<Resource> resources_;
   std::vector<ResourceInfo> infos_;  // Descriptions; bytes and busy live in Resource.
   std::vector<Flow> flows_;
+  // By flow index: the index of the flow in each of its resources' `flows` (completions only).
+  std::vector<absl::InlinedVector<uint32_t, 8>> positions_;
   std::vector<Callback> on_done_;  // By flow index.
   std::vector<uint32_t> free_flows_;
   std::vector<uint32_t> dirty_;
   std::vector<uint32_t> comp_resources_, comp_flows_, stack_;
   std::vector<uint32_t> sub_resources_, sub_flows_;
+  std::vector<uint32_t> comp_dirty_;  // The dirty resources of the component being solved.
+  std::vector<uint32_t> refill_dirty_, refill_extra_;  // Scratch of Refill.
+  std::array<FillTrace, kTraces> traces_;
+  std::array<uint32_t, kTraces> trace_walked_{};  // Flows of each trace in the component.
+  FillTrace* recording_ = nullptr;
+  uint32_t fills_ = 0;
   // The fill's bottleneck heap: one entry per resource with unfrozen flows, keyed by (share,
   // resource id) and updated in place when a freeze changes the share (a binary heap whose
   // entries know their index through Resource::heap_index).
@@ -252,6 +338,7 @@ class FairShare {
   void HeapUpdate(size_t i, HeapEntry e);
   void HeapRemove(size_t i);
   std::vector<HeapEntry> heap_;
+  std::vector<HeapEntry> refill_keys_;  // Refill: the heap keys of its dirty resources.
   std::vector<std::pair<double, uint32_t>> caps_;
   size_t unfrozen_ = 0;
   std::vector<CounterSample> counters_;
@@ -263,6 +350,7 @@ class FairShare {
   uint64_t flows_refilled_ = 0;
   bool solve_pending_ = false;
   bool record_counters_ = false;
+  bool reuse_fills_ = true;
 };
 
 }  // namespace meshsim::core

@@ -6,6 +6,10 @@
 // BM_Gpt3Block1024: the same block on 1024 chips as `meshsim run --chips 1024` runs it (mesh and
 // S from the autotuner, no timeline kept: metrics streamed), one iteration of about 8 s:
 //   build/tests/meshsim_benchmarks --benchmark_filter=BM_Gpt3Block1024
+//
+// BM_Gpt3BlockFatTree64: the block as `meshsim run --chips 64 --topology fattree` runs it (k = 8
+// fat-tree, whose shared core links join every flow into one binding part that most solves
+// re-fill): the fair-share solver's worst case among the built-in topologies.
 #include <sstream>
 #include <string>
 #include <utility>
@@ -63,6 +67,11 @@ void BM_Gpt3Block1024(benchmark::State& state) {
   RunBlock(state, {{"chips", "1024"}}, /*keep_timeline=*/false);
 }
 BENCHMARK(BM_Gpt3Block1024)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+void BM_Gpt3BlockFatTree64(benchmark::State& state) {
+  RunBlock(state, {{"chips", "64"}, {"topology", "fattree"}}, /*keep_timeline=*/false);
+}
+BENCHMARK(BM_Gpt3BlockFatTree64)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 }  // namespace meshsim::sim
