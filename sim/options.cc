@@ -60,17 +60,17 @@ po::options_description Description() {
   po::options_description d(
       "Options of `meshsim run` (also `KEY = VALUE` lines in --config files)");
   auto text = [] { return po::value<std::string>(); };
+  const MemoryLimit& memory = AvailableMemory();
   const std::string max_ops_help = absl::StrFormat(
       "refuse the run before building it when its op graph would hold more ops (default: half "
-      "of the machine's %.1f GB of memory at ~%d B per op, ~%d B with --out/--trace: here %d, "
-      "%d)",
-      PhysicalMemoryBytes() / 1e9, kBytesPerOp, kBytesPerOpWithTimeline, DefaultMaxOps(false),
+      "of %s at ~%d B per op, ~%d B with --out/--trace: here %d, %d)",
+      memory.Describe(), kBytesPerOp, kBytesPerOpWithTimeline, DefaultMaxOps(false),
       DefaultMaxOps(true));
   const std::string max_flows_help = absl::StrFormat(
       "--workload collective: refuse the run when one step would start more network flows at "
-      "once (an all-to-all of P chips starts P*(P-1); default: half of the memory at ~%d B per "
-      "flow: here %d)",
-      kBytesPerFlow, DefaultMaxFlows());
+      "once (an all-to-all of P chips starts P*(P-1); default: half of %s at ~%d B per flow: "
+      "here %d)",
+      memory.Describe(), kBytesPerFlow, DefaultMaxFlows());
   // clang-format off
   d.add_options()
       ("help,h", "print this help")
@@ -170,21 +170,14 @@ absl::Status CheckOneOf(const std::string& key, const std::string& value,
 
 }  // namespace
 
-int64_t PhysicalMemoryBytes() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  // Unknown (never on Linux): assume 16 GB rather than refuse everything.
-  if (pages <= 0 || page <= 0) return int64_t{16} << 30;
-  return int64_t{pages} * page;
-}
-
 int64_t DefaultMaxOps(bool keep_timeline) {
   const int64_t ops =
-      PhysicalMemoryBytes() / 2 / (keep_timeline ? kBytesPerOpWithTimeline : kBytesPerOp);
+      AvailableMemory().bytes / 2 / (keep_timeline ? kBytesPerOpWithTimeline : kBytesPerOp);
   return std::clamp<int64_t>(ops, 1, kMaxOpsLimit);
 }
 
 int64_t DefaultMaxFlows() {
-  return std::max<int64_t>(1, PhysicalMemoryBytes() / 2 / kBytesPerFlow);
+  return std::max<int64_t>(1, AvailableMemory().bytes / 2 / kBytesPerFlow);
 }
 
 std::vector<std::string> RunOptionKeys() {

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "core/time.h"
 #include "sim/chrome_trace.h"
+#include "sim/memory_limit.h"
 #include "sim/system.h"
 
 namespace boost::program_options {
@@ -50,16 +51,14 @@ inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 48;
 
 // Memory budgets. Some lowerings grow as P² (tp1d's and fsdp's ReduceScatter accumulates, an
 // all-to-all's flows), so a run is refused, before it is built, when its op graph (--max-ops)
-// or the flows one collective step starts (--max-flows) would not fit in half of this machine's
-// physical memory, at what one op or flow was measured to take (peak RSS over count,
-// sim/README.md):
+// or the flows one collective step starts (--max-flows) would not fit in half of the memory this
+// process may use (AvailableMemory(): physical memory, or the cgroup's limit when lower), at
+// what one op or flow was measured to take (peak RSS over count, sim/README.md):
 inline constexpr int64_t kBytesPerOp = 200;              // tp1d, fsdp at 256 and 1024 chips.
 inline constexpr int64_t kBytesPerOpWithTimeline = 850;  // The same, the timeline kept (--out).
 inline constexpr int64_t kBytesPerFlow = 1024;  // All-to-all of every chip: 635 B at 1024 chips,
                                                 // 766 B at 2048; routes grow with the machine.
-// sysconf(_SC_PHYS_PAGES) x page size (cgroup limits are not read).
-int64_t PhysicalMemoryBytes();
-// Half of PhysicalMemoryBytes() at kBytesPerOp (kBytesPerOpWithTimeline when the run keeps its
+// Half of AvailableMemory() at kBytesPerOp (kBytesPerOpWithTimeline when the run keeps its
 // timeline) or kBytesPerFlow: the defaults of --max-ops and --max-flows.
 int64_t DefaultMaxOps(bool keep_timeline);
 int64_t DefaultMaxFlows();

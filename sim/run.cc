@@ -155,13 +155,14 @@ std::string RunDescription(const RunOptions& o, const algorithms::Mesh& mesh) {
   return absl::StrCat("--workload ", o.workload);
 }
 
-// "(--max-ops 1000)" or "(--max-ops; default: half of the 25.3 GB of memory at ~200 B per op)".
+// "(--max-ops 1000)" when given, else where the default came from: "(--max-ops; default: half
+// of the 23.5 GiB of physical memory at ~200 B per op)" (or "of the 2.0 GiB cgroup limit").
 std::string BudgetSource(const char* key, int64_t given, int64_t bytes_per_item, const char* item,
                          int concurrent_runs) {
   if (given > 0) return absl::StrFormat("(--%s %d)", key, given);
   return absl::StrFormat(
-      "(--%s; default: half of the %.1f GB of memory at ~%d B per %s%s)", key,
-      PhysicalMemoryBytes() / 1e9, bytes_per_item, item,
+      "(--%s; default: half of %s at ~%d B per %s%s)", key, AvailableMemory().Describe(),
+      bytes_per_item, item,
       concurrent_runs > 1 ? absl::StrFormat(", shared by --jobs %d runs at once", concurrent_runs)
                           : "");
 }

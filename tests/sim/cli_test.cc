@@ -3,6 +3,7 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -740,10 +741,12 @@ TEST(CliBudgetTest, ClosedFormIsTheRealOpCountAndTheLimitIsExact) {
   }
 }
 
-// The default budgets come from the machine's memory and are far above what the paper's largest
-// MeshSlice runs need (305 k ops at 4096 chips, 1.2 M at 16384).
-TEST(CliBudgetTest, DefaultsFollowPhysicalMemory) {
-  const int64_t half = PhysicalMemoryBytes() / 2;
+// The default budgets come from the memory this process may use (physical, or a lower cgroup
+// limit) and are far above what the paper's largest MeshSlice runs need (305 k ops at 4096
+// chips, 1.2 M at 16384).
+TEST(CliBudgetTest, DefaultsFollowAvailableMemory) {
+  EXPECT_LE(AvailableMemory().bytes, PhysicalMemoryBytes());
+  const int64_t half = AvailableMemory().bytes / 2;
   EXPECT_EQ(DefaultMaxOps(false), std::min<int64_t>(half / kBytesPerOp, kMaxOpsLimit));
   EXPECT_EQ(DefaultMaxOps(true), half / kBytesPerOpWithTimeline);
   EXPECT_EQ(DefaultMaxFlows(), half / kBytesPerFlow);
@@ -761,6 +764,31 @@ TEST(CliBudgetTest, DefaultsFollowPhysicalMemory) {
   EXPECT_EQ(o.flow_budget(), DefaultMaxFlows() / 2);
   o.max_ops = 0;
   EXPECT_EQ(o.op_budget(), DefaultMaxOps(false) / 2);
+}
+
+// `run --help` and the refusals say where the defaults came from.
+TEST(CliBudgetTest, HelpAndRefusalsNameTheMemoryTheDefaultsComeFrom) {
+  const std::string memory = AvailableMemory().Describe();
+  const Result help = Cli({"run", "--help"});
+  ASSERT_EQ(help.status, 0) << help.err;
+  // Boost wraps the help text: compare without white space.
+  const auto squeeze = [](std::string text) {
+    text.erase(std::remove_if(text.begin(), text.end(),
+                              [](unsigned char c) { return std::isspace(c) != 0; }),
+               text.end());
+    return text;
+  };
+  EXPECT_THAT(squeeze(help.out),
+              HasSubstr(squeeze(absl::StrCat("half of ", memory, " at ~200 B per op"))));
+  EXPECT_THAT(squeeze(help.out),
+              HasSubstr(squeeze(absl::StrCat("half of ", memory, " at ~1024 B per flow"))));
+  // 4096 chips of tp1d (235 M ops) pass the default budget of any machine under 44 GiB.
+  if (AvailableMemory().bytes < (int64_t{44} << 30)) {
+    const Result r = Cli({"run", "--chips", "4096", "--algorithm", "tp1d"});
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_THAT(r.err,
+                HasSubstr(absl::StrCat("(--max-ops; default: half of ", memory, " at ~200 B")));
+  }
 }
 
 TEST(CliTest, ShowTopologyAndItsDotGraph) {
