@@ -108,6 +108,13 @@ void Executor::Finish(OpId id) {
   }
 }
 
+bool Executor::GrowTimeline() {
+  if (timeline_budget_ == nullptr) return true;  // push_back grows it.
+  if (timeline_budget_->Grow(timeline_)) return true;
+  sim_.Stop();
+  return false;
+}
+
 TimelineRow Executor::MakeRow(OpId id, ChipId chip, Phase phase, UnitKind unit, uint16_t unit_index,
                               Time start, Time end) const {
   const Op& op = graph_.op(id);

@@ -64,17 +64,22 @@ class Executor {
   void Finish(OpId id);
 
   // Appends a timeline row, or hands it to the sink if one is set; MakeRow pre-fills op, chip,
-  // kind, tags and times.
+  // kind, tags and times. With a timeline budget that cannot grow the timeline, the row is
+  // dropped and the simulator stopped (see set_timeline_budget).
   void Record(const TimelineRow& row) {
     if (sink_ != nullptr) {
       sink_->Add(row);
-    } else {
+    } else if (timeline_.size() < timeline_.capacity() || GrowTimeline()) {
       timeline_.push_back(row);
     }
   }
   // Sends every row recorded from now on to `sink` (not owned) instead of timeline(); null keeps
   // them (the default).
   void set_sink(TimelineSink* sink) { sink_ = sink; }
+  // Bounds the kept timeline's memory (not owned; null = unbounded, the default). Once the
+  // budget is exhausted, rows are dropped and the simulator is stopped, so Run returns early
+  // with a hang report; the caller checks budget->exhausted() first.
+  void set_timeline_budget(TimelineBudget* budget) { timeline_budget_ = budget; }
   TimelineRow MakeRow(OpId id, ChipId chip, Phase phase, UnitKind unit, uint16_t unit_index,
                       Time start, Time end) const;
 
@@ -97,6 +102,8 @@ class Executor {
   enum class State : uint8_t { kWaiting, kReady, kRunning, kFinished };
   void MakeReady(uint32_t op);
   void Dispatch();
+  // Makes room for one more row in a full timeline_; false when the budget forbids it.
+  bool GrowTimeline();
 
   Simulator& sim_;
   const OpGraph& graph_;
@@ -108,6 +115,7 @@ class Executor {
   std::vector<uint32_t> ready_;  // Min-heap of op ids ready to start.
   std::vector<TimelineRow> timeline_;
   TimelineSink* sink_ = nullptr;
+  TimelineBudget* timeline_budget_ = nullptr;
   Time makespan_;
   size_t finished_count_ = 0;
   uint64_t fingerprint_ = 0xcbf29ce484222325ull;

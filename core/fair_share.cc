@@ -749,7 +749,12 @@ void FairShare::SetLoad(uint32_t r, double load) {
   if (res.load > 0) res.busy += dt;
   res.load_since = now;
   if (load != res.load && record_counters_) {
-    counters_.push_back({now, ResourceId(r), load});
+    if (counters_.size() < counters_.capacity() || timeline_budget_ == nullptr ||
+        timeline_budget_->Grow(counters_)) {
+      counters_.push_back({now, ResourceId(r), load});
+    } else {
+      sim_.Stop();
+    }
   }
   res.load = load;
 }

@@ -139,6 +139,9 @@ class FairShare {
 
   // Records a CounterSample whenever a resource's total rate changes (off by default).
   void set_record_counters(bool on) { record_counters_ = on; }
+  // Bounds the recorded samples' memory, shared with the executor's timeline (not owned; null =
+  // unbounded). Once exhausted, samples are dropped and the simulator is stopped.
+  void set_timeline_budget(TimelineBudget* budget) { timeline_budget_ = budget; }
   const std::vector<CounterSample>& counters() const { return counters_; }
   std::vector<CounterSample> TakeCounters() { return std::move(counters_); }
 
@@ -351,6 +354,7 @@ class FairShare {
   bool solve_pending_ = false;
   bool record_counters_ = false;
   bool reuse_fills_ = true;
+  TimelineBudget* timeline_budget_ = nullptr;
 };
 
 }  // namespace meshsim::core

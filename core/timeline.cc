@@ -48,4 +48,16 @@ const char* ToString(ResourceKind kind) {
   return "?";
 }
 
+size_t TimelineBudget::NewCapacity(size_t capacity, size_t element_bytes) {
+  if (exhausted_) return 0;
+  // Doubling, as std::vector would: growing by less would not lower the peak of the copy (the
+  // old elements twice) and would copy more often.
+  const size_t grow = capacity == 0 ? 1024 : capacity;
+  if (max_bytes_ - committed_bytes_ < static_cast<int64_t>(grow * element_bytes)) {
+    exhausted_ = true;
+    return 0;
+  }
+  return capacity + grow;
+}
+
 }  // namespace meshsim::core

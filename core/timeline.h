@@ -81,6 +81,57 @@ struct CounterSample {
   double rate_bytes_per_s = 0;
 };
 
+// The memory a run's kept timeline may take: the executor's rows and the fair-share solver's
+// counter samples share one budget of bytes. Rows grow with events, not with ops (a collective
+// of P members records a sync and a transfer row per member per step: P²-ish rows per ring
+// collective), and samples with rate changes, so neither the op count nor a closed form bounds
+// them; the containers ask the budget whenever they are full instead (O(log n) times per run,
+// never per row).
+//
+// A container doubles its capacity (from 1024 elements) while the capacities of all containers
+// stay within `max_bytes`; that sum bounds their resident memory at all times, the copy of a
+// growth included (the old buffer and the copied half of the new one: twice the old capacity,
+// the new one). When a container cannot double, the budget is exhausted: the container stops
+// growing, its owner drops the record and stops the simulator, and the caller reports the run
+// as too large (sim/run.cc).
+//
+// Example:
+//   TimelineBudget budget(int64_t{1} << 30);
+//   exec.set_timeline_budget(&budget);
+//   fair_share.set_timeline_budget(&budget);
+//   exec.Run();                 // stopped early when...
+//   if (budget.exhausted()) ... // ...the timeline would pass 1 GiB
+class TimelineBudget {
+ public:
+  explicit TimelineBudget(int64_t max_bytes) : max_bytes_(max_bytes) {}
+
+  // Doubles the capacity of `v` (full: size() == capacity(); to 1024 elements from empty)
+  // within the budget; false, and exhausted() from now on, when that would pass it.
+  // O(v.size()): the copy.
+  template <typename T>
+  bool Grow(std::vector<T>& v) {
+    const size_t before = v.capacity();
+    const size_t want = NewCapacity(before, sizeof(T));
+    if (want == 0) return false;
+    v.reserve(want);
+    committed_bytes_ += static_cast<int64_t>((v.capacity() - before) * sizeof(T));
+    return true;
+  }
+
+  bool exhausted() const { return exhausted_; }
+  int64_t max_bytes() const { return max_bytes_; }
+  // The capacity, in bytes, of the containers grown through this budget.
+  int64_t committed_bytes() const { return committed_bytes_; }
+
+ private:
+  // The capacity a full container of `capacity` elements of `element_bytes` may double to, or 0.
+  size_t NewCapacity(size_t capacity, size_t element_bytes);
+
+  int64_t max_bytes_;
+  int64_t committed_bytes_ = 0;
+  bool exhausted_ = false;
+};
+
 }  // namespace meshsim::core
 
 #endif  // MESHSIM_CORE_TIMELINE_H_

@@ -217,9 +217,14 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
   }
   for (const RunOptions& o : runs) MESHSIM_RETURN_IF_ERROR(CheckRun(o));
   // Timelines only where an output needs them: every run for --out, the first for --trace.
+  // Every kept timeline stays in memory until the files are written: they share the default
+  // timeline budget.
+  int held = 0;
   for (size_t i = 0; i < runs.size(); ++i) {
     runs[i].keep_timeline = !runs[i].out.empty() || (i == 0 && !runs[i].trace.empty());
+    held += runs[i].keep_timeline ? 1 : 0;
   }
+  for (RunOptions& o : runs) o.timelines_held = std::max(held, 1);
   std::vector<RunRecord> records;
   for (size_t i = 0; i < runs.size(); ++i) {
     err << "simulating " << names[i] << " ...\n";

@@ -60,17 +60,23 @@ po::options_description Description() {
   po::options_description d(
       "Options of `meshsim run` (also `KEY = VALUE` lines in --config files)");
   auto text = [] { return po::value<std::string>(); };
+  const MemoryLimit& memory = AvailableMemory();
+  const double gib = double(int64_t{1} << 30);
   const std::string max_ops_help = absl::StrFormat(
       "refuse the run before building it when its op graph would hold more ops (default: half "
-      "of the machine's %.1f GB of memory at ~%d B per op, ~%d B with --out/--trace: here %d, "
-      "%d)",
-      PhysicalMemoryBytes() / 1e9, kBytesPerOp, kBytesPerOpWithTimeline, DefaultMaxOps(false),
-      DefaultMaxOps(true));
+      "of %s at ~%d B per op, a quarter with --out/--trace: here %d, %d)",
+      memory.Describe(), kBytesPerOp, DefaultMaxOps(false), DefaultMaxOps(true));
   const std::string max_flows_help = absl::StrFormat(
       "--workload collective: refuse the run when one step would start more network flows at "
-      "once (an all-to-all of P chips starts P*(P-1); default: half of the memory at ~%d B per "
-      "flow: here %d)",
-      kBytesPerFlow, DefaultMaxFlows());
+      "once (an all-to-all of P chips starts P*(P-1); default: half of %s at ~%d B per flow: "
+      "here %d)",
+      memory.Describe(), kBytesPerFlow, DefaultMaxFlows());
+  const std::string max_timeline_help = absl::StrFormat(
+      "with --out/--trace: stop and refuse the run when the timeline they keep in memory (64 B "
+      "per row, 24 B per counter sample; rows grow with collective steps x members, not with "
+      "ops) would take more, e.g. 4GiB (default: a quarter of %s, the op graph has another: "
+      "here %.1f GiB)",
+      memory.Describe(), DefaultMaxTimelineBytes() / gib);
   // clang-format off
   d.add_options()
       ("help,h", "print this help")
@@ -142,7 +148,8 @@ po::options_description Description() {
                                "minimal: what the --trace file holds")
       ("format", text(), "table, json, csv (default table)")
       ("max-ops", text(), max_ops_help.c_str())
-      ("max-flows", text(), max_flows_help.c_str());
+      ("max-flows", text(), max_flows_help.c_str())
+      ("max-timeline-bytes", text(), max_timeline_help.c_str());
   // clang-format on
   // System parameters are options too, so `meshsim show system` output is a valid config file.
   po::options_description params("System parameters (override the preset; also via --set)");
@@ -173,22 +180,16 @@ absl::Status CheckOneOf(const std::string& key, const std::string& value,
 
 }  // namespace
 
-int64_t PhysicalMemoryBytes() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  // Unknown (never on Linux): assume 16 GB rather than refuse everything.
-  if (pages <= 0 || page <= 0) return int64_t{16} << 30;
-  return int64_t{pages} * page;
-}
-
 int64_t DefaultMaxOps(bool keep_timeline) {
-  const int64_t ops =
-      PhysicalMemoryBytes() / 2 / (keep_timeline ? kBytesPerOpWithTimeline : kBytesPerOp);
+  const int64_t ops = AvailableMemory().bytes / (keep_timeline ? 4 : 2) / kBytesPerOp;
   return std::clamp<int64_t>(ops, 1, kMaxOpsLimit);
 }
 
 int64_t DefaultMaxFlows() {
-  return std::max<int64_t>(1, PhysicalMemoryBytes() / 2 / kBytesPerFlow);
+  return std::max<int64_t>(1, AvailableMemory().bytes / 2 / kBytesPerFlow);
 }
+
+int64_t DefaultMaxTimelineBytes() { return std::max<int64_t>(1, AvailableMemory().bytes / 4); }
 
 std::vector<std::string> RunOptionKeys() {
   std::vector<std::string> keys;
@@ -657,6 +658,10 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unrea
   MESHSIM_RETURN_IF_ERROR(choice("format", {"table", "json", "csv"}, &o.format));
   MESHSIM_RETURN_IF_ERROR(integer("max-ops", 1, kMaxOpsLimit, &o.max_ops));
   MESHSIM_RETURN_IF_ERROR(integer("max-flows", 1, int64_t{1} << 40, &o.max_flows));
+  if (const std::string* v = get("max-timeline-bytes")) {
+    MESHSIM_ASSIGN_OR_RETURN(o.max_timeline_bytes,
+                             core::ParseInteger("--max-timeline-bytes", *v, core::Unit::kBytes, 1));
+  }
   // Last, so that a malformed value is reported as such first.
   if (unread == Unread::kRefuse) {
     for (const auto& [key, value] : raw.values) {
@@ -745,6 +750,10 @@ std::string NotReadBy(const std::string& key, const RunOptions& o) {
     if (is(o.algorithm, readers)) return "";
     return absl::StrCat("does not apply to --algorithm ", o.algorithm,
                         "; it is read by --algorithm ", absl::StrJoin(readers, ", "));
+  }
+  if (key == "max-timeline-bytes" && o.out.empty() && o.trace.empty() && !o.sweep_timelines) {
+    return "does not apply without --out or --trace; it is read with --out, --trace or a "
+           "sweep's --timelines, which keep the timeline it bounds";
   }
   if ((key == "trace-format" || key == "trace-detail") && o.trace.empty()) {
     return "does not apply without --trace; it describes the --trace file";

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "core/time.h"
 #include "sim/chrome_trace.h"
+#include "sim/memory_limit.h"
 #include "sim/system.h"
 
 namespace boost::program_options {
@@ -49,20 +50,22 @@ inline constexpr int64_t kMaxChainOps = int64_t{1} << 24;  // --workload chain: 
 inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 48;
 
 // Memory budgets. Some lowerings grow as P² (tp1d's and fsdp's ReduceScatter accumulates, an
-// all-to-all's flows), so a run is refused, before it is built, when its op graph (--max-ops)
-// or the flows one collective step starts (--max-flows) would not fit in half of this machine's
-// physical memory, at what one op or flow was measured to take (peak RSS over count,
-// sim/README.md):
-inline constexpr int64_t kBytesPerOp = 200;              // tp1d, fsdp at 256 and 1024 chips.
-inline constexpr int64_t kBytesPerOpWithTimeline = 850;  // The same, the timeline kept (--out).
+// all-to-all's flows), and so does the timeline kept for --out/--trace (a ring collective of P
+// members records rows per member per step), so a run is refused, with exit 2 naming the limit,
+// when its op graph (--max-ops, before it is built), the flows one collective step starts
+// (--max-flows) or its kept timeline (--max-timeline-bytes, as soon as it passes) would not fit
+// in half of the memory this process may use (AvailableMemory(): physical memory, or the
+// cgroup's limit when lower). With the timeline kept, the op graph and the timeline get half of
+// that half each. Measured costs (peak RSS over count, sim/README.md):
+inline constexpr int64_t kBytesPerOp = 200;     // tp1d, fsdp at 256 and 1024 chips.
 inline constexpr int64_t kBytesPerFlow = 1024;  // All-to-all of every chip: 635 B at 1024 chips,
                                                 // 766 B at 2048; routes grow with the machine.
-// sysconf(_SC_PHYS_PAGES) x page size (cgroup limits are not read).
-int64_t PhysicalMemoryBytes();
-// Half of PhysicalMemoryBytes() at kBytesPerOp (kBytesPerOpWithTimeline when the run keeps its
-// timeline) or kBytesPerFlow: the defaults of --max-ops and --max-flows.
+// The defaults of --max-ops (kBytesPerOp each in half of AvailableMemory(), a quarter when the
+// run keeps its timeline), --max-flows (kBytesPerFlow each in half) and --max-timeline-bytes (a
+// quarter: the timeline's rows and counter samples, core::TimelineBudget).
 int64_t DefaultMaxOps(bool keep_timeline);
 int64_t DefaultMaxFlows();
+int64_t DefaultMaxTimelineBytes();
 inline constexpr int64_t kMaxOpsLimit = (int64_t{1} << 32) - 1;  // Op ids are 32-bit.
 
 struct RunOptions {
@@ -115,13 +118,22 @@ struct RunOptions {
   // on, for batch logs; kNone is silent (sweeps draw their own).
   enum class Progress { kNone, kTerminal, kLog };
   Progress progress = Progress::kNone;
-  // --max-ops, --max-flows: the most ops the op graph may hold, and the most flows one step of
-  // --workload collective may start; 0 = the machine's default (DefaultMaxOps, DefaultMaxFlows).
-  // Bounds on resources, not part of the scenario: Resolved() leaves them out.
+  // --max-ops, --max-flows, --max-timeline-bytes: the most ops the op graph may hold, the most
+  // flows one step of --workload collective may start, the most bytes the kept timeline's rows
+  // and counter samples may take; 0 = the machine's default (DefaultMaxOps, DefaultMaxFlows,
+  // DefaultMaxTimelineBytes). Bounds on resources, not part of the scenario: Resolved() leaves
+  // them out.
   int64_t max_ops = 0;
   int64_t max_flows = 0;
+  int64_t max_timeline_bytes = 0;
   // Runs simulated at once (a sweep's --jobs): the default budgets are shared among them.
   int concurrent_runs = 1;
+  // Timelines held in memory at once (compare --out keeps every run's until the file is
+  // written): the default timeline budget is shared among them too.
+  int timelines_held = 1;
+  // A sweep with --timelines stores its runs' timelines: --max-timeline-bytes is read (NotReadBy)
+  // although the runs have no --out or --trace of their own. Not a config key.
+  bool sweep_timelines = false;
   // When set and true, Simulate stops at its next check (every 65536 events) and returns
   // Cancelled: a sweep's interrupt ends its runs in flight. Not owned; not a config key.
   const std::atomic<bool>* cancel = nullptr;
@@ -132,6 +144,12 @@ struct RunOptions {
   }
   int64_t flow_budget() const {
     return max_flows > 0 ? max_flows : std::max<int64_t>(1, DefaultMaxFlows() / concurrent_runs);
+  }
+  int64_t timeline_budget() const {
+    return max_timeline_bytes > 0
+               ? max_timeline_bytes
+               : std::max<int64_t>(
+                     1, DefaultMaxTimelineBytes() / (int64_t{concurrent_runs} * timelines_held));
   }
 
   // Chips the logical mesh spans: the placement's, else every chip.
@@ -175,6 +193,8 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw,
 //                                                          (model: not with --hidden)
 //   gemm                                                   --workload gemm
 //   collective, group, bytes, max-flows                    --workload collective
+//   max-timeline-bytes                                     with --out or --trace (a sweep's
+//                                                          --timelines)
 //   steps, step-time                                       --workload chain
 //   stages, dp, microbatches, schedule, overlap, delay-dw,
 //   recompute, reshard, reshard-scheduler                  --workload pipeline

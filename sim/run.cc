@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -156,15 +157,28 @@ std::string RunDescription(const RunOptions& o, const algorithms::Mesh& mesh) {
   return absl::StrCat("--workload ", o.workload);
 }
 
-// "(--max-ops 1000)" or "(--max-ops; default: half of the 25.3 GB of memory at ~200 B per op)".
-std::string BudgetSource(const char* key, int64_t given, int64_t bytes_per_item, const char* item,
-                         int concurrent_runs) {
+// "(--max-ops 1000)" when given, else where the default came from: "(--max-ops; default: half
+// of the 23.5 GiB of physical memory at ~200 B per op)"; `share` is what follows "default: ".
+std::string BudgetSource(const RunOptions& o, const char* key, int64_t given,
+                         const std::string& share) {
   if (given > 0) return absl::StrFormat("(--%s %d)", key, given);
-  return absl::StrFormat(
-      "(--%s; default: half of the %.1f GB of memory at ~%d B per %s%s)", key,
-      PhysicalMemoryBytes() / 1e9, bytes_per_item, item,
-      concurrent_runs > 1 ? absl::StrFormat(", shared by --jobs %d runs at once", concurrent_runs)
-                          : "");
+  std::string shared;
+  if (o.concurrent_runs > 1) {
+    shared = absl::StrFormat(", shared by --jobs %d runs at once", o.concurrent_runs);
+  }
+  if (std::string_view(key) == "max-timeline-bytes" && o.timelines_held > 1) {
+    absl::StrAppend(
+        &shared, absl::StrFormat(", shared by the %d timelines kept for --out", o.timelines_held));
+  }
+  return absl::StrFormat("(--%s; default: %s%s)", key, share, shared);
+}
+
+std::string OpBudgetSource(const RunOptions& o) {
+  return BudgetSource(
+      o, "max-ops", o.max_ops,
+      absl::StrFormat("%s of %s at ~%d B per op%s", o.keep_timeline ? "a quarter" : "half",
+                      AvailableMemory().Describe(), kBytesPerOp,
+                      o.keep_timeline ? ", the timeline kept has another" : ""));
 }
 
 // The one-line error of a run whose op graph passes its budget; `why` says by how much.
@@ -173,13 +187,44 @@ absl::Status OpBudgetError(const RunOptions& o, const algorithms::Mesh& mesh,
   const std::string fewer = o.workload == "pipeline" ? "chips, layers or microbatches"
                             : o.workload == "chain"  ? "chips or steps"
                                                      : "chips or another algorithm or mesh";
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--chips: '%d' is not allowed with %s: %s %s; use fewer %s, or raise "
+                      "--max-ops",
+                      o.chips, RunDescription(o, mesh), why, OpBudgetSource(o), fewer));
+}
+
+// "5.9 GiB", "12.5 MiB", "64 KiB", "100 B": a memory size.
+std::string MemorySize(int64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (bytes >= int64_t{1} << 30) return absl::StrFormat("%.1f GiB", b / double(int64_t{1} << 30));
+  if (bytes >= int64_t{1} << 20) return absl::StrFormat("%.1f MiB", b / double(int64_t{1} << 20));
+  if (bytes >= 1024) return absl::StrFormat("%.0f KiB", b / 1024);
+  return absl::StrFormat("%d B", bytes);
+}
+
+// What keeps the run's timeline: "--out", "--trace", "--out and --trace", "sweep --timelines".
+std::string TimelineKeptFor(const RunOptions& o) {
+  if (o.sweep_timelines) return "sweep --timelines";
+  if (!o.out.empty() && !o.trace.empty()) return "--out and --trace";
+  return o.trace.empty() ? "--out" : "--trace";
+}
+
+// The one-line error of a run stopped because its kept timeline passed --max-timeline-bytes.
+absl::Status TimelineBudgetError(const RunOptions& o, const algorithms::Mesh& mesh,
+                                 const core::Simulator& sim, const core::Executor& exec,
+                                 size_t samples, const core::TimelineBudget& budget) {
   return absl::InvalidArgumentError(absl::StrFormat(
-      "--chips: '%d' is not allowed with %s: %s %s; use fewer %s, or raise --max-ops", o.chips,
-      RunDescription(o, mesh), why,
-      o.keep_timeline ? BudgetSource("max-ops", o.max_ops, kBytesPerOpWithTimeline,
-                                     "op, the timeline kept", o.concurrent_runs)
-                      : BudgetSource("max-ops", o.max_ops, kBytesPerOp, "op", o.concurrent_runs),
-      fewer));
+      "--chips: '%d' is not allowed with %s and %s: the timeline kept for it passes the limit "
+      "of %s %s with %s rows and %s counter samples, at simulated %s with %d of %d ops done; "
+      "use fewer chips, leave out %s (the metrics need no timeline), or raise "
+      "--max-timeline-bytes",
+      o.chips, RunDescription(o, mesh), TimelineKeptFor(o), MemorySize(budget.max_bytes()),
+      BudgetSource(o, "max-timeline-bytes", o.max_timeline_bytes,
+                   absl::StrFormat("a quarter of %s, the op graph has another",
+                                   AvailableMemory().Describe())),
+      Count(static_cast<int64_t>(exec.timeline().size())), Count(static_cast<int64_t>(samples)),
+      sim.Now().ToString(), exec.finished_count(), exec.graph().size(),
+      o.sweep_timelines ? "--timelines" : TimelineKeptFor(o)));
 }
 
 // The flows of the collective workload's one step against --max-flows: an all-to-all of P chips
@@ -199,7 +244,9 @@ absl::Status CheckFlowBudget(const RunOptions& o, const algorithms::Mesh& mesh,
       o.chips, RunDescription(o, mesh), Count(flows), groups.size(), groups.size() == 1 ? "" : "s",
       groups.front().size(), kind == core::CollectiveKind::kAllToAll ? ", P*(P-1) flows each" : "",
       Count(o.flow_budget()),
-      BudgetSource("max-flows", o.max_flows, kBytesPerFlow, "flow", o.concurrent_runs)));
+      BudgetSource(o, "max-flows", o.max_flows,
+                   absl::StrFormat("half of %s at ~%d B per flow", AvailableMemory().Describe(),
+                                   kBytesPerFlow))));
 }
 
 // The GeMM problems' op count by the plugin's closed form (Algorithm::CountOps) against the
@@ -579,6 +626,12 @@ absl::StatusOr<RunRecord> RunGraph(const RunOptions& o, const algorithms::Mesh& 
   // Rows are streamed into the metrics as they are recorded, and kept only if asked for.
   MetricsAccumulator metrics(o.chips, &graph.names().all());
   exec.set_sink(o.keep_timeline ? nullptr : &metrics);
+  // The rows and counter samples kept grow with events, not ops: bounded while they grow.
+  core::TimelineBudget timeline_budget(o.timeline_budget());
+  if (o.keep_timeline) {
+    exec.set_timeline_budget(&timeline_budget);
+    fair_share.set_timeline_budget(&timeline_budget);
+  }
   const bool report = o.progress != RunOptions::Progress::kNone;
   ProgressLine progress(sim, exec, wall_start, o.progress == RunOptions::Progress::kTerminal);
   if (report || o.cancel != nullptr) {
@@ -595,6 +648,9 @@ absl::StatusOr<RunRecord> RunGraph(const RunOptions& o, const algorithms::Mesh& 
   if (o.cancel != nullptr && o.cancel->load()) {
     return absl::CancelledError(
         absl::StrFormat("cancelled after %d of %d ops", exec.finished_count(), graph.size()));
+  }
+  if (timeline_budget.exhausted()) {
+    return TimelineBudgetError(o, mesh, sim, exec, fair_share.counters().size(), timeline_budget);
   }
   MESHSIM_RETURN_IF_ERROR(run_status);
 

@@ -392,7 +392,8 @@ absl::StatusOr<std::vector<SweepRun>> ExpandExperiment(const Experiment& e) {
 }
 
 absl::StatusOr<std::vector<RunOptions>> ResolveSweepRuns(const Experiment& e,
-                                                         const std::vector<SweepRun>& runs) {
+                                                         const std::vector<SweepRun>& runs,
+                                                         bool timelines) {
   std::vector<RunOptions> options(runs.size());
   for (size_t i = 0; i < runs.size(); ++i) {
     absl::StatusOr<RunOptions> o = ResolveRunOptions(runs[i].raw, Unread::kAllow);
@@ -403,6 +404,9 @@ absl::StatusOr<std::vector<RunOptions>> ResolveSweepRuns(const Experiment& e,
                                        "): ", o.status().message()));
     }
     options[i] = std::move(*o);
+    // Only stored timelines need the rows in memory.
+    options[i].keep_timeline = timelines;
+    options[i].sweep_timelines = timelines;
   }
   // One file sets a key for runs of several workloads and algorithms (e.g. slices zipped with
   // algorithm): a key is refused only when none of its runs, in any shard, reads it.
@@ -487,9 +491,7 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   // so a shard cannot hide a typo), and the plugin preconditions of this shard's runs.
   MESHSIM_ASSIGN_OR_RETURN(Experiment e, ParseExperiment(experiment_path));
   MESHSIM_ASSIGN_OR_RETURN(std::vector<SweepRun> all, ExpandExperiment(e));
-  MESHSIM_ASSIGN_OR_RETURN(std::vector<RunOptions> options, ResolveSweepRuns(e, all));
-  // Only stored timelines need the rows in memory.
-  for (RunOptions& o : options) o.keep_timeline = timelines;
+  MESHSIM_ASSIGN_OR_RETURN(std::vector<RunOptions> options, ResolveSweepRuns(e, all, timelines));
   std::vector<int> mine;
   for (int i = 0; i < static_cast<int>(all.size()); ++i) {
     if (i % shard.second == shard.first - 1) mine.push_back(i);

@@ -70,9 +70,11 @@ absl::StatusOr<std::vector<SweepRun>> ExpandExperiment(const Experiment& experim
 // Resolves every run of `runs` (all shards: a shard cannot hide a typo). A run need not read
 // every key of the file (a sweep may set a key for runs of several workloads or algorithms, e.g.
 // slices zipped with algorithm); a key that none of the runs reads is refused (CheckReadByAny).
-// Errors name the run: "run0003 (chips=16): --mesh: ...".
+// Errors name the run: "run0003 (chips=16): --mesh: ...". `timelines` (the sweep's
+// --timelines) keeps every run's timeline, which --max-timeline-bytes bounds.
 absl::StatusOr<std::vector<RunOptions>> ResolveSweepRuns(const Experiment& experiment,
-                                                         const std::vector<SweepRun>& runs);
+                                                         const std::vector<SweepRun>& runs,
+                                                         bool timelines = false);
 
 // The swept keys, in file order (zipped keys included).
 std::vector<std::string> SweptKeys(const Experiment& experiment);

@@ -136,5 +136,72 @@ TEST(ExecutorTest, DeterminismFingerprint) {
   EXPECT_EQ(ChainFingerprint(), 8811945793356910837ull);
 }
 
+// A full container doubles while the capacities of all containers sharing the budget stay
+// within it (which also bounds the copy: the old rows and their copy), and the budget is
+// exhausted once it cannot.
+TEST(TimelineBudgetTest, ContainersDoubleWhileTheirCapacitiesFit) {
+  TimelineBudget budget(2048 * 64);
+  std::vector<TimelineRow> rows;
+  ASSERT_TRUE(budget.Grow(rows));
+  EXPECT_EQ(rows.capacity(), 1024u);
+  EXPECT_EQ(budget.committed_bytes(), 1024 * 64);
+  rows.resize(1024);
+  ASSERT_TRUE(budget.Grow(rows));  // 2048 rows: exactly the budget.
+  EXPECT_EQ(rows.capacity(), 2048u);
+  EXPECT_EQ(budget.committed_bytes(), 2048 * 64);
+  EXPECT_FALSE(budget.exhausted());
+  rows.resize(2048);
+  EXPECT_FALSE(budget.Grow(rows));  // 4096 would not fit.
+  EXPECT_TRUE(budget.exhausted());
+  EXPECT_EQ(rows.capacity(), 2048u);
+  // Rows and counter samples share one budget.
+  TimelineBudget shared(1024 * 64 + 2048 * 24);
+  std::vector<TimelineRow> more;
+  std::vector<CounterSample> samples;
+  ASSERT_TRUE(shared.Grow(more));
+  ASSERT_TRUE(shared.Grow(samples));
+  samples.resize(1024);
+  ASSERT_TRUE(shared.Grow(samples));
+  EXPECT_EQ(shared.committed_bytes(), shared.max_bytes());
+  more.resize(1024);
+  EXPECT_FALSE(shared.Grow(more));
+  EXPECT_EQ(more.capacity(), 1024u);
+}
+
+// With a timeline budget, a run whose rows would pass it stops: rows beyond the budget are
+// dropped, the simulator is stopped, Run reports the unfinished ops. A budget the rows fit in
+// changes nothing.
+TEST(ExecutorTest, TimelineBudgetStopsTheRunWhenTheRowsWouldPassIt) {
+  OpGraph g;
+  OpId prev = g.Add(Op::Delay(ChipId(0), Time::Nanoseconds(1)));
+  for (int i = 1; i < 20000; ++i) prev = g.Add(Op::Delay(ChipId(0), Time::Nanoseconds(1)), {prev});
+  {
+    Simulator sim;
+    Executor exec(sim, g);
+    DelayRunner delays;
+    exec.SetRunner(OpKind::kDelay, &delays);
+    TimelineBudget budget(32768 * 64);
+    exec.set_timeline_budget(&budget);
+    ASSERT_TRUE(exec.Run().ok());
+    EXPECT_FALSE(budget.exhausted());
+    EXPECT_EQ(exec.timeline().size(), 20000u);
+    EXPECT_EQ(exec.makespan(), Time::Nanoseconds(20000));
+  }
+  Simulator sim;
+  Executor exec(sim, g);
+  DelayRunner delays;
+  exec.SetRunner(OpKind::kDelay, &delays);
+  TimelineBudget budget(10000 * 64);
+  exec.set_timeline_budget(&budget);
+  const absl::Status s = exec.Run();
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(budget.exhausted());
+  EXPECT_LE(budget.committed_bytes(), budget.max_bytes());
+  // 1024, 2048, 4096, 8192 rows fit in 10000; 16384 would not.
+  EXPECT_EQ(exec.timeline().size(), 8192u);
+  // Stopped at once: the op whose row did not fit is the last one finished.
+  EXPECT_EQ(exec.finished_count(), exec.timeline().size() + 1);
+}
+
 }  // namespace
 }  // namespace meshsim::core

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <random>
 #include <vector>
@@ -522,6 +523,28 @@ TEST(FairShareTest, AccountsBytesBusyTimeAndCounters) {
   EXPECT_EQ(rates, (std::vector<double>{kGBps, 0, kGBps, 0}));
   EXPECT_EQ(times, (std::vector<Time>{Time::Zero(), Time::Nanoseconds(1000),
                                       Time::Nanoseconds(2000), Time::Nanoseconds(3000)}));
+}
+
+// Counter samples share the timeline budget: when they cannot grow, the simulator stops.
+TEST(FairShareTest, CounterSamplesStopTheSimulatorAtTheTimelineBudget) {
+  Simulator sim;
+  FairShare fs(sim);
+  fs.set_record_counters(true);
+  TimelineBudget budget(1500 * sizeof(CounterSample));
+  fs.set_timeline_budget(&budget);
+  ResourceId link = fs.AddResource(Res(kGBps));
+  // 1000 flows one after another, 1 ns apart: 2000 samples (rate 1, then 0, per flow).
+  int done = 0;
+  std::function<void()> next = [&] {
+    if (++done < 1000) {
+      sim.ScheduleAfter(Time::Nanoseconds(1), [&] { fs.StartFlow(10, {link}, next); });
+    }
+  };
+  fs.StartFlow(10, {link}, next);
+  sim.Run();
+  EXPECT_TRUE(budget.exhausted());
+  EXPECT_EQ(fs.counters().size(), 1024u);  // 2048 would pass 1500.
+  EXPECT_LT(done, 1000);
 }
 
 TEST(FairShareTest, BatchesStartsAtOneTimestampIntoOneSolve) {

@@ -3,6 +3,7 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -201,6 +202,19 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--max-ops", "lots"}, {"--max-ops", "'lots'"}},
         BadCase{{"run", "--max-ops", "5e9"}, {"--max-ops", "'5e9'", "at most 4294967295"}},
         BadCase{{"run", "--max-flows", "-1"}, {"--max-flows", "'-1'", "at least 1"}},
+        BadCase{{"run", "--workload", "chain", "--out", "/tmp/meshsim_budget.h5",
+                 "--max-timeline-bytes", "0"},
+                {"--max-timeline-bytes", "'0'", "at least 1"}},
+        BadCase{{"run", "--workload", "chain", "--out", "/tmp/meshsim_budget.h5",
+                 "--max-timeline-bytes", "lots"},
+                {"--max-timeline-bytes", "'lots'"}},
+        // The timeline kept for --out/--trace: bounded while it grows, refused as it passes.
+        BadCase{{"run", "--chips", "16", "--mesh", "4x4", "--algorithm", "summa", "--hidden", "512",
+                 "--batch", "8", "--seq", "256", "--trace", "/tmp/meshsim_budget.json",
+                 "--max-timeline-bytes", "64KiB"},
+                {"--chips", "'16'", "--algorithm summa on mesh 4x4 and --trace",
+                 "passes the limit of 64 KiB (--max-timeline-bytes 65536)", "counter samples",
+                 "ops done", "raise --max-timeline-bytes"}},
         BadCase{{"run", "--chips", "16", "--algorithm", "tp1d", "--max-ops", "1000"},
                 {"--chips", "'16'", "--algorithm tp1d", "would hold 3702 ops at --slices auto",
                  "1302 at --slices 1, still too many", "limit of 1000 ops (--max-ops 1000)"}},
@@ -292,6 +306,8 @@ INSTANTIATE_TEST_SUITE_P(
                 {"--trace-format: 'json' does not apply without --trace"}},
         BadCase{{"run", "--max-flows", "100"},
                 {"--max-flows: '100' does not apply to --workload llm"}},
+        BadCase{{"run", "--workload", "chain", "--max-timeline-bytes", "1GiB"},
+                {"--max-timeline-bytes: '1GiB' does not apply without --out or --trace"}},
         BadCase{{"tune", "--chips", "16", "--bytes", "1MiB"},
                 {"--bytes: '1MiB' does not apply to --workload llm"}},
         BadCase{{"compare", "--chips", "16", "--slices", "4", "--algorithms", "collective,cannon"},
@@ -771,27 +787,120 @@ TEST(CliBudgetTest, ClosedFormIsTheRealOpCountAndTheLimitIsExact) {
   }
 }
 
-// The default budgets come from the machine's memory and are far above what the paper's largest
-// MeshSlice runs need (305 k ops at 4096 chips, 1.2 M at 16384).
-TEST(CliBudgetTest, DefaultsFollowPhysicalMemory) {
-  const int64_t half = PhysicalMemoryBytes() / 2;
+// The default budgets come from the memory this process may use (physical, or a lower cgroup
+// limit) and are far above what the paper's largest MeshSlice runs need (305 k ops at 4096
+// chips, 1.2 M at 16384). With the timeline kept, the op graph and the timeline get a quarter
+// each.
+TEST(CliBudgetTest, DefaultsFollowAvailableMemory) {
+  EXPECT_LE(AvailableMemory().bytes, PhysicalMemoryBytes());
+  const int64_t half = AvailableMemory().bytes / 2;
   EXPECT_EQ(DefaultMaxOps(false), std::min<int64_t>(half / kBytesPerOp, kMaxOpsLimit));
-  EXPECT_EQ(DefaultMaxOps(true), half / kBytesPerOpWithTimeline);
+  EXPECT_EQ(DefaultMaxOps(true), std::min<int64_t>(half / 2 / kBytesPerOp, kMaxOpsLimit));
   EXPECT_EQ(DefaultMaxFlows(), half / kBytesPerFlow);
-  // Even a 4 GB machine keeps the 16384-chip MeshSlice run (1.2 M ops) with its timeline.
-  EXPECT_GT((int64_t{4} << 30) / 2 / kBytesPerOpWithTimeline, 1200000);
+  EXPECT_EQ(DefaultMaxTimelineBytes(), half / 2);
+  // Even a 4 GiB container keeps the 16384-chip MeshSlice run (1.2 M ops) with its timeline.
+  EXPECT_GT((int64_t{4} << 30) / 4 / kBytesPerOp, 1200000);
   RunOptions o;
   o.keep_timeline = false;
   EXPECT_EQ(o.op_budget(), DefaultMaxOps(false));
   o.max_ops = 7;
   EXPECT_EQ(o.op_budget(), 7);
   EXPECT_EQ(o.flow_budget(), DefaultMaxFlows());
+  EXPECT_EQ(o.timeline_budget(), DefaultMaxTimelineBytes());
   // Runs simulated at once (sweep --jobs) share the default budgets; explicit ones are per run.
   o.concurrent_runs = 2;
   EXPECT_EQ(o.op_budget(), 7);
   EXPECT_EQ(o.flow_budget(), DefaultMaxFlows() / 2);
+  EXPECT_EQ(o.timeline_budget(), DefaultMaxTimelineBytes() / 2);
   o.max_ops = 0;
   EXPECT_EQ(o.op_budget(), DefaultMaxOps(false) / 2);
+  // Timelines held at once (compare --out) share the timeline budget, not the op budget.
+  o.timelines_held = 3;
+  EXPECT_EQ(o.timeline_budget(), DefaultMaxTimelineBytes() / 6);
+  EXPECT_EQ(o.op_budget(), DefaultMaxOps(false) / 2);
+  o.max_timeline_bytes = 1000;
+  EXPECT_EQ(o.timeline_budget(), 1000);
+}
+
+// `run --help` and the refusals say where the defaults came from.
+TEST(CliBudgetTest, HelpAndRefusalsNameTheMemoryTheDefaultsComeFrom) {
+  const std::string memory = AvailableMemory().Describe();
+  const Result help = Cli({"run", "--help"});
+  ASSERT_EQ(help.status, 0) << help.err;
+  // Boost wraps the help text: compare without white space.
+  const auto squeeze = [](std::string text) {
+    text.erase(std::remove_if(text.begin(), text.end(),
+                              [](unsigned char c) { return std::isspace(c) != 0; }),
+               text.end());
+    return text;
+  };
+  EXPECT_THAT(squeeze(help.out),
+              HasSubstr(squeeze(absl::StrCat("half of ", memory, " at ~200 B per op"))));
+  EXPECT_THAT(squeeze(help.out),
+              HasSubstr(squeeze(absl::StrCat("half of ", memory, " at ~1024 B per flow"))));
+  EXPECT_THAT(squeeze(help.out),
+              HasSubstr(squeeze(absl::StrCat("--max-timeline-bytes arg with --out/--trace"))));
+  EXPECT_THAT(squeeze(help.out), HasSubstr(squeeze(absl::StrCat("a quarter of ", memory))));
+  // 4096 chips of tp1d (235 M ops) pass the default budget of any machine under 44 GiB.
+  if (AvailableMemory().bytes < (int64_t{44} << 30)) {
+    const Result r = Cli({"run", "--chips", "4096", "--algorithm", "tp1d"});
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_THAT(r.err,
+                HasSubstr(absl::StrCat("(--max-ops; default: half of ", memory, " at ~200 B")));
+  }
+}
+
+// The timeline kept for --out grows with collective steps x members, not with ops: a run whose
+// op graph is far under --max-ops is stopped as its timeline passes --max-timeline-bytes, exit
+// 2, no file. A budget it fits in changes nothing (same fingerprint, same rows).
+TEST(CliBudgetTest, TimelineIsBoundedWhileItGrows) {
+  const std::string out = TempPath("timeline_budget.h5");
+  fs::remove(out);
+  const std::vector<std::string> args = {
+      "run", "--chips", "16", "--mesh", "4x4", "--algorithm", "summa", "--hidden",
+      "512", "--batch", "8",  "--seq",  "256", "--format",    "json"};
+  const Result free = Cli(args);
+  ASSERT_EQ(free.status, 0) << free.err;
+  std::vector<std::string> with_out = args;
+  with_out.insert(with_out.end(), {"--out", out});
+  const Result kept = Cli(with_out);
+  ASSERT_EQ(kept.status, 0) << kept.err;
+  for (const char* key : {"ops", "makespan_s", "fingerprint_hi", "fingerprint_lo"}) {
+    EXPECT_EQ(JsonNumber(kept.out, key), JsonNumber(free.out, key)) << key;
+  }
+  absl::StatusOr<RunRecord> run = ReadRun(out);
+  ASSERT_TRUE(run.ok()) << run.status();
+  const size_t rows = run->timeline.size(), samples = run->counters.size();
+  ASSERT_GT(rows, 1000u);
+  fs::remove(out);
+  // Far more than the rows and samples need, counting a growth's two buffers: unchanged.
+  std::vector<std::string> roomy = with_out;
+  roomy.insert(roomy.end(),
+               {"--max-timeline-bytes", std::to_string(4 * (rows * 64 + samples * 24))});
+  const Result fits = Cli(roomy);
+  ASSERT_EQ(fits.status, 0) << fits.err;
+  for (const char* key : {"ops", "makespan_s", "fingerprint_hi", "fingerprint_lo"}) {
+    EXPECT_EQ(JsonNumber(fits.out, key), JsonNumber(free.out, key)) << key;
+  }
+  run = ReadRun(out);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->timeline.size(), rows);
+  EXPECT_EQ(run->counters.size(), samples);
+  fs::remove(out);
+  // Half of the rows alone, within a --max-ops that holds the graph many times over.
+  std::vector<std::string> tight = with_out;
+  const int64_t ops = static_cast<int64_t>(JsonNumber(free.out, "ops"));
+  tight.insert(tight.end(), {"--max-ops", std::to_string(10 * ops), "--max-timeline-bytes",
+                             std::to_string(rows * 64 / 2)});
+  const Result refused = Cli(tight);
+  EXPECT_EQ(refused.status, 2) << refused.err;
+  EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  EXPECT_THAT(refused.err,
+              AllOf(HasSubstr("--chips: '16' is not allowed with --algorithm summa on mesh 4x4 "
+                              "and --out: the timeline kept for it passes the limit"),
+                    HasSubstr(absl::StrCat("(--max-timeline-bytes ", rows * 64 / 2, ")")),
+                    HasSubstr("leave out --out")));
+  EXPECT_FALSE(fs::exists(out)) << "a refused run left its --out file";
 }
 
 TEST(CliTest, ShowTopologyAndItsDotGraph) {

@@ -283,6 +283,29 @@ TEST(SweepTest, ConcurrentRunsShareTheDefaultMemoryBudget) {
   EXPECT_FALSE(fs::exists(h5));
 }
 
+// max-timeline-bytes bounds the timelines a sweep stores: refused in a file swept without
+// --timelines (nothing reads it), and with them a run whose timeline passes it stops the sweep
+// with exit 2 and no archive, naming --timelines.
+TEST(SweepTest, TimelineBudgetAppliesWithTimelines) {
+  const std::string ini =
+      Write("timeline.ini",
+            "chips = 16\nmesh = 4x4\nalgorithm = summa\nhidden = 512\nbatch = 8\nseq = 256 128\n"
+            "max-timeline-bytes = 64KiB\n");
+  const std::string h5 = Temp("timeline.h5");
+  fs::remove(h5);
+  std::string out, err;
+  EXPECT_EQ(Cli({"sweep", ini, "--out", h5}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("--max-timeline-bytes: '64KiB' is read by none of the 2 runs"));
+  EXPECT_THAT(err, HasSubstr("; it is read with --out, --trace or a sweep's --timelines"));
+  EXPECT_FALSE(fs::exists(h5));
+  EXPECT_EQ(Cli({"sweep", ini, "--out", h5, "--timelines"}, &out, &err), 2);
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_THAT(err, HasSubstr("and sweep --timelines: the timeline kept for it passes the limit "
+                             "of 64 KiB (--max-timeline-bytes 65536)"));
+  EXPECT_THAT(err, HasSubstr("leave out --timelines"));
+  EXPECT_FALSE(fs::exists(h5));
+}
+
 // The terminal's progress lines: drawn from the start (0 runs, no time left yet), the count of
 // finished runs whatever their order, the time left at the mean pace so far once one finished:
 // 41.2 s / 3 runs × 9 runs left = 123.6 s ≈ 2m04s. The bar has 30 columns: 30·3/12 = 7 filled.
