@@ -542,10 +542,10 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ResolvedConfig(
     if (key == "step-time" && o.workload != "chain") value.clear();
     if (key == "bytes" && o.workload != "collective") value.clear();
     for (const char* k : {"stages", "dp", "microbatches", "schedule", "overlap", "delay-dw",
-                          "recompute", "reshard", "reshard-scheduler", "seed"}) {
+                          "recompute", "reshard", "reshard-scheduler"}) {
       if (key == k && o.workload != "pipeline") value.clear();
     }
-    if (key == "seed" && !NotReadBy("seed", o).empty()) value.clear();
+    if (key == "seed" && !NotReadBy("seed", o).empty()) value.clear();  // Nothing random.
     if (key == "hidden") value = hidden;
     if (key == "heads") value = heads;
     if (key == "ffn") value = ffn;
