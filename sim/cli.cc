@@ -5,6 +5,7 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <sstream>
 
 #include "absl/status/status.h"
@@ -148,7 +149,7 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
                     "A,B,...: the algorithms (default meshslice,wang,collective,summa,cannon,"
                     "tp1d,fsdp; with --workload layer: atp,megatron,tp2d)");
   MESHSIM_ASSIGN_OR_RETURN(RawOptions raw, ParseRunArgs(args, "compare", &own));
-  std::string list;
+  std::optional<std::string> list;  // Given, possibly empty: an empty list is refused.
   for (const auto& [key, value] : raw.own) {
     if (key == "algorithms") list = value;
   }
@@ -169,11 +170,22 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
   const bool layer = std::any_of(raw.values.begin(), raw.values.end(), [](const auto& kv) {
     return kv.first == "workload" && kv.second == "layer";
   });
-  if (list.empty()) {
+  if (!list.has_value()) {
     list = layer ? "atp,megatron,tp2d" : "meshslice,wang,collective,summa,cannon,tp1d,fsdp";
   }
-  std::vector<std::string> names = absl::StrSplit(list, ',', absl::SkipEmpty());
-  if (names.empty()) return absl::InvalidArgumentError("--algorithms: empty list");
+  std::vector<std::string> names = absl::StrSplit(*list, ',');
+  if (std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.empty(); })) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--algorithms: '%s' is not allowed; expected a comma-separated list of algorithms "
+        "without empty entries (`meshsim list algorithms`)",
+        *list));
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (std::find(names.begin(), names.begin() + i, names[i]) != names.begin() + i) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--algorithms: '%s' is not allowed; '%s' is listed twice", *list, names[i]));
+    }
+  }
   // With --mesh auto, the 2D baselines run on the mesh the autotuner picks for MeshSlice, so the
   // comparison is on equal terms (Cannon keeps the squarest mesh: it needs a square one).
   std::string shared_mesh;
@@ -216,32 +228,45 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
         given, ptrs, absl::StrCat("the compared runs (", absl::StrJoin(names, ", "), ")")));
   }
   for (const RunOptions& o : runs) MESHSIM_RETURN_IF_ERROR(CheckRun(o));
-  // Timelines only where an output needs them: every run for --out, the first for --trace.
-  // Every kept timeline stays in memory until the files are written: they share the default
-  // timeline budget.
-  int held = 0;
+  // Timelines only where an output needs them: every run for --out, the first for --trace. Each
+  // run's timeline goes to the files as soon as the run ends and is dropped, so one timeline at a
+  // time is in memory (the budget is per run, not divided among the algorithms). The outputs are
+  // opened before the first simulation, so a path that cannot be written costs no simulation.
+  const RunOptions& first = runs.front();
   for (size_t i = 0; i < runs.size(); ++i) {
     runs[i].keep_timeline = !runs[i].out.empty() || (i == 0 && !runs[i].trace.empty());
-    held += runs[i].keep_timeline ? 1 : 0;
   }
-  for (RunOptions& o : runs) o.timelines_held = std::max(held, 1);
-  std::vector<RunRecord> records;
+  std::unique_ptr<ArchiveWriter> writer;
+  if (!first.out.empty()) {
+    absl::StatusOr<std::unique_ptr<ArchiveWriter>> w = ArchiveWriter::Create(first.out, Version());
+    MESHSIM_RETURN_IF_ERROR(ForOption("out", w.status()));
+    writer = std::move(*w);
+  }
+  // The first run's trace is written when that run ends, under a staging name beside the
+  // destination, and renamed into place only when every run has succeeded.
+  std::optional<StagedOutput> trace;
+  if (!first.trace.empty()) {
+    absl::StatusOr<StagedOutput> staged = StagedOutput::Create(first.trace);
+    MESHSIM_RETURN_IF_ERROR(ForOption("trace", staged.status()));
+    trace.emplace(std::move(*staged));
+  }
+  std::vector<RunRecord> records;  // Config and metrics; the timelines are written and dropped.
   for (size_t i = 0; i < runs.size(); ++i) {
     err << "simulating " << names[i] << " ...\n";
     MESHSIM_ASSIGN_OR_RETURN(RunRecord rec, Simulate(runs[i]));
     rec.name = names[i];
+    if (writer) MESHSIM_RETURN_IF_ERROR(ForOption("out", writer->AddRun(rec, true)));
+    if (i == 0 && trace) {
+      MESHSIM_RETURN_IF_ERROR(
+          ForOption("trace", WriteChromeTrace(rec, trace->staging_path(), first.trace_options)));
+    }
+    rec.ReleaseTimeline();
     records.push_back(std::move(rec));
   }
+  if (writer) MESHSIM_RETURN_IF_ERROR(ForOption("out", writer->Commit({})));
+  if (trace) MESHSIM_RETURN_IF_ERROR(ForOption("trace", trace->Commit()));
   std::vector<const RunRecord*> ptrs;
   for (const RunRecord& r : records) ptrs.push_back(&r);
-  const RunOptions& first = runs.front();
-  if (!first.out.empty()) {
-    MESHSIM_RETURN_IF_ERROR(ForOption("out", WriteRuns(first.out, ptrs, Version())));
-  }
-  if (!first.trace.empty()) {
-    MESHSIM_RETURN_IF_ERROR(
-        ForOption("trace", WriteChromeTrace(records.front(), first.trace, first.trace_options)));
-  }
   if (first.format == "table") {
     PrintComparison(ptrs, out);
   } else {

@@ -549,6 +549,9 @@ absl::Status WriteRun(hid_t runs_group, const RunRecord& run, bool with_timeline
   MESHSIM_RETURN_IF_ERROR(WriteIntAttribute(group.get(), "chips", run.chips, where));
   MESHSIM_RETURN_IF_ERROR(
       WriteIntAttribute(group.get(), "has_timeline", with_timeline ? 1 : 0, where));
+  if (!run.error.empty()) {  // A failed run (sweep --keep-going).
+    MESHSIM_RETURN_IF_ERROR(WriteStringAttribute(group.get(), "error", run.error, types, where));
+  }
   {
     const std::string config_where = absl::StrCat(where, ": config");
     MESHSIM_ASSIGN_OR_RETURN(Handle config,
@@ -1266,6 +1269,12 @@ absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where,
   run.chips = static_cast<int>(chips);
   MESHSIM_ASSIGN_OR_RETURN(const bool has_timeline, HasTimeline(group, where));
   if (has_timeline_out != nullptr) *has_timeline_out = has_timeline;
+  const htri_t has_error = H5Aexists(group, "error");
+  MESHSIM_RETURN_IF_ERROR(
+      CheckedCall(has_error, where, "attribute 'error'", absl::StatusCode::kDataLoss));
+  if (has_error > 0) {
+    MESHSIM_ASSIGN_OR_RETURN(run.error, ReadStringAttribute(group, "error", types, where));
+  }
   MESHSIM_RETURN_IF_ERROR(ReadConfigAndMetrics(group, types, run, where));
   MESHSIM_RETURN_IF_ERROR(ReadStringTable(group, "names", types, &run.names, where));
   if (has_timeline) {
@@ -1486,9 +1495,12 @@ struct ArchiveWriter::State {
 
   absl::Status WriteSummary(const std::vector<std::string>& keys) {
     const std::string summary_where = absl::StrCat(where, ": summary");
+    // The metric columns are those of the first run that has metrics (a failed run has none).
     std::vector<std::string> metrics;
-    if (!rows.empty()) {
-      for (const auto& [metric, value] : rows.front().metrics) metrics.push_back(metric);
+    const auto with_metrics =
+        std::find_if(rows.begin(), rows.end(), [](const Row& r) { return !r.metrics.empty(); });
+    if (with_metrics != rows.end()) {
+      for (const auto& [metric, value] : with_metrics->metrics) metrics.push_back(metric);
     }
     std::vector<const char*> names;
     std::vector<const char*> key_values;

@@ -128,9 +128,6 @@ struct RunOptions {
   int64_t max_timeline_bytes = 0;
   // Runs simulated at once (a sweep's --jobs): the default budgets are shared among them.
   int concurrent_runs = 1;
-  // Timelines held in memory at once (compare --out keeps every run's until the file is
-  // written): the default timeline budget is shared among them too.
-  int timelines_held = 1;
   // A sweep with --timelines stores its runs' timelines: --max-timeline-bytes is read (NotReadBy)
   // although the runs have no --out or --trace of their own. Not a config key.
   bool sweep_timelines = false;
@@ -148,8 +145,7 @@ struct RunOptions {
   int64_t timeline_budget() const {
     return max_timeline_bytes > 0
                ? max_timeline_bytes
-               : std::max<int64_t>(
-                     1, DefaultMaxTimelineBytes() / (int64_t{concurrent_runs} * timelines_held));
+               : std::max<int64_t>(1, DefaultMaxTimelineBytes() / concurrent_runs);
   }
 
   // Chips the logical mesh spans: the placement's, else every chip.

@@ -196,6 +196,10 @@ void PrintJson(const RunRecord& r, std::ostream& os, const std::vector<std::stri
   os << "{\"run\": " << JsonString(r.name);
   for (const std::string& k : top_keys)
     os << ", " << JsonString(k) << ": " << JsonConfigValue(KeyValue(r, k));
+  if (!r.error.empty()) {  // A failed run (sweep --keep-going): its error, no results.
+    os << ", \"chips\": " << r.chips << ", \"error\": " << JsonString(r.error) << "}";
+    return;
+  }
   for (const char* key : {"makespan_s", "flops", "flop_utilization"}) {
     os << ", " << JsonString(key) << ": " << JsonNumber(r.Metric(key));
   }
@@ -274,6 +278,10 @@ void PrintSummary(const std::vector<const RunRecord*>& runs, const std::vector<s
   for (const RunRecord* r : runs) {
     std::vector<std::string> values;
     for (const std::string& k : keys) values.push_back(KeyValue(*r, k));
+    if (!r->error.empty()) {  // Stored by sweep --keep-going.
+      row(r->name, values, "failed", "-", "-", "-");
+      continue;
+    }
     const double t = r->Metric("makespan_s");
     row(r->name, values, Seconds(t), absl::StrFormat("%.1f%%", 100 * r->Metric("flop_utilization")),
         Seconds(r->Metric("comm.exposed_s")),
@@ -308,13 +316,24 @@ void PrintRuns(const std::vector<const RunRecord*>& runs, const std::string& for
     os << "\n";
   } else if (format == "csv") {
     if (runs.empty()) return;
-    // Columns: run, the metrics, then the config keys that are not also metric names.
+    // Columns: run, the metrics (of the first run that has them: a failed run has none), then
+    // the config keys that are not also metric names, then `error` when a run failed.
+    const RunRecord* model = runs[0];
+    for (const RunRecord* r : runs) {
+      if (!r->metrics.empty()) {
+        model = r;
+        break;
+      }
+    }
+    const bool errors =
+        std::any_of(runs.begin(), runs.end(), [](const RunRecord* r) { return !r->error.empty(); });
     std::vector<std::string> header = {"run"}, config_keys;
-    for (const auto& [k, v] : runs[0]->metrics) header.push_back(k);
+    for (const auto& [k, v] : model->metrics) header.push_back(k);
     for (const auto& [k, v] : runs[0]->config) {
-      if (std::isnan(runs[0]->Metric(k, NAN))) config_keys.push_back(k);
+      if (std::isnan(model->Metric(k, NAN))) config_keys.push_back(k);
     }
     header.insert(header.end(), config_keys.begin(), config_keys.end());
+    if (errors) header.push_back("error");
     os << absl::StrJoin(header, ",") << "\n";
     const auto csv = [](const std::string& s) {
       if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -324,8 +343,9 @@ void PrintRuns(const std::vector<const RunRecord*>& runs, const std::string& for
     };
     for (const RunRecord* r : runs) {
       std::vector<std::string> row = {csv(r->name)};
-      for (const auto& [k, v] : runs[0]->metrics) row.push_back(JsonNumber(r->Metric(k, NAN)));
+      for (const auto& [k, v] : model->metrics) row.push_back(JsonNumber(r->Metric(k, NAN)));
       for (const std::string& k : config_keys) row.push_back(csv(ConfigValue(*r, k)));
+      if (errors) row.push_back(csv(r->error));
       os << absl::StrJoin(row, ",") << "\n";
     }
   } else {

@@ -194,6 +194,8 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
   });
   if (!packets_given) raw.sets.insert(raw.sets.begin(), "comm.packets=100");
   MESHSIM_ASSIGN_OR_RETURN(RunOptions options, ResolveRunOptions(raw));
+  // Only the files need the timeline; the printed metrics are streamed from the rows.
+  options.keep_timeline = !options.out.empty() || !options.trace.empty();
   if (options.format != "table" && options.format != "json") {
     return Invalid("format", options.format, "allowed: table, json");
   }

@@ -166,10 +166,6 @@ std::string BudgetSource(const RunOptions& o, const char* key, int64_t given,
   if (o.concurrent_runs > 1) {
     shared = absl::StrFormat(", shared by --jobs %d runs at once", o.concurrent_runs);
   }
-  if (std::string_view(key) == "max-timeline-bytes" && o.timelines_held > 1) {
-    absl::StrAppend(
-        &shared, absl::StrFormat(", shared by the %d timelines kept for --out", o.timelines_held));
-  }
   return absl::StrFormat("(--%s; default: %s%s)", key, share, shared);
 }
 

@@ -66,6 +66,18 @@ struct RunRecord {
   std::vector<DepEdge> edges;
   std::vector<core::ResourceInfo> resources;  // Indexed by CounterSample::resource.
   std::vector<core::CounterSample> counters;
+  // Why the run failed (`sweep --keep-going` stores such runs: config, no metrics, no timeline);
+  // empty for a run that finished. Stored as the run group's attribute `error`.
+  std::string error;
+
+  // Frees the timeline, the edges, the counter samples and the op names once they are written
+  // (compare, sweep): config, metrics, GeMM spans and resources stay for the printed summary.
+  void ReleaseTimeline() {
+    std::vector<std::string>().swap(names);
+    std::vector<core::TimelineRow>().swap(timeline);
+    std::vector<DepEdge>().swap(edges);
+    std::vector<core::CounterSample>().swap(counters);
+  }
 
   // Value of metric `key`, or `fallback` when absent.
   double Metric(const std::string& key, double fallback = 0) const {

@@ -391,6 +391,20 @@ absl::StatusOr<std::vector<SweepRun>> ExpandExperiment(const Experiment& e) {
   return runs;
 }
 
+// A run that failed under --keep-going, as the archive stores it: its resolved config, no metrics
+// (NaN in /summary), and the error.
+RunRecord FailedRun(const SweepRun& run, const RunOptions& o, const absl::Status& error) {
+  RunRecord r;
+  r.name = run.name;
+  r.chips = o.chips;
+  r.config = o.Resolved();
+  for (const auto& [k, v] : run.swept) {
+    if (k != "mesh" && k != "slices") r.requested.emplace_back(k, v);
+  }
+  r.error = std::string(error.message());
+  return r;
+}
+
 absl::StatusOr<std::vector<RunOptions>> ResolveSweepRuns(const Experiment& e,
                                                          const std::vector<SweepRun>& runs,
                                                          bool timelines) {
@@ -435,7 +449,7 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   namespace po = boost::program_options;
   const std::string usage =
       "usage: meshsim sweep EXPERIMENT.ini [--out SWEEP.h5] [--jobs N] [--shard K/N] "
-      "[--timelines] [--format table|json|csv]";
+      "[--timelines] [--keep-going] [--format table|json|csv]";
   po::options_description d("options");
   // clang-format off
   d.add_options()
@@ -445,6 +459,9 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
       ("jobs", po::value<std::string>(), "parallel runs (default: the number of cores)")
       ("shard", po::value<std::string>(), "K/N: run every N-th run from the K-th (default 1/1)")
       ("timelines", po::bool_switch(), "store every run's timeline (for `meshsim trace`)")
+      ("keep-going", po::bool_switch(), "a run that fails is stored with its error (attribute "
+                                        "`error`, NaN metrics) and the others go on; the sweep "
+                                        "then exits with the first failure's status")
       ("format", po::value<std::string>(), "table (default), json, csv");
   // clang-format on
   MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("sweep", args, d, 1, 1, usage));
@@ -460,6 +477,7 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   const std::string format = ArgOr(a, "format", "table");
   const std::string shard_text = ArgOr(a, "shard", "1/1");
   const bool timelines = a.vm["timelines"].as<bool>();
+  const bool keep_going = a.vm["keep-going"].as<bool>();
   int jobs = std::max(1u, std::thread::hardware_concurrency());
   if (a.vm.count("jobs")) {
     const std::string j = ArgOr(a, "jobs");
@@ -496,13 +514,11 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   for (int i = 0; i < static_cast<int>(all.size()); ++i) {
     if (i % shard.second == shard.first - 1) mine.push_back(i);
   }
-  if (mine.empty()) {
-    return absl::InvalidArgumentError(absl::StrFormat("--shard: '%s' gets no run of the %d in '%s'",
-                                                      shard_text, all.size(), experiment_path));
-  }
+  // A shard that gets no run (more shards than runs: a batch script's fixed --shard K/N) writes
+  // an archive without runs, which `merge` accepts, so every shard of a job array succeeds.
   // This shard's runs simulate `jobs` at a time: each gets its part of the default memory
   // budgets (--max-ops and --max-flows given explicitly are per run).
-  const int at_once = std::min(jobs, static_cast<int>(mine.size()));
+  const int at_once = std::max(1, std::min(jobs, static_cast<int>(mine.size())));
   for (RunOptions& o : options) o.concurrent_runs = at_once;
   InterruptGuard guard;
   // On a terminal, a line that redraws itself in place on stderr (cleared with ESC[K): while the
@@ -521,15 +537,26 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
           << std::flush;
     };
   }
+  // "<run> (<swept keys>): <message>": a run's error, as printed and as stored by --keep-going.
+  const auto run_error = [&](int i, const absl::Status& s) {
+    return absl::Status(
+        s.code(), absl::StrCat(all[mine[i]].name, " (",
+                               absl::StrJoin(all[mine[i]].swept, " ", absl::PairFormatter("=")),
+                               "): ", s.message()));
+  };
+  const int n = static_cast<int>(mine.size());
+  // A run's outcome, filled by the checks (a failure, with --keep-going) or by a worker.
+  std::vector<std::optional<absl::StatusOr<RunRecord>>> results(n);
+  std::vector<char> check_failed(n, 0);  // Not simulated: results[i] holds the check's error.
   const absl::Status checked = ParallelFor(
-      static_cast<int>(mine.size()), jobs,
+      n, jobs,
       [&](int i) {
         absl::Status s = CheckRun(options[mine[i]]);
         if (s.ok()) return s;
-        return absl::Status(
-            s.code(), absl::StrCat(all[mine[i]].name, " (",
-                                   absl::StrJoin(all[mine[i]].swept, " ", absl::PairFormatter("=")),
-                                   "): ", s.message()));
+        if (!keep_going) return run_error(i, s);
+        results[i] = s;  // Each index is written by one thread; read after the join.
+        check_failed[i] = 1;
+        return absl::OkStatus();
       },
       checking);
   if (tty) err << "\r\033[K" << std::flush;
@@ -539,16 +566,26 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   // is the same whatever --jobs is.
   MESHSIM_ASSIGN_OR_RETURN(std::unique_ptr<ArchiveWriter> writer,
                            ArchiveWriter::Create(out_path, Version()));
-  const int n = static_cast<int>(mine.size());
-  std::vector<std::optional<absl::StatusOr<RunRecord>>> results(n);
   std::mutex mu;
-  std::condition_variable done;
+  std::condition_variable done;  // A run finished (results[i] set).
+  std::condition_variable room;  // A run was written: one more may start.
+  int written = 0;               // Runs written to the archive, in run order; guarded by mu.
   std::atomic<int> next{0}, finished{0};  // Finished: in any order, failed ones too.
+  for (const auto& r : results) finished += r.has_value() ? 1 : 0;
   std::atomic<bool> failed{false};
   std::atomic<bool> cancel{false};  // Set once interrupted: the runs in flight stop early.
   for (int i : mine) options[i].cancel = &cancel;
   auto work = [&] {
     for (int i = next++; i < n && !g_interrupted && !failed; i = next++) {
+      if (timelines) {
+        // Runs are written in order, so a slow run holds back the finished ones after it; with
+        // their timelines those would pile up. At most at_once runs are unwritten (in flight or
+        // finished) at any time: run i starts only once run i - at_once has been written.
+        std::unique_lock<std::mutex> lock(mu);
+        room.wait(lock, [&] { return i < written + at_once || g_interrupted || failed; });
+        if (g_interrupted || failed) break;
+      }
+      if (check_failed[i]) continue;  // Its error is in results[i] already (--keep-going).
       absl::StatusOr<RunRecord> r = Simulate(options[mine[i]]);
       if (r.ok()) {
         r->name = all[mine[i]].name;
@@ -558,7 +595,7 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
         for (const auto& [k, v] : all[mine[i]].swept) {
           if (k != "mesh" && k != "slices") r->requested.emplace_back(k, v);
         }
-      } else {
+      } else if (!keep_going || absl::IsCancelled(r.status())) {
         failed = true;
       }
       std::lock_guard<std::mutex> lock(mu);
@@ -586,7 +623,9 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   draw();                          // 0/N at once, not only when the first run is written.
   std::vector<RunRecord> summary;  // Config and metrics only, for the printed summary.
   absl::Status status;
-  for (int written = 0; written < n && status.ok();) {
+  absl::Status first_failure;  // With --keep-going: the first run that failed.
+  int failures = 0;
+  while (written < n && status.ok()) {
     std::optional<absl::StatusOr<RunRecord>> r;
     {
       std::unique_lock<std::mutex> lock(mu);
@@ -603,25 +642,40 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
       continue;
     }
     if (!r->ok()) {
-      const SweepRun& run = all[mine[written]];
-      status = absl::Status(
-          r->status().code(),
-          absl::StrCat(run.name, " (", absl::StrJoin(run.swept, " ", absl::PairFormatter("=")),
-                       "): ", r->status().message()));
-      break;
+      const absl::Status error = run_error(written, r->status());
+      if (!keep_going || absl::IsCancelled(r->status())) {
+        status = error;
+        break;
+      }
+      // Stored like a run, without metrics, with its error; the others go on.
+      if (failures++ == 0) first_failure = error;
+      RunRecord f = FailedRun(all[mine[written]], options[mine[written]], error);
+      status = writer->AddRun(f, false);
+      r = std::move(f);
+    } else {
+      status = writer->AddRun(**r, timelines);
     }
-    status = writer->AddRun(**r, timelines);
     RunRecord light;
     light.name = (*r)->name;
     light.chips = (*r)->chips;
     light.config = std::move((*r)->config);
     light.requested = std::move((*r)->requested);
     light.metrics = std::move((*r)->metrics);
+    light.error = std::move((*r)->error);
     summary.push_back(std::move(light));
-    ++written;
+    r.reset();  // The timeline is written: free it before waiting for the next run.
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ++written;
+    }
+    room.notify_all();
     draw();
   }
-  failed = failed || !status.ok();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    failed = failed || !status.ok();
+  }
+  room.notify_all();  // Workers waiting for room see the failure or the interrupt.
   if (tty && !status.ok() && finished < std::min(next.load(), n)) {
     // Interrupted: the runs in flight stop within a moment; failed: no new run starts, but
     // those in flight finish first.
@@ -649,6 +703,12 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   } else {
     PrintRuns(ptrs, format, out, keys);
     err << "wrote " << out_path << " (HDF5)\n";
+  }
+  if (failures > 0) {
+    return absl::Status(first_failure.code(),
+                        absl::StrFormat("sweep: %d of %d runs failed (stored in %s with their "
+                                        "errors); the first: %s",
+                                        failures, n, out_path, first_failure.message()));
   }
   return absl::OkStatus();
 }

@@ -4,7 +4,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 
 namespace meshsim::sim {
 
@@ -44,6 +49,36 @@ TempFile::TempFile(std::string path) : path_(std::move(path)) {
 
 TempFile::~TempFile() {
   if (slot_ >= 0) g_slots[slot_].used.store(false);
+}
+
+absl::StatusOr<StagedOutput> StagedOutput::Create(const std::string& path) {
+  auto registration =
+      std::make_unique<TempFile>(absl::StrCat(path, ".part.", static_cast<int64_t>(::getpid())));
+  FILE* file = std::fopen(registration->path().c_str(), "wb");
+  if (file == nullptr || std::fclose(file) != 0) {
+    const int error = errno;
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot write '", path, "': ", std::strerror(error)));
+  }
+  return StagedOutput(path, std::move(registration));
+}
+
+StagedOutput::~StagedOutput() {
+  if (registration_) std::remove(registration_->path().c_str());
+}
+
+absl::Status StagedOutput::Commit() {
+  if (!registration_) return absl::FailedPreconditionError("staged output already committed");
+  const std::string staging = registration_->path();
+  if (std::rename(staging.c_str(), path_.c_str()) != 0) {
+    const int error = errno;
+    std::remove(staging.c_str());
+    registration_.reset();
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot write '", path_, "': ", std::strerror(error)));
+  }
+  registration_.reset();
+  return absl::OkStatus();
 }
 
 void InstallInterruptCleanup() {

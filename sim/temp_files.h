@@ -15,7 +15,10 @@
 
 #include <signal.h>
 
+#include <memory>
 #include <string>
+
+#include "absl/status/statusor.h"
 
 namespace meshsim::sim {
 
@@ -37,6 +40,32 @@ class TempFile {
  private:
   std::string path_;
   int slot_ = -1;
+};
+
+// An output produced early and published late: `compare` writes its first run's trace when that
+// run ends but publishes it only when every run has succeeded. Create() makes the staging file
+// `<path>.part.<pid>` (which proves the destination's directory writable before any simulation),
+// registered for removal on kInterruptSignals; the writer writes staging_path(); Commit() renames
+// it to `path`. Destroyed uncommitted (an error, a later run failing), it removes the staging file,
+// so `path` is left as it was. Movable, not copyable.
+class StagedOutput {
+ public:
+  // InvalidArgument "cannot write '<path>': <reason>" when the staging file cannot be created.
+  static absl::StatusOr<StagedOutput> Create(const std::string& path);
+  StagedOutput(StagedOutput&&) noexcept = default;
+  StagedOutput& operator=(StagedOutput&&) noexcept = default;
+  ~StagedOutput();
+
+  const std::string& staging_path() const { return registration_->path(); }
+  // Renames the staging file to the destination. InvalidArgument naming the destination when
+  // the rename fails (the staging file is then removed).
+  absl::Status Commit();
+
+ private:
+  StagedOutput(std::string path, std::unique_ptr<TempFile> registration)
+      : path_(std::move(path)), registration_(std::move(registration)) {}
+  std::string path_;
+  std::unique_ptr<TempFile> registration_;  // Null once committed or moved from.
 };
 
 // Installs the handlers of kInterruptSignals described above. Idempotent.

@@ -724,6 +724,79 @@ TEST(CliCompareTest, PreconditionsFailBeforeAnySimulation) {
   EXPECT_EQ(Cli({"compare", "--algorithms", "meshslice,nope", "--chips", "4"}).status, 2);
 }
 
+// An empty list, an empty entry or a repeated algorithm is refused, not replaced by the default
+// set (`--algorithms ''` used to run all seven).
+TEST(CliCompareTest, EmptyOrRepeatedAlgorithmsAreRefused) {
+  for (const std::string& list : {"", ",", "meshslice,,collective", "meshslice,"}) {
+    SCOPED_TRACE("'" + list + "'");
+    const Result r = Cli({"compare", "--algorithms", list, "--chips", "4"});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_THAT(r.err, HasSubstr("--algorithms: '" + list + "' is not allowed"));
+    EXPECT_THAT(r.err, Not(HasSubstr("simulating")));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  const Result twice = Cli({"compare", "--algorithms", "collective,collective", "--chips", "4"});
+  EXPECT_EQ(twice.status, 2);
+  EXPECT_THAT(twice.err, HasSubstr("'collective' is listed twice"));
+}
+
+// The outputs are opened before the first simulation: a path that passes the directory checks
+// but cannot be created (here /proc, where not even root creates files) costs no simulation and
+// prints one line (it used to simulate every algorithm, then fail).
+TEST(CliCompareTest, AnUnwritableOutputFailsBeforeAnySimulation) {
+  for (const std::string& option : {"--out", "--trace"}) {
+    SCOPED_TRACE(option);
+    const std::string path =
+        option == "--out" ? "/proc/meshsim_compare.h5" : "/proc/meshsim_compare.json";
+    const Result r = Cli({"compare", "--algorithms", "collective,summa", "--chips", "16",
+                          "--hidden", "1024", "--batch", "8", "--seq", "512", option, path});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_THAT(r.err, HasSubstr(option + ": cannot write '" + path + "'"));
+    EXPECT_THAT(r.err, Not(HasSubstr("simulating")));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+// Each run's timeline is written when the run ends: the archive holds every run with its
+// timeline, the trace is the first run's, and a failure after the first run leaves neither file
+// (the trace is staged until every run succeeded).
+TEST(CliCompareTest, TimelinesAreWrittenAsTheRunsEndAndPublishedTogether) {
+  const std::string h5 = TempPath("compare_stream.h5"), json = TempPath("compare_stream.json");
+  fs::remove(h5);
+  fs::remove(json);
+  const Result r =
+      Cli({"compare", "--algorithms", "meshslice,collective", "--chips", "16", "--hidden", "1024",
+           "--batch", "8", "--seq", "512", "--out", h5, "--trace", json});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const std::string& name : {"meshslice", "collective"}) {
+    absl::StatusOr<RunRecord> run = ReadRun(h5, name);
+    ASSERT_TRUE(run.ok()) << run.status();
+    EXPECT_FALSE(run->timeline.empty()) << name;
+    EXPECT_FALSE(run->counters.empty()) << name;
+  }
+  std::ifstream trace(json);
+  const std::string text((std::istreambuf_iterator<char>(trace)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("traceEvents"));
+  for (const auto& entry : fs::directory_iterator(fs::path(json).parent_path())) {
+    EXPECT_THAT(entry.path().filename().string(), Not(HasSubstr(".part.")));
+  }
+  // The second run is refused while it runs (its timeline passes the limit the first fits in):
+  // nothing is published, and no staging file is left.
+  fs::remove(h5);
+  fs::remove(json);
+  const Result failed = Cli({"compare", "--algorithms", "collective,summa", "--chips", "16",
+                             "--mesh", "4x4", "--hidden", "1024", "--batch", "8", "--seq", "512",
+                             "--out", h5, "--trace", json, "--max-timeline-bytes", "600KiB"});
+  EXPECT_EQ(failed.status, 2) << failed.err;
+  EXPECT_THAT(failed.err, HasSubstr("simulating summa"));
+  EXPECT_THAT(failed.err, HasSubstr("--max-timeline-bytes"));
+  EXPECT_FALSE(fs::exists(h5));
+  EXPECT_FALSE(fs::exists(json));
+  for (const auto& entry : fs::directory_iterator(fs::path(json).parent_path())) {
+    EXPECT_THAT(entry.path().filename().string(), Not(HasSubstr("compare_stream.json.")));
+  }
+}
+
 TEST(CliLlmTest, TrainingBlockReportsEveryGemmAndScalesToTheModel) {
   const Result r = Cli({"run", "--chips", "16", "--mesh", "4x4", "--hidden", "1024", "--layers",
                         "10", "--batch", "8", "--seq", "512", "--format", "json"});
@@ -813,10 +886,6 @@ TEST(CliBudgetTest, DefaultsFollowAvailableMemory) {
   EXPECT_EQ(o.flow_budget(), DefaultMaxFlows() / 2);
   EXPECT_EQ(o.timeline_budget(), DefaultMaxTimelineBytes() / 2);
   o.max_ops = 0;
-  EXPECT_EQ(o.op_budget(), DefaultMaxOps(false) / 2);
-  // Timelines held at once (compare --out) share the timeline budget, not the op budget.
-  o.timelines_held = 3;
-  EXPECT_EQ(o.timeline_budget(), DefaultMaxTimelineBytes() / 6);
   EXPECT_EQ(o.op_budget(), DefaultMaxOps(false) / 2);
   o.max_timeline_bytes = 1000;
   EXPECT_EQ(o.timeline_budget(), 1000);

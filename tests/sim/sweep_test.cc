@@ -346,6 +346,91 @@ TEST(SweepTest, BadCommandLinesExitTwo) {
   EXPECT_EQ(Cli({"merge", Temp("m.h5"), "/nonexistent.h5"}), 2);
 }
 
+// More shards than runs (a job array with a fixed --shard K/N): a shard that gets no run writes
+// an archive without runs, and merging it with the others gives the whole sweep.
+TEST(SweepTest, AnEmptyShardWritesAnEmptyArchiveThatMergeAccepts) {
+  const std::string ini = Write("few.ini", "workload = chain\nchips = 2 4\n");
+  const std::string s1 = Temp("few1.h5"), s2 = Temp("few2.h5"), s3 = Temp("few3.h5"),
+                    merged = Temp("few_merged.h5"), whole = Temp("few_whole.h5");
+  std::string out, err;
+  ASSERT_EQ(Cli({"sweep", ini, "--out", s1, "--shard", "1/3"}), 0);
+  ASSERT_EQ(Cli({"sweep", ini, "--out", s2, "--shard", "2/3"}), 0);
+  ASSERT_EQ(Cli({"sweep", ini, "--out", s3, "--shard", "3/3"}, &out, &err), 0) << err;
+  EXPECT_THAT(out, HasSubstr("0 runs (shard 3 of 3)"));
+  absl::StatusOr<std::vector<std::string>> none = ListRuns(s3);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->empty());
+  absl::StatusOr<SummaryTable> empty = ReadSummary(s3);
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_TRUE(empty->runs.empty());
+  ASSERT_EQ(Cli({"merge", merged, s1, s2, s3}, &out, &err), 0) << err;
+  ASSERT_EQ(Cli({"sweep", ini, "--out", whole}), 0);
+  absl::StatusOr<SummaryTable> m = ReadSummary(merged), w = ReadSummary(whole);
+  ASSERT_TRUE(m.ok() && w.ok()) << m.status() << w.status();
+  EXPECT_EQ(m->runs, w->runs);
+  EXPECT_EQ(m->metrics, w->metrics);
+  // The empty shard first: the merged columns come from the shards that have runs.
+  ASSERT_EQ(Cli({"merge", merged, s3, s1, s2}, &out, &err), 0) << err;
+  m = ReadSummary(merged);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->metrics, w->metrics);
+}
+
+// --keep-going: a run that fails its check (Cannon on a mesh that is not square) or fails while
+// it runs (its timeline passes --max-timeline-bytes) is stored with its error and NaN metrics,
+// the others run; the sweep then exits with the first failure's status and says how many failed.
+TEST(SweepTest, KeepGoingStoresFailedRunsWithTheirErrors) {
+  const std::string ini = Write("keep.ini",
+                                "hidden = 1024\nbatch = 8\nseq = 512\nchips = 16 8\n"
+                                "algorithm = cannon\n");
+  const std::string h5 = Temp("keep.h5");
+  fs::remove(h5);
+  std::string out, err;
+  EXPECT_EQ(Cli({"sweep", ini, "--out", h5}, &out, &err), 2);  // Without: nothing runs.
+  EXPECT_FALSE(fs::exists(h5));
+  EXPECT_EQ(Cli({"sweep", ini, "--out", h5, "--keep-going"}, &out, &err), 2);
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_THAT(err, HasSubstr("sweep: 1 of 2 runs failed"));
+  EXPECT_THAT(err, HasSubstr("run0001 (chips=8)"));
+  EXPECT_THAT(out, HasSubstr("failed"));
+  absl::StatusOr<RunRecord> bad = ReadRun(h5, "run0001"), good = ReadRun(h5, "run0000");
+  ASSERT_TRUE(bad.ok() && good.ok()) << bad.status() << good.status();
+  EXPECT_THAT(bad->error, HasSubstr("not square"));
+  EXPECT_TRUE(bad->metrics.empty());
+  EXPECT_TRUE(good->error.empty());
+  EXPECT_GT(good->Metric("makespan_s"), 0);
+  absl::StatusOr<SummaryTable> t = ReadSummary(h5);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const size_t makespan =
+      std::find(t->metrics.begin(), t->metrics.end(), "makespan_s") - t->metrics.begin();
+  ASSERT_LT(makespan, t->metrics.size());
+  EXPECT_GT(t->metric_values[makespan][0], 0);
+  EXPECT_TRUE(std::isnan(t->metric_values[makespan][1]));
+
+  // Failing while it runs, first in the file: the summary's columns still come from a run that
+  // has metrics; JSON and CSV name the error.
+  const std::string sim_ini = Write("keep_sim.ini",
+                                    "hidden = 1024\nbatch = 8\nseq = 512\nchips = 16\nmesh = 4x4\n"
+                                    "algorithm = summa collective\nmax-timeline-bytes = 600KiB\n");
+  fs::remove(h5);
+  EXPECT_EQ(Cli({"sweep", sim_ini, "--out", h5, "--timelines", "--keep-going", "--format", "csv"},
+                &out, &err),
+            2);
+  EXPECT_THAT(err, HasSubstr("sweep: 1 of 2 runs failed"));
+  EXPECT_THAT(err, HasSubstr("the timeline kept for it passes the limit"));
+  EXPECT_THAT(out, HasSubstr(",error\n"));
+  t = ReadSummary(h5);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_NE(std::find(t->metrics.begin(), t->metrics.end(), "makespan_s"), t->metrics.end());
+  absl::StatusOr<RunRecord> collective = ReadRun(h5, "run0001");
+  ASSERT_TRUE(collective.ok()) << collective.status();
+  EXPECT_FALSE(collective->timeline.empty());
+  EXPECT_EQ(Cli({"sweep", sim_ini, "--out", h5, "--timelines", "--keep-going", "--format", "json"},
+                &out, &err),
+            2);
+  EXPECT_THAT(out, HasSubstr("\"error\": \""));
+}
+
 TEST(SweepTest, InterruptLeavesNoArchive) {
   // Enough runs that the interrupt lands mid-sweep; SIGINT is handled (flag), not fatal.
   // Eight runs of ~0.8 s each: the signal at 0.3 s lands during the first; the sweep must never
