@@ -123,6 +123,57 @@ TEST(ContractTest, UnknownTraceFormatIsExit2WithOneLineAndNoFile) {
   EXPECT_THAT(FilesIn(dir), ElementsAre("t.pftrace"));
 }
 
+// A memory cgroup limited to `bytes`, made for one test where this process may make one (root,
+// with the v1 memory hierarchy or cgroup v2's memory controller writable): its directory, which
+// the caller removes with rmdir once its children have exited; "" (with `why`) where it cannot.
+std::string MakeMemoryCgroup(const std::string& name, int64_t bytes, std::string* why) {
+  const std::string leaf = name + "_" + std::to_string(::getpid());
+  struct Kind {
+    fs::path parent;
+    const char* limit_file;
+  };
+  for (const Kind& k : {Kind{"/sys/fs/cgroup/memory", "memory.limit_in_bytes"},
+                        Kind{"/sys/fs/cgroup", "memory.max"}}) {
+    std::error_code ec;
+    if (!fs::exists(k.parent / "cgroup.procs", ec)) continue;
+    const fs::path dir = k.parent / leaf;
+    if (!fs::create_directory(dir, ec)) continue;
+    std::ofstream(dir / k.limit_file) << bytes;
+    std::ifstream check(dir / k.limit_file);
+    int64_t set = 0;
+    if (check >> set && set == bytes) return dir.string();
+    fs::remove(dir, ec);
+  }
+  *why = "cannot create a memory cgroup here (needs root and a writable cgroup memory hierarchy)";
+  return "";
+}
+
+// compare keeps one timeline in memory at a time, so its default timeline budget is per run, not
+// divided among the algorithms: in a real 256 MiB cgroup (the default budget is then a quarter,
+// 64 MiB) three 64-chip runs whose timelines take up to ~40 MiB each are written with --out and
+// --trace. Before, each run got 64/3 = 21 MiB and meshslice was refused.
+TEST(ContractTest, CompareWithOutputsRunsInASmallMemoryCgroup) {
+  std::string why;
+  const std::string cgroup = MakeMemoryCgroup("meshsim_compare", int64_t{256} << 20, &why);
+  if (cgroup.empty()) GTEST_SKIP() << why;
+  const std::string dir = Dir("cgroup_compare");
+  const Outcome o = Spawn(
+      "/bin/sh",
+      {"-c", "echo $$ > " + cgroup + "/cgroup.procs && exec " + kBinary +
+                 " compare --chips 64 --algorithms meshslice,collective,summa --out c.h5 --trace "
+                 "c.json"},
+      dir, milliseconds(120000));
+  std::error_code ec;
+  fs::remove(cgroup, ec);
+  EXPECT_TRUE(o.exited) << "signal " << o.status;
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_THAT(FilesIn(dir), UnorderedElementsAre("c.h5", "c.json"));
+  // The runs kept their timelines: the last one exports a trace.
+  const Outcome t = Spawn(kBinary, {"trace", "c.h5", "--run", "summa", "--out", "s.json"}, dir,
+                          milliseconds(60000));
+  EXPECT_EQ(t.status, 0) << t.err;
+}
+
 TEST(ContractTest, FullDiskIsAnErrorNotACrash) {
   const std::string dir = Dir("disk_full");
   // RLIMIT_FSIZE with SIGXFSZ ignored: writes fail (EFBIG) as on a full disk.
