@@ -194,8 +194,11 @@ void PrintTable(const RunRecord& r, std::ostream& os) {
 
 void PrintJson(const RunRecord& r, std::ostream& os, const std::vector<std::string>& top_keys) {
   os << "{\"run\": " << JsonString(r.name);
-  for (const std::string& k : top_keys)
-    os << ", " << JsonString(k) << ": " << JsonConfigValue(KeyValue(r, k));
+  for (const std::string& k : top_keys) {
+    // null: the run does not read the key (a swept key of other runs).
+    const std::string v = KeyValue(r, k);
+    os << ", " << JsonString(k) << ": " << (v.empty() ? "null" : JsonConfigValue(v));
+  }
   for (const char* key : {"makespan_s", "flops", "flop_utilization"}) {
     os << ", " << JsonString(key) << ": " << JsonNumber(r.Metric(key));
   }
