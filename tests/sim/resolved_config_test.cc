@@ -167,5 +167,39 @@ TEST(ResolvedConfigTest, CollectiveJsonHoldsNoModelOrAlgorithm) {
   }
 }
 
+TEST(ResolvedConfigTest, ReshardJsonIsTypedAndHoldsOnlyWhatItsSchedulerReads) {
+  const std::vector<std::string> args = {
+      "reshard",    "--system",        "p3.8xlarge", "--chips",         "16",  "--src-mesh",
+      "2x4",        "--src-spec",      "S0RR",       "--src-placement", "0-7", "--dst-mesh",
+      "2x4",        "--dst-placement", "8-15",       "--dst-spec",      "RRR", "--shape",
+      "256,256,64", "--format",        "json"};
+  const Result r = Cli(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("\"\"")));
+  const auto config = ConfigObject(r.out);
+  for (const auto& [key, value] : config) {
+    if (value.is_string) {
+      EXPECT_EQ(TypeOfConfigValue(value.text), ConfigValueType::kText) << key;
+    }
+  }
+  EXPECT_EQ(config.at("chips").text, "16");
+  EXPECT_FALSE(config.at("chips").is_string);
+  EXPECT_FALSE(config.at("dtype-bytes").is_string);
+  EXPECT_FALSE(config.at("link.bandwidth").is_string);
+  EXPECT_EQ(config.at("seed").text, "1");  // Ensemble: greedy and DFS.
+  EXPECT_EQ(config.count("dfs-budget"), 1u);
+  for (const char* unread : {"workload", "model", "mesh", "stages", "placement"}) {
+    EXPECT_EQ(config.count(unread), 0u) << unread;
+  }
+
+  std::vector<std::string> naive = args;
+  naive.insert(naive.end() - 2, {"--scheduler", "naive"});
+  const Result n = Cli(naive);
+  ASSERT_EQ(n.status, 0) << n.err;
+  const auto naive_config = ConfigObject(n.out);
+  EXPECT_EQ(naive_config.count("seed"), 0u);
+  EXPECT_EQ(naive_config.count("dfs-budget"), 0u);
+}
+
 }  // namespace
 }  // namespace meshsim::sim
