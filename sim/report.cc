@@ -128,7 +128,8 @@ std::vector<GemmSpan> Spans(const RunRecord& r) {
 void PrintGemms(const RunRecord& r, std::ostream& os) {
   const std::vector<GemmSpan> spans = Spans(r);
   if (spans.size() < 2) return;
-  const double peak = r.Metric("chip_peak_flops") * r.chips;
+  // Archives of schema version 3 and older name the peak chip_peak_flops.
+  const double peak = r.Metric("chip_peak_flops_per_s", r.Metric("chip_peak_flops")) * r.chips;
   os << absl::StrFormat("  %-22s %12s %12s %10s %12s %10s\n", "GeMM", "start", "time", "FLOP util",
                         "share", "share util");
   for (const GemmSpan& g : spans) {

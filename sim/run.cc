@@ -757,7 +757,7 @@ absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
     rec.metrics.emplace_back("model_layers",
                              static_cast<double>(plan.pipeline->problem.stack.layers.size()));
     rec.metrics.emplace_back("model_fc_time_s", makespan_s);
-    rec.metrics.emplace_back("chip_peak_flops", o.system.chip.PeakFlops());
+    rec.metrics.emplace_back("chip_peak_flops_per_s", o.system.chip.PeakFlops());
     rec.metrics.insert(rec.metrics.end(), tail.begin(), tail.end());
     return rec;
   }
@@ -778,7 +778,7 @@ absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
   }
   rec.metrics.emplace_back("model_layers", static_cast<double>(layers));
   rec.metrics.emplace_back("model_fc_time_s", makespan_s * layers);
-  rec.metrics.emplace_back("chip_peak_flops", o.system.chip.PeakFlops());
+  rec.metrics.emplace_back("chip_peak_flops_per_s", o.system.chip.PeakFlops());
   rec.metrics.insert(rec.metrics.end(), tail.begin(), tail.end());
   return rec;
 }
