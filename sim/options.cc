@@ -109,10 +109,13 @@ po::options_description Description() {
       ("group", text(), "row, col, all: the chips of each collective group (default row)")
       ("bytes", text(), "per-chip shard of --workload collective, e.g. 64MiB")
       ("algorithm", text(), "algorithm plugin (default meshslice; see `meshsim list algorithms`)")
-      ("dataflow", text(), "auto, os, ls, rs (default auto)")
+      ("dataflow", text(), "auto, os, ls, rs (default auto); for --workload llm, layer also one "
+                           "per FC layer (qkv,attn_out,ffn_up,ffn_down), as the run's config "
+                           "shows them, e.g. os,ls,os,ls")
       ("slices", text(), "slice count / unrolled iterations, or auto (default): for meshslice on "
                          "llm the autotuner's per-layer S (the run's config shows e.g. 6,3,8,8), "
-                         "else the plugin's default")
+                         "else the plugin's default; for --workload llm, layer also one S per "
+                         "FC layer, e.g. 6,3,8,8")
       ("chunks", text(), "--workload layer: 1, 2 or 4 chunks of the batch for ATP's chunk-based "
                          "overlap (§4.1); must divide --batch (default 1)")
       ("stages", text(), "--workload pipeline: pipeline stages, each on its own chips (default 2)")
