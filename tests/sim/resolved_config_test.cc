@@ -167,6 +167,29 @@ TEST(ResolvedConfigTest, CollectiveJsonHoldsNoModelOrAlgorithm) {
   }
 }
 
+// The per-layer lists a config writes are read back only where they mean something.
+TEST(ResolvedConfigTest, PerLayerListsAreBadInputElsewhere) {
+  const auto refused = [](const std::vector<std::string>& args, const std::string& words) {
+    std::vector<std::string> argv = {"run"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const Result r = Cli(argv);
+    EXPECT_EQ(r.status, 2) << r.out;
+    EXPECT_THAT(r.err, HasSubstr(words));
+  };
+  refused(
+      {"--chips", "16", "--workload", "gemm", "--gemm", "1024,1024,1024", "--slices", "4,4,4,4"},
+      "--slices: '4,4,4,4' is not allowed; a list is one value per FC layer");
+  refused({"--chips", "16", "--slices", "4,4"}, "--slices: '4,4' is not allowed");
+  refused({"--chips", "16", "--dataflow", "os,xs,os,ls"}, "--dataflow: 'xs' is not allowed");
+  refused({"--chips", "16", "--dataflow", "os,auto,os,ls"}, "--dataflow: 'auto' is not allowed");
+  refused({"--chips", "16", "--workload", "layer", "--algorithm", "meshslice", "--hidden", "2048",
+           "--seq", "512", "--dataflow", "rs,ls,rs,os"},
+          "--dataflow: 'rs,ls,rs,os' is not allowed with --workload layer");
+  // --model with other dimensions is a custom model, and --model is not read.
+  refused({"--chips", "16", "--model", "gpt3", "--hidden", "1024"},
+          "--model: 'gpt3' does not apply with --hidden");
+}
+
 TEST(ResolvedConfigTest, ReshardJsonIsTypedAndHoldsOnlyWhatItsSchedulerReads) {
   const std::vector<std::string> args = {
       "reshard",    "--system",        "p3.8xlarge", "--chips",         "16",  "--src-mesh",
