@@ -738,10 +738,6 @@ bool SystemParamChanged(const RunOptions& o, const std::string& key) {
   return true;
 }
 
-}  // namespace
-
-namespace {
-
 // NotReadBy, and with `any_value` RunReads' rule for the system parameters of other topologies.
 std::string WhyNotRead(const std::string& key, const RunOptions& o, bool any_value) {
   const auto is = [](const std::string& x, const std::vector<std::string>& set) {
