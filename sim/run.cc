@@ -523,13 +523,13 @@ void KeepReadKeys(const RunOptions& o, std::vector<std::pair<std::string, std::s
 }
 
 // The run's configuration with every `auto` replaced by what was used (CLI.md: the archive and
-// `--format json` hold the resolved values): the mesh and its chips, per-layer dataflows and
-// slice counts in model order (qkv, attn_out, ffn_up, ffn_down), the model's dimensions. Keys
-// the run does not read (NotReadBy: the dataflow of a collective, the stages of an llm run) are
-// left out, and so is a value the run leaves to a plugin's default (the S of a pipeline stage's
-// plugin) and --placement when not given: an unplaced mesh is not the same run as one placed on
-// chips 0..n-1 (the machine takes an unplaced mesh's extents). Read back as options
-// (`--config`), it gives the same run.
+// `--format json` hold the resolved values): the mesh, per-layer dataflows and slice counts in
+// model order (qkv, attn_out, ffn_up, ffn_down), the model's dimensions. Keys the run does not
+// read (NotReadBy: the dataflow of a collective, the stages of an llm run) are left out, and so
+// is a value the run leaves to a plugin's default (the S of a pipeline stage's plugin) and
+// --placement when not given: an unplaced mesh is not the same run as one placed on chips
+// 0..n-1 (the machine takes an unplaced mesh's extents). Read back as options (`--config`), it
+// gives the same run.
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ResolvedConfig(
     const RunOptions& o, const Plan& plan, const core::OpGraph& graph) {
   const absl::StatusOr<const algorithms::AlgorithmInfo*> info =
