@@ -1059,6 +1059,35 @@ TEST_F(Hdf5IoTest, SummaryKeyColumnsAreTyped) {
   EXPECT_THAT(status.message(), HasSubstr("key 'a/b' is not allowed"));
 }
 
+// Text is variable-length UTF-8 everywhere, also in a compound's column (h5py reports
+// encoding='utf-8' and decodes such bytes; docs/hdf5.md says how to get str): the GeMM labels and
+// a text key column of /summary.
+TEST_F(Hdf5IoTest, TextIsVariableLengthUtf8) {
+  const RunRecord a = MakeRecord("a");
+  const std::string path = Path("utf8.h5");
+  std::unique_ptr<ArchiveWriter> writer = CreateWriter(path);
+  ASSERT_NE(writer, nullptr);
+  ASSERT_TRUE(writer->AddRun(a, true).ok());
+  ASSERT_TRUE(writer->Commit({"system"}).ok());
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  for (const char* object : {"/runs/a/gemms", "/summary/key_columns/system", "/runs/a/names"}) {
+    hid_t dataset = H5Dopen2(file, object, H5P_DEFAULT);
+    ASSERT_GE(dataset, 0) << object;
+    hid_t type = H5Dget_type(dataset);
+    hid_t text = H5Tget_class(type) == H5T_COMPOUND
+                     ? H5Tget_member_type(type, H5Tget_member_index(type, "label"))
+                     : H5Tcopy(type);
+    EXPECT_EQ(H5Tget_class(text), H5T_STRING) << object;
+    EXPECT_GT(H5Tis_variable_str(text), 0) << object;
+    EXPECT_EQ(H5Tget_cset(text), H5T_CSET_UTF8) << object;
+    H5Tclose(text);
+    H5Tclose(type);
+    H5Dclose(dataset);
+  }
+  H5Fclose(file);
+}
+
 // A version-3 /summary (its key columns one text matrix `key_values`), made by editing a current
 // archive: still read.
 TEST_F(Hdf5IoTest, ReadsVersion3Summaries) {
