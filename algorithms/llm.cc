@@ -1,6 +1,7 @@
 #include "algorithms/llm.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "algorithms/dataflow.h"
 #include "core/status_macros.h"
 
@@ -12,9 +13,16 @@ absl::StatusOr<std::vector<GemmProblem>> BlockProblems(const BlockPlan& plan) {
        workloads::BlockFcLayers(plan.model, plan.batch, plan.seq)) {
     layers.push_back({s.name, s.index, s.tokens, s.in, s.out, s.column_parallel});
   }
+  const std::vector<std::string> dataflows = absl::StrSplit(plan.dataflow, ',');
+  if (dataflows.size() != 1 && dataflows.size() != layers.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("--dataflow: ", dataflows.size(),
+                                                   " per-layer dataflows for ", layers.size(),
+                                                   " FC layers"));
+  }
   const auto stationary = [&](const FcLayer& l) -> absl::StatusOr<Stationary> {
-    if (plan.dataflow == "auto") return AutoStationary(l);
-    return ParseStationary(plan.dataflow);
+    const std::string& d = dataflows.size() == 1 ? dataflows[0] : dataflows[l.index];
+    if (d == "auto") return AutoStationary(l);
+    return ParseStationary(d);
   };
   if (!plan.layer_slices.empty()) {
     if (plan.layer_slices.size() != layers.size()) {

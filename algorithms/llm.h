@@ -30,9 +30,10 @@ struct BlockPlan {
   workloads::ModelShape model;
   int64_t batch = 1;
   int64_t seq = 2048;
-  std::string pass = "train";     // fwd, bwd, train
-  std::string dataflow = "auto";  // auto, os, ls, rs
-  int slices = 0;                 // 0 = each plugin's default
+  std::string pass = "train";  // fwd, bwd, train
+  // auto, os, ls, rs, or one of os, ls, rs per FC layer in FcLayer::index order ("os,ls,os,ls").
+  std::string dataflow = "auto";
+  int slices = 0;  // 0 = each plugin's default
   Mesh mesh;
   int element_bytes = 2;
   // Per-layer S indexed by FcLayer::index (qkv, attn_out, ffn_up, ffn_down), e.g. the

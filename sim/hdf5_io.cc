@@ -1377,27 +1377,69 @@ absl::StatusOr<SummaryTable> ReadSummaryOf(const Archive& archive, const std::st
   MESHSIM_ASSIGN_OR_RETURN(table.metrics,
                            ReadStringListAttribute(group.get(), "metrics", types, where));
   MESHSIM_RETURN_IF_ERROR(ReadStringTable(group.get(), "runs", types, &table.runs, where));
-  std::vector<std::string> key_values;
-  size_t key_cols = 0;
-  MESHSIM_RETURN_IF_ERROR(
-      ReadStringTable(group.get(), "key_values", types, &key_values, where, &key_cols));
+  const size_t rows = table.runs.size();
+  if (archive.schema_version >= 4) {
+    // One typed column per key, read back as the text it was written from.
+    MESHSIM_ASSIGN_OR_RETURN(Handle columns, OpenGroup(group.get(), "key_columns", where));
+    for (const std::string& key : table.keys) {
+      const std::string what = absl::StrCat("key column '", key, "'");
+      H5T_class_t type_class = H5T_NO_CLASS;
+      {
+        MESHSIM_ASSIGN_OR_RETURN(
+            Handle dataset, Checked(H5Dopen2(columns.get(), key.c_str(), H5P_DEFAULT), H5Dclose,
+                                    where, what, absl::StatusCode::kDataLoss));
+        MESHSIM_ASSIGN_OR_RETURN(Handle type, Checked(H5Dget_type(dataset.get()), H5Tclose, where,
+                                                      what, absl::StatusCode::kDataLoss));
+        type_class = H5Tget_class(type.get());
+      }
+      std::vector<std::string> column;
+      if (type_class == H5T_INTEGER) {
+        std::vector<int64_t> values;
+        MESHSIM_RETURN_IF_ERROR(
+            ReadTable(columns.get(), key.c_str(), H5T_INTEGER, H5T_NATIVE_INT64, &values, where));
+        for (int64_t v : values) column.push_back(absl::StrCat(v));
+      } else if (type_class == H5T_FLOAT) {
+        std::vector<double> values;
+        MESHSIM_RETURN_IF_ERROR(
+            ReadTable(columns.get(), key.c_str(), H5T_FLOAT, H5T_NATIVE_DOUBLE, &values, where));
+        for (double v : values) column.push_back(core::FormatDouble(v));
+      } else {
+        MESHSIM_RETURN_IF_ERROR(ReadStringTable(columns.get(), key.c_str(), types, &column, where));
+      }
+      if (column.size() != rows) {
+        return absl::DataLossError(
+            absl::StrCat(where, ": ", what, " has ", column.size(), " rows for ", rows, " runs"));
+      }
+      table.key_values.push_back(std::move(column));
+    }
+  } else {
+    // Versions 2 and 3: one text matrix, a row per run.
+    std::vector<std::string> key_values;
+    size_t key_cols = 0;
+    MESHSIM_RETURN_IF_ERROR(
+        ReadStringTable(group.get(), "key_values", types, &key_values, where, &key_cols));
+    if (key_cols != table.keys.size() || key_values.size() != rows * key_cols) {
+      return absl::DataLossError(
+          absl::StrCat(where, ": its datasets and column lists disagree in size"));
+    }
+    table.key_values.assign(key_cols, std::vector<std::string>(rows));
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t k = 0; k < key_cols; ++k) {
+        table.key_values[k][r] = std::move(key_values[r * key_cols + k]);
+      }
+    }
+  }
   std::vector<double> metric_values;
   size_t metric_cols = 0;
   MESHSIM_RETURN_IF_ERROR(ReadTable(group.get(), "metric_values", H5T_FLOAT, H5T_NATIVE_DOUBLE,
                                     &metric_values, where, &metric_cols));
-  const size_t rows = table.runs.size();
-  if (key_cols != table.keys.size() || key_values.size() != rows * key_cols ||
-      metric_cols != table.metrics.size() || metric_values.size() != rows * metric_cols) {
+  if (metric_cols != table.metrics.size() || metric_values.size() != rows * metric_cols) {
     return absl::DataLossError(
         absl::StrCat(where, ": its datasets and column lists disagree in size"));
   }
   // On disk a row is a run; in memory a vector is a column.
-  table.key_values.assign(key_cols, std::vector<std::string>(rows));
   table.metric_values.assign(metric_cols, std::vector<double>(rows));
   for (size_t r = 0; r < rows; ++r) {
-    for (size_t k = 0; k < key_cols; ++k) {
-      table.key_values[k][r] = std::move(key_values[r * key_cols + k]);
-    }
     for (size_t m = 0; m < metric_cols; ++m) {
       table.metric_values[m][r] = metric_values[r * metric_cols + m];
     }
@@ -1503,20 +1545,20 @@ struct ArchiveWriter::State {
       for (const auto& [metric, value] : with_metrics->metrics) metrics.push_back(metric);
     }
     std::vector<const char*> names;
-    std::vector<const char*> key_values;
+    // [key][row], as the columns are written.
+    std::vector<std::vector<const char*>> key_values(keys.size());
     std::vector<double> metric_values;
     names.reserve(rows.size());
-    key_values.reserve(rows.size() * keys.size());
     metric_values.reserve(rows.size() * metrics.size());
     for (const Row& row : rows) {
       names.push_back(row.name.c_str());
-      for (const std::string& key : keys) {
-        const auto is_key = [&](const auto& entry) { return entry.first == key; };
+      for (size_t k = 0; k < keys.size(); ++k) {
+        const auto is_key = [&](const auto& entry) { return entry.first == keys[k]; };
         const auto req = std::find_if(row.requested.begin(), row.requested.end(), is_key);
         const auto it = std::find_if(row.config.begin(), row.config.end(), is_key);
-        key_values.push_back(req != row.requested.end() ? req->second.c_str()
-                             : it != row.config.end()   ? it->second.c_str()
-                                                        : "");
+        key_values[k].push_back(req != row.requested.end() ? req->second.c_str()
+                                : it != row.config.end()   ? it->second.c_str()
+                                                           : "");
       }
       for (const std::string& metric : metrics) {
         const auto it = std::find_if(row.metrics.begin(), row.metrics.end(),
@@ -1533,9 +1575,39 @@ struct ArchiveWriter::State {
         WriteStringListAttribute(group.get(), "metrics", metrics, types, summary_where));
     MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "runs", types.string.get(), types.string.get(),
                                        names.size(), names.data(), summary_where));
-    MESHSIM_RETURN_IF_ERROR(WriteMatrix(group.get(), "key_values", types.string.get(),
-                                        types.string.get(), rows.size(), keys.size(),
-                                        key_values.data(), summary_where));
+    // One typed column per key (schema version 4): int64 when every run's value is an integer,
+    // float64 when every one is a number, else text ("" where a run has no value).
+    MESHSIM_ASSIGN_OR_RETURN(Handle columns,
+                             CreateOrderedGroup(group.get(), "key_columns", false, summary_where));
+    for (size_t k = 0; k < keys.size(); ++k) {
+      ConfigValueType type = ConfigValueType::kInteger;
+      for (const char* v : key_values[k]) {
+        const ConfigValueType t = TypeOfConfigValue(v);
+        if (t == ConfigValueType::kText) {
+          type = t;
+          break;
+        }
+        if (t == ConfigValueType::kReal) type = t;
+      }
+      const std::vector<const char*>& texts = key_values[k];
+      if (type == ConfigValueType::kInteger) {
+        std::vector<int64_t> values(texts.size());
+        for (size_t r = 0; r < texts.size(); ++r) (void)absl::SimpleAtoi(texts[r], &values[r]);
+        MESHSIM_RETURN_IF_ERROR(WriteTable(columns.get(), keys[k].c_str(), H5T_STD_I64LE,
+                                           H5T_NATIVE_INT64, values.size(), values.data(),
+                                           summary_where));
+      } else if (type == ConfigValueType::kReal) {
+        std::vector<double> values(texts.size());
+        for (size_t r = 0; r < texts.size(); ++r) (void)absl::SimpleAtod(texts[r], &values[r]);
+        MESHSIM_RETURN_IF_ERROR(WriteTable(columns.get(), keys[k].c_str(), H5T_IEEE_F64LE,
+                                           H5T_NATIVE_DOUBLE, values.size(), values.data(),
+                                           summary_where));
+      } else {
+        MESHSIM_RETURN_IF_ERROR(WriteTable(columns.get(), keys[k].c_str(), types.string.get(),
+                                           types.string.get(), texts.size(), texts.data(),
+                                           summary_where));
+      }
+    }
     MESHSIM_RETURN_IF_ERROR(WriteMatrix(group.get(), "metric_values", H5T_IEEE_F64LE,
                                         H5T_NATIVE_DOUBLE, rows.size(), metrics.size(),
                                         metric_values.data(), summary_where));
@@ -1552,6 +1624,11 @@ struct ArchiveWriter::State {
       if (!seen.insert(key).second) {
         return absl::InvalidArgumentError(
             absl::StrCat(where, ": summary: key '", key, "' given twice"));
+      }
+      if (key == "." || key.find('/') != std::string::npos) {
+        // A key names its column's dataset.
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": summary: key '", key, "' is not allowed: it is '.' or has '/'"));
       }
     }
     absl::Status status = WriteSummary(keys);

@@ -48,8 +48,11 @@ namespace meshsim::sim {
 // Version of the layout written here (file attribute `schema_version`). Readers accept files
 // whose version is from 1 to this one; see docs/hdf5.md for what changes bump it. Version 2 added
 // runs stored without their timeline (whose missing datasets a version-1 reader would take for
-// damage) and `/summary`; version 3 stores numeric config values as int64/float64 attributes.
-inline constexpr int kHdf5SchemaVersion = 3;
+// damage) and `/summary`; version 3 stores numeric config values as int64/float64 attributes;
+// version 4 stores /summary's key columns typed (`key_columns`, int64/float64/text) instead of
+// the text matrix `key_values`, gives the rate metrics their unit (chip_peak_flops_per_s,
+// tflop_per_s, tflop_per_s_per_gpu) and leaves out of a run's config the keys it does not read.
+inline constexpr int kHdf5SchemaVersion = 4;
 
 // Streams runs into a new archive at `path`. The file is written to `<path>.tmp.<pid>` and renamed
 // to `path` by Commit; if the writer is destroyed or Abort()ed before Commit (an error, Ctrl-C),
@@ -88,12 +91,14 @@ class ArchiveWriter {
   absl::Status AddRun(const RunRecord& run, bool with_timeline);
 
   // Writes /summary — one row per run added, in the order added: the run's name, the value of
-  // each of `keys` in the run's config (text; "" when the run lacks it), and every metric of the
-  // first run added (float64; NaN when a run lacks it) — then closes the file, syncs it to disk
-  // and renames it to the destination. Cost: O(runs × (keys + metrics) × run's config size).
-  // Errors: InvalidArgument for an empty or repeated key (nothing written; the writer stays
-  // usable) or when the destination cannot be replaced (the writer is then aborted);
-  // FailedPrecondition when already committed or aborted; Internal.
+  // each of `keys` in the run's config (a column per key: int64 when every run's value is an
+  // integer, float64 when every one is a number, else text with "" where a run lacks the key),
+  // and every metric of the first run added (float64; NaN when a run lacks it) — then closes the
+  // file, syncs it to disk and renames it to the destination. Cost: O(runs × (keys + metrics) ×
+  // run's config size). Errors: InvalidArgument for an empty or repeated key, or one that is "."
+  // or holds '/' (it names its column's dataset) (nothing written; the writer stays usable), or
+  // when the destination cannot be replaced (the writer is then aborted); FailedPrecondition
+  // when already committed or aborted; Internal.
   absl::Status Commit(const std::vector<std::string>& keys);
 
   // Closes and removes the temporary file; the destination is left as it was. A no-op after

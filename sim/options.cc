@@ -109,10 +109,13 @@ po::options_description Description() {
       ("group", text(), "row, col, all: the chips of each collective group (default row)")
       ("bytes", text(), "per-chip shard of --workload collective, e.g. 64MiB")
       ("algorithm", text(), "algorithm plugin (default meshslice; see `meshsim list algorithms`)")
-      ("dataflow", text(), "auto, os, ls, rs (default auto)")
+      ("dataflow", text(), "auto, os, ls, rs (default auto); for --workload llm, layer also one "
+                           "per FC layer (qkv,attn_out,ffn_up,ffn_down), as the run's config "
+                           "shows them, e.g. os,ls,os,ls")
       ("slices", text(), "slice count / unrolled iterations, or auto (default): for meshslice on "
                          "llm the autotuner's per-layer S (the run's config shows e.g. 6,3,8,8), "
-                         "else the plugin's default")
+                         "else the plugin's default; for --workload llm, layer also one S per "
+                         "FC layer, e.g. 6,3,8,8")
       ("chunks", text(), "--workload layer: 1, 2 or 4 chunks of the batch for ATP's chunk-based "
                          "overlap (§4.1); must divide --batch (default 1)")
       ("stages", text(), "--workload pipeline: pipeline stages, each on its own chips (default 2)")
@@ -486,6 +489,18 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unrea
     return absl::InvalidArgumentError(
         "--hidden: required when --heads, --ffn or --layers describe a custom model");
   }
+  if (o.hidden > 0 && get("model") != nullptr) {
+    // --model with its own dimensions (a resolved config) is that model; other dimensions make a
+    // custom model, and --model is then refused as not read (NotReadBy).
+    const workloads::ModelShape* m = nullptr;
+    for (const workloads::ModelShape& candidate : workloads::Models()) {
+      if (candidate.name == o.model) m = &candidate;
+    }
+    if (m != nullptr && o.hidden == m->hidden && (o.heads == 0 || o.heads == m->heads) &&
+        (o.ffn == 0 || o.ffn == m->ffn_dim()) && (o.layers == 0 || o.layers == m->layers)) {
+      o.hidden = o.heads = o.ffn = o.layers = 0;
+    }
+  }
   if (o.hidden > 0) {
     o.model = "custom";
     if (o.heads == 0) o.heads = std::max<int64_t>(1, o.hidden / 128);
@@ -519,11 +534,42 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unrea
   }
   if (pipeline) o.algorithm = "megatron";  // The default operator parallelism of a stage.
   MESHSIM_RETURN_IF_ERROR(choice("algorithm", Algorithms(), &o.algorithm));
-  MESHSIM_RETURN_IF_ERROR(choice("dataflow", {"auto", "os", "ls", "rs"}, &o.dataflow));
+  // One value, or one per FC layer of the block (the resolved config's lists, so that a run is
+  // replayed from its config).
+  const bool per_fc_layer = o.workload == "llm" || o.workload == "layer";
+  const auto per_layer = [&](const std::string& key,
+                             const std::string& v) -> absl::StatusOr<std::vector<std::string>> {
+    std::vector<std::string> parts = absl::StrSplit(v, ',');
+    if (parts.size() == 1) return parts;
+    if (!per_fc_layer || parts.size() != 4) {
+      return Invalid(key, v,
+                     "a list is one value per FC layer of the block (qkv, attn_out, ffn_up, "
+                     "ffn_down), for --workload llm, layer; else one value");
+    }
+    return parts;
+  };
+  if (const std::string* v = get("dataflow")) {
+    MESHSIM_ASSIGN_OR_RETURN(const std::vector<std::string> parts, per_layer("dataflow", *v));
+    for (const std::string& part : parts) {
+      MESHSIM_RETURN_IF_ERROR(CheckOneOf("dataflow", parts.size() == 1 ? *v : part,
+                                         parts.size() == 1
+                                             ? std::vector<std::string>{"auto", "os", "ls", "rs"}
+                                             : std::vector<std::string>{"os", "ls", "rs"}));
+    }
+    o.dataflow = *v;
+  }
   if (const std::string* v = get("slices"); v != nullptr && *v != "auto") {
-    int64_t s = 0;
-    MESHSIM_RETURN_IF_ERROR(integer("slices", 1, 4096, &s));
-    o.slices = static_cast<int>(s);
+    MESHSIM_ASSIGN_OR_RETURN(const std::vector<std::string> parts, per_layer("slices", *v));
+    for (const std::string& part : parts) {
+      MESHSIM_ASSIGN_OR_RETURN(const int64_t s,
+                               core::ParseInteger("--slices", part, core::Unit::kCount, 1));
+      if (s > 4096) return Invalid("slices", *v, "must be at most 4096");
+      if (parts.size() == 1) {
+        o.slices = static_cast<int>(s);
+      } else {
+        o.layer_slices.push_back(static_cast<int>(s));
+      }
+    }
   }
   if (const std::string* v = get("chunks")) {
     MESHSIM_RETURN_IF_ERROR(CheckOneOf("chunks", *v, {"1", "2", "4"}));
@@ -692,9 +738,8 @@ bool SystemParamChanged(const RunOptions& o, const std::string& key) {
   return true;
 }
 
-}  // namespace
-
-std::string NotReadBy(const std::string& key, const RunOptions& o) {
+// NotReadBy, and with `any_value` RunReads' rule for the system parameters of other topologies.
+std::string WhyNotRead(const std::string& key, const RunOptions& o, bool any_value) {
   const auto is = [](const std::string& x, const std::vector<std::string>& set) {
     return std::find(set.begin(), set.end(), x) != set.end();
   };
@@ -727,6 +772,7 @@ std::string NotReadBy(const std::string& key, const RunOptions& o) {
     return "";
   }
   if (key == "chunks") return workloads({"layer", "pipeline"});
+  if (key == "placement") return workloads({"llm", "gemm", "collective", "chain", "layer"});
   if (is(key, {"algorithm", "dataflow", "slices"})) {
     if (std::string why = workloads({"llm", "gemm", "layer", "pipeline"}); !why.empty()) {
       return why;
@@ -762,11 +808,21 @@ std::string NotReadBy(const std::string& key, const RunOptions& o) {
   // to another value than the preset's (`show system` writes every key: a config file of its
   // output sets them all to what they are).
   if (const std::string readers = network::TopologyParamReaders(o.topology, key);
-      !readers.empty() && SystemParamChanged(o, key)) {
+      !readers.empty() && (any_value || SystemParamChanged(o, key))) {
     return absl::StrCat("does not apply to --topology ", o.topology, "; it is read by --topology ",
                         readers);
   }
   return "";
+}
+
+}  // namespace
+
+std::string NotReadBy(const std::string& key, const RunOptions& o) {
+  return WhyNotRead(key, o, /*any_value=*/false);
+}
+
+bool RunReads(const std::string& key, const RunOptions& o) {
+  return WhyNotRead(key, o, /*any_value=*/true).empty();
 }
 
 absl::Status CheckReadByAny(const std::vector<std::pair<std::string, std::string>>& given,
@@ -833,7 +889,9 @@ std::vector<std::pair<std::string, std::string>> RunOptions::Resolved() const {
       {"bytes", absl::StrCat(bytes)},
       {"algorithm", algorithm},
       {"dataflow", dataflow},
-      {"slices", slices == 0 ? "auto" : absl::StrCat(slices)},
+      {"slices", !layer_slices.empty() ? absl::StrJoin(layer_slices, ",")
+                 : slices == 0         ? "auto"
+                                       : absl::StrCat(slices)},
       {"chunks", absl::StrCat(chunks)},
       {"stages", absl::StrCat(stages)},
       {"dp", absl::StrCat(dp)},

@@ -87,8 +87,13 @@ struct RunOptions {
   std::string group = "row";
   int64_t bytes = 0;
   std::string algorithm = "meshslice";
+  // auto, os, ls, rs, or one per FC layer of the block in model order (qkv, attn_out, ffn_up,
+  // ffn_down: "os,ls,os,ls", as the resolved config writes it) for --workload llm, layer.
   std::string dataflow = "auto";
   int slices = 0;  // 0 = auto.
+  // --slices S0,S1,S2,S3: one S per FC layer of the block (as the resolved config writes the
+  // autotuner's choice) for --workload llm, layer; empty = `slices` for every layer.
+  std::vector<int> layer_slices;
   int chunks = 1;  // --workload layer: ATP chunk-based overlap (batch split into chunks).
   // --workload pipeline (algorithms/pipeline/): stages × DP replicas × the operator mesh.
   int stages = 2;
@@ -151,7 +156,9 @@ struct RunOptions {
   // Chips the logical mesh spans: the placement's, else every chip.
   int mesh_chips() const { return placement.empty() ? chips : static_cast<int>(placement.size()); }
 
-  // Every option and system parameter as resolved text, in a stable order.
+  // Every option and system parameter as resolved text, in a stable order; unresolved values
+  // ("auto", "" for no value) as they are. Simulate's record holds the run's resolved config
+  // (sim/run.h), which replaces those and leaves out what the run does not read.
   std::vector<std::pair<std::string, std::string>> Resolved() const;
 };
 
@@ -186,7 +193,9 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw,
 // Empty when the run `o` reads option `key`; else why not and what reads it: "does not apply to
 // --workload gemm; it is read by --workload collective". Which option is read when:
 //   model, hidden, heads, ffn, layers, batch, seq, pass   --workload llm, layer, pipeline
-//                                                          (model: not with --hidden)
+//                                                          (model: not with a custom --hidden;
+//                                                          --model with its own --hidden,
+//                                                          --heads, --ffn, --layers is the model)
 //   gemm                                                   --workload gemm
 //   collective, group, bytes, max-flows                    --workload collective
 //   max-timeline-bytes                                     with --out or --trace (a sweep's
@@ -197,6 +206,7 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw,
 //   seed                                                   --workload pipeline with
 //                                                          --reshard-scheduler greedy, ensemble
 //   chunks                                                 --workload layer, pipeline
+//   placement                                              every workload but pipeline
 //   algorithm, dataflow, slices                            --workload llm, layer, pipeline, and
 //                                                          gemm on more than one chip; dataflow
 //                                                          by GeMM plugins only, slices by the
@@ -208,6 +218,12 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw,
 // Every other option and system parameter is read by every run. ResolveRunOptions applies the
 // same rule to `--set KEY=VALUE` (and a config file's `set =` lines).
 std::string NotReadBy(const std::string& key, const RunOptions& o);
+
+// Whether the run `o` reads option or system parameter `key` at all: NotReadBy's table, except
+// that a system parameter of other topologies (fattree.k on torus2d) counts as unread whatever its
+// value (NotReadBy lets the preset's value through, so that `show system` output is a valid
+// config file). What a resolved config holds (sim/run.h).
+bool RunReads(const std::string& key, const RunOptions& o);
 
 // InvalidArgument for the first of `given` (key, value) that none of `runs` reads: "--slices:
 // '4' is read by none of the runs (--algorithm collective, cannon); it is read by --algorithm

@@ -33,6 +33,9 @@ void PrintComparison(const std::vector<const RunRecord*>& runs, std::ostream& os
 std::string JsonString(const std::string& s);
 // A JSON number: shortest round-trip form; NaN and infinities become null.
 std::string JsonNumber(double v);
+// A resolved config value in JSON: a number when its text is one (TypeOfConfigValue), else a
+// string.
+std::string JsonConfigValue(const std::string& v);
 
 }  // namespace meshsim::sim
 

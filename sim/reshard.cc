@@ -257,19 +257,23 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
   });
   int64_t tensor_bytes = p.element_bytes;
   for (int64_t x : p.shape) tensor_bytes *= x;
-  rec.config.insert(rec.config.end(),
-                    {{"src-mesh", p.src.mesh.ToString()},
-                     {"src-placement", get_or("src-placement", "")},
-                     {"src-spec", p.src.spec.ToString()},
-                     {"dst-mesh", p.dst.mesh.ToString()},
-                     {"dst-placement", get_or("dst-placement", "")},
-                     {"dst-spec", p.dst.spec.ToString()},
-                     {"shape", shape_text},
-                     {"dtype-bytes", absl::StrCat(p.element_bytes)},
-                     {"strategy", rs::ToString(ro.strategy)},
-                     {"scheduler", rs::ToString(ro.scheduler)},
-                     {"seed", absl::StrCat(seed)},
-                     {"dfs-budget", absl::StrCat(ro.scheduler_options.dfs_budget)}});
+  rec.config.insert(rec.config.end(), {{"src-mesh", p.src.mesh.ToString()},
+                                       {"src-placement", get_or("src-placement", "")},
+                                       {"src-spec", p.src.spec.ToString()},
+                                       {"dst-mesh", p.dst.mesh.ToString()},
+                                       {"dst-placement", get_or("dst-placement", "")},
+                                       {"dst-spec", p.dst.spec.ToString()},
+                                       {"shape", shape_text},
+                                       {"dtype-bytes", absl::StrCat(p.element_bytes)},
+                                       {"strategy", rs::ToString(ro.strategy)},
+                                       {"scheduler", rs::ToString(ro.scheduler)}});
+  // Only what the scheduler reads: the seed of the randomized greedy search, the DFS budget.
+  if (ro.scheduler == rs::SchedulerKind::kGreedy || ro.scheduler == rs::SchedulerKind::kEnsemble) {
+    rec.config.emplace_back("seed", absl::StrCat(seed));
+  }
+  if (ro.scheduler == rs::SchedulerKind::kDfs || ro.scheduler == rs::SchedulerKind::kEnsemble) {
+    rec.config.emplace_back("dfs-budget", absl::StrCat(ro.scheduler_options.dfs_budget));
+  }
   int64_t inter_host = 0, max_sent = 0, max_received = 0;
   for (int64_t b : traffic.sent) {
     inter_host += b;
@@ -298,7 +302,7 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
     for (const char* key : {"makespan_s", "unit_tasks", "tensor_bytes", "model_makespan_s",
                             "schedule_wall_s", "inter_host_bytes", "max_host_sent_bytes",
                             "max_host_received_bytes", "ops", "events", "wall_s"}) {
-      fields.push_back(absl::StrFormat("\"%s\": %.17g", key, rec.Metric(key)));
+      fields.push_back(absl::StrCat(JsonString(key), ": ", JsonNumber(rec.Metric(key))));
     }
     fields.push_back(
         absl::StrCat("\"host_sent_bytes\": [", absl::StrJoin(traffic.sent, ", "), "]"));
@@ -306,7 +310,8 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
         absl::StrCat("\"host_received_bytes\": [", absl::StrJoin(traffic.received, ", "), "]"));
     std::vector<std::string> config;
     for (const auto& [key, value] : rec.config) {
-      config.push_back(absl::StrFormat("\"%s\": \"%s\"", key, value));
+      // Typed, as `meshsim run` writes its config: numbers as numbers.
+      config.push_back(absl::StrCat(JsonString(key), ": ", JsonConfigValue(value)));
     }
     out << "{\"run\": \"reshard\", " << absl::StrJoin(fields, ", ") << ", \"config\": {"
         << absl::StrJoin(config, ", ") << "}}\n";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "algorithms/autotune/atp_tuner.h"
 #include "algorithms/autotune/autotuner.h"
 #include "algorithms/dataflow.h"
@@ -85,7 +87,26 @@ absl::StatusOr<std::unique_ptr<algorithms::LayerAlgorithm>> LayerPlugin(
   MESHSIM_RETURN_IF_ERROR(CheckAlgorithmFitsWorkload(o, *info));
   if (!info->is_layer()) {
     std::optional<algorithms::Stationary> stationary;
-    if (o.dataflow != "auto") {
+    if (o.dataflow.find(',') != std::string::npos) {
+      // One dataflow per FC layer (a resolved config): the FC layers of a whole layer take one
+      // dataflow, or each its own automatic choice.
+      MESHSIM_ASSIGN_OR_RETURN(const workloads::ModelShape model, Model(o));
+      const std::vector<std::string> given = absl::StrSplit(o.dataflow, ',');
+      std::vector<std::string> automatic;
+      for (const workloads::FcLayerShape& s : workloads::BlockFcLayers(model, o.batch, o.seq)) {
+        const algorithms::FcLayer l{s.name, s.index, s.tokens, s.in, s.out, s.column_parallel};
+        automatic.push_back(algorithms::ToString(algorithms::AutoStationary(l)));
+      }
+      if (given != automatic) {
+        if (std::adjacent_find(given.begin(), given.end(), std::not_equal_to<>()) != given.end()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "--dataflow: '", o.dataflow, "' is not allowed with --workload ", o.workload,
+              "; its FC layers take one dataflow or each its automatic one (",
+              absl::StrJoin(automatic, ","), ")"));
+        }
+        MESHSIM_ASSIGN_OR_RETURN(stationary, algorithms::ParseStationary(given.front()));
+      }
+    } else if (o.dataflow != "auto") {
       MESHSIM_ASSIGN_OR_RETURN(stationary, algorithms::ParseStationary(o.dataflow));
     }
     return algorithms::MakeGemmLayer(info->make(), o.algorithm, layer_slices, o.slices, stationary);
@@ -480,6 +501,8 @@ absl::StatusOr<Plan> ResolvePlan(const RunOptions& o, const std::vector<int>* la
   }
   if (layer_slices != nullptr) {
     plan.layer_slices = *layer_slices;
+  } else if (!o.layer_slices.empty()) {
+    plan.layer_slices = o.layer_slices;
   } else if (o.slices == 0 && UsesAutotuner(o)) {
     absl::StatusOr<algorithms::TuneResult> tuned = AutotuneRun(o, {plan.mesh});
     if (tuned.ok()) plan.layer_slices = tuned->LayerSlices();
@@ -487,10 +510,22 @@ absl::StatusOr<Plan> ResolvePlan(const RunOptions& o, const std::vector<int>* la
   return plan;
 }
 
+// Leaves out of `config` the keys the run `o` does not read (RunReads: NotReadBy's table) and
+// those with no value.
+void KeepReadKeys(const RunOptions& o, std::vector<std::pair<std::string, std::string>>& config) {
+  std::erase_if(config, [&](const std::pair<std::string, std::string>& kv) {
+    return kv.second.empty() || !RunReads(kv.first, o);
+  });
+}
+
 // The run's configuration with every `auto` replaced by what was used (CLI.md: the archive and
 // `--format json` hold the resolved values): the mesh, per-layer dataflows and slice counts in
-// model order (qkv, attn_out, ffn_up, ffn_down), the model's dimensions. Keys that do not apply
-// to the workload (dataflow of a collective) are empty.
+// model order (qkv, attn_out, ffn_up, ffn_down), the model's dimensions. Keys the run does not
+// read (NotReadBy: the dataflow of a collective, the stages of an llm run) are left out, and so
+// is a value the run leaves to a plugin's default (the S of a pipeline stage's plugin) and
+// --placement when not given: an unplaced mesh is not the same run as one placed on chips
+// 0..n-1 (the machine takes an unplaced mesh's extents). Read back as options (`--config`), it
+// gives the same run.
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ResolvedConfig(
     const RunOptions& o, const Plan& plan, const core::OpGraph& graph) {
   const absl::StatusOr<const algorithms::AlgorithmInfo*> info =
@@ -498,7 +533,7 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ResolvedConfig(
   // A whole layer by a 2D GeMM plugin (gemm_layer.h): its FC GeMMs report as llm's do.
   const bool gemm_layer = o.workload == "layer" && info.ok() && !(*info)->is_layer();
   const bool gemm_like = o.workload == "llm" || (o.workload == "gemm" && o.chips > 1) || gemm_layer;
-  std::string dataflow, slices, hidden, heads, ffn, layers;
+  std::string dataflow = o.dataflow == "auto" ? "" : o.dataflow, slices, hidden, heads, ffn, layers;
   if (o.workload == "gemm") dataflow = o.dataflow == "auto" ? "os" : o.dataflow;
   if (gemm_like) {
     // Slices actually lowered: the largest slice tag + 1 (per FC layer for llm).
@@ -515,38 +550,34 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ResolvedConfig(
       slices = absl::StrJoin(per_layer, ",");
     }
   }
-  if (o.workload == "llm" || gemm_layer) {
+  if (o.workload == "llm" || o.workload == "layer" || o.workload == "pipeline") {
     MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, Model(o));
     hidden = absl::StrCat(model.hidden);
     heads = absl::StrCat(model.heads);
     ffn = absl::StrCat(model.ffn_dim());
     layers = absl::StrCat(model.layers);
-    std::vector<std::string> flows;
-    for (const workloads::FcLayerShape& s : workloads::BlockFcLayers(model, o.batch, o.seq)) {
-      const algorithms::FcLayer l{s.name, s.index, s.tokens, s.in, s.out, s.column_parallel};
-      flows.push_back(o.dataflow == "auto" ? algorithms::ToString(algorithms::AutoStationary(l))
-                                           : o.dataflow);
+    if (o.workload == "llm" || gemm_layer) {
+      std::vector<std::string> flows;
+      const std::vector<std::string> given = absl::StrSplit(o.dataflow, ',');
+      for (const workloads::FcLayerShape& s : workloads::BlockFcLayers(model, o.batch, o.seq)) {
+        const algorithms::FcLayer l{s.name, s.index, s.tokens, s.in, s.out, s.column_parallel};
+        const std::string& d = given.size() == 1 ? given[0] : given[s.index];
+        flows.push_back(d == "auto" ? algorithms::ToString(algorithms::AutoStationary(l)) : d);
+      }
+      dataflow = absl::StrJoin(flows, ",");
     }
-    dataflow = absl::StrJoin(flows, ",");
   }
   std::vector<std::pair<std::string, std::string>> config = o.Resolved();
   for (auto& [key, value] : config) {
     if (key == "mesh") value = plan.mesh.ToString();  // The mesh actually used.
     if (key == "dataflow") value = dataflow;
-    if (key == "slices" && o.slices == 0) value = slices;        // A given S stays as given.
-    if (key == "steps" && o.workload != "chain") value.clear();  // Keys of other workloads.
-    if (key == "step-time" && o.workload != "chain") value.clear();
-    if (key == "bytes" && o.workload != "collective") value.clear();
-    for (const char* k : {"stages", "dp", "microbatches", "schedule", "overlap", "delay-dw",
-                          "recompute", "reshard", "reshard-scheduler"}) {
-      if (key == k && o.workload != "pipeline") value.clear();
-    }
-    if (key == "seed" && !NotReadBy("seed", o).empty()) value.clear();  // Nothing random.
+    if (key == "slices" && o.slices == 0) value = slices;  // A given S stays as given.
     if (key == "hidden") value = hidden;
     if (key == "heads") value = heads;
     if (key == "ffn") value = ffn;
     if (key == "layers") value = layers;
   }
+  KeepReadKeys(o, config);
   return config;
 }
 
@@ -685,8 +716,8 @@ void AddPipelineMetrics(const algorithms::pipeline::PipelinePlan& plan, double m
   const double flops = algorithms::pipeline::StepFlops(plan.problem);
   rec.metrics.emplace_back("step_time_s", makespan_s);
   rec.metrics.emplace_back("step_flops", flops);
-  rec.metrics.emplace_back("tflops", makespan_s > 0 ? flops / makespan_s / 1e12 : 0.0);
-  rec.metrics.emplace_back("tflops_per_gpu",
+  rec.metrics.emplace_back("tflop_per_s", makespan_s > 0 ? flops / makespan_s / 1e12 : 0.0);
+  rec.metrics.emplace_back("tflop_per_s_per_gpu",
                            makespan_s > 0 ? flops / makespan_s / 1e12 / plan.chips : 0.0);
   rec.metrics.emplace_back("pipeline_messages", static_cast<double>(plan.messages.size()));
   for (size_t i = 0; i < plan.stages.size(); ++i) {
@@ -722,7 +753,7 @@ absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
     rec.metrics.emplace_back("model_layers",
                              static_cast<double>(plan.pipeline->problem.stack.layers.size()));
     rec.metrics.emplace_back("model_fc_time_s", makespan_s);
-    rec.metrics.emplace_back("chip_peak_flops", o.system.chip.PeakFlops());
+    rec.metrics.emplace_back("chip_peak_flops_per_s", o.system.chip.PeakFlops());
     rec.metrics.insert(rec.metrics.end(), tail.begin(), tail.end());
     return rec;
   }
@@ -738,12 +769,12 @@ absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
     const double flops = workloads::LayerFlops(o.batch, o.seq, Model(o)->hidden);
     const double seconds = makespan_s;
     rec.metrics.emplace_back("layer_flops", flops);
-    rec.metrics.emplace_back("tflops_per_gpu",
+    rec.metrics.emplace_back("tflop_per_s_per_gpu",
                              seconds > 0 ? flops / (o.mesh_chips() * seconds) / 1e12 : 0.0);
   }
   rec.metrics.emplace_back("model_layers", static_cast<double>(layers));
   rec.metrics.emplace_back("model_fc_time_s", makespan_s * layers);
-  rec.metrics.emplace_back("chip_peak_flops", o.system.chip.PeakFlops());
+  rec.metrics.emplace_back("chip_peak_flops_per_s", o.system.chip.PeakFlops());
   rec.metrics.insert(rec.metrics.end(), tail.begin(), tail.end());
   return rec;
 }
@@ -771,6 +802,7 @@ absl::StatusOr<RunRecord> SimulateGraph(const RunOptions& options, const algorit
   MESHSIM_ASSIGN_OR_RETURN(RunRecord rec,
                            RunGraph(options, mesh, graph, std::chrono::steady_clock::now()));
   rec.config = options.Resolved();
+  KeepReadKeys(options, rec.config);
   return rec;
 }
 

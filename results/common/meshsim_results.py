@@ -16,10 +16,12 @@ and write markdown tables. Usage from a plot script in results/<item>/:
     best = mr.best_by(rows, ["model", "chips", "algorithm"])      # max flop_utilization
     print(mr.markdown_table(["model", "util"], [[m, mr.pct(r["flop_utilization"])] for ...]))
 
-Rows are plain dicts: "run" (the run name), every summary key (text, as resolved by meshsim:
-`mesh = auto` comes back as the chosen mesh, `slices = auto` as the chosen per-layer list) and
-every metric (float). `config_keys` adds values from each run's stored /runs/<name>/config (for
-keys that were fixed rather than swept, e.g. "batch" or "topology").
+Rows are plain dicts: "run" (the run name), every summary key (as resolved by meshsim: `mesh =
+auto` comes back as the chosen mesh, `slices = auto` as the chosen per-layer list; int or float
+where the value is a number, else text) and every metric (float; older archives' metric names
+are mapped to the current ones, e.g. chip_peak_flops -> chip_peak_flops_per_s). `config_keys`
+adds values from each run's stored /runs/<name>/config (for keys that were fixed rather than
+swept, e.g. "batch" or "topology"; None where the run does not read the key).
 """
 
 import importlib.util
@@ -92,6 +94,11 @@ def _to_number(text):
     return int(v) if v.is_integer() and "." not in text and "e" not in text.lower() else v
 
 
+# Metrics renamed since older archives (schema version 3 and before): old name -> current name.
+_METRIC_RENAMES = {"chip_peak_flops": "chip_peak_flops_per_s", "tflops": "tflop_per_s",
+                   "tflops_per_gpu": "tflop_per_s_per_gpu"}
+
+
 def read_summary(path, config_keys=()):
     """The /summary table of a meshsim archive as a list of dicts (one per run, in run order)."""
     rows = []
@@ -100,14 +107,27 @@ def read_summary(path, config_keys=()):
         keys = [k.decode() if isinstance(k, bytes) else str(k) for k in s.attrs["keys"]]
         metrics = [m.decode() if isinstance(m, bytes) else str(m) for m in s.attrs["metrics"]]
         runs = s["runs"].asstr()[:]
-        kv = s["key_values"].asstr()[:] if len(keys) else [[] for _ in runs]
+        columns = []  # Per key: the values of every run.
+        if "key_columns" in s:  # Schema version 4: one typed dataset per key.
+            for key in keys:
+                d = s["key_columns"][key]
+                if h5py.check_string_dtype(d.dtype) is not None:
+                    columns.append([_to_number(str(v)) for v in d.asstr()[:]])
+                elif d.dtype.kind in "iu":
+                    columns.append([int(v) for v in d[:]])
+                else:
+                    columns.append([float(v) for v in d[:]])
+        elif len(keys):  # Versions 2 and 3: one text matrix, a row per run.
+            kv = s["key_values"].asstr()[:]
+            columns = [[_to_number(str(kv[i][k])) for i in range(len(runs))]
+                       for k in range(len(keys))]
         mv = s["metric_values"][:]
         for i, run in enumerate(runs):
             row = {"run": str(run)}
             for k, key in enumerate(keys):
-                row[key] = _to_number(str(kv[i][k]))
+                row[key] = columns[k][i]
             for m, metric in enumerate(metrics):
-                row[metric] = float(mv[i][m])
+                row[_METRIC_RENAMES.get(metric, metric)] = float(mv[i][m])
             if config_keys:
                 cfg = f["runs"][run]["config"].attrs
                 for key in config_keys:
@@ -143,7 +163,7 @@ def read_run_metrics(path):
             g = f["runs"][name]
             cfg = {k: (v.decode() if isinstance(v, bytes) else str(v))
                    for k, v in g["config"].attrs.items()}
-            met = {k: float(v) for k, v in g["metrics"].attrs.items()}
+            met = {_METRIC_RENAMES.get(k, k): float(v) for k, v in g["metrics"].attrs.items()}
             out.append((cfg, met))
     return out
 

@@ -52,7 +52,7 @@ def block_cells(path, best):
             cell = BLOCK_CELL[g["label"]]
             flops[cell] = flops.get(cell, 0) + g["flops"]
             share[cell] = share.get(cell, 0) + g["share_s"]
-        peak = r["chips"] * r["chip_peak_flops"]
+        peak = r["chips"] * r["chip_peak_flops_per_s"]
         for cell in flops:
             out[(model, cell, alg)] = (flops[cell] / (peak * share[cell]), r)
     return out

@@ -87,7 +87,7 @@ def main():
         with open(os.path.join(out, f"tune_{m}.json")) as f:
             t = json.load(f)
         flops = r[(SLICE, m, "collective", "auto", 0)]["flops"]
-        peak = r[(SLICE, m, "collective", "auto", 0)]["chip_peak_flops"]
+        peak = r[(SLICE, m, "collective", "auto", 0)]["chip_peak_flops_per_s"]
         est[m] = (flops / (16 * peak * t["estimate_s"]),
                   ",".join(str(layer["slices"]) for layer in t["layers"]))
 

@@ -392,7 +392,7 @@ TEST(ReshardCli, DeterministicAndArchived) {
   EXPECT_EQ(JsonMakespan(a), JsonMakespan(b));
   EXPECT_NE(a.find("\"unit_tasks\": 4"), std::string::npos) << a;
   // --seed is a run option now (the pipeline reads it too); reshard reports it once.
-  EXPECT_NE(a.find("\"seed\": \"3\""), std::string::npos) << a;
+  EXPECT_NE(a.find("\"seed\": 3"), std::string::npos) << a;  // A number, not "3".
   EXPECT_EQ(a.find("\"seed\"", a.find("\"seed\"") + 1), std::string::npos) << a;
   std::ostringstream out, err;
   EXPECT_EQ(sim::Main({"report", h5}, out, err), 0) << err.str();

@@ -819,7 +819,7 @@ TEST_F(Hdf5IoTest, ArchiveWriterStreamsRunsWithAndWithoutTimeline) {
   EXPECT_FALSE(LinkExists(path, "/runs/b/edges"));
   EXPECT_FALSE(LinkExists(path, "/runs/b/counters"));
   EXPECT_TRUE(LinkExists(path, "/runs/b/resources"));
-  EXPECT_EQ(ReadRawIntAttribute(path, "/", "schema_version"), 3);
+  EXPECT_EQ(ReadRawIntAttribute(path, "/", "schema_version"), kHdf5SchemaVersion);
 
   absl::StatusOr<SummaryTable> summary = ReadSummary(path);
   ASSERT_TRUE(summary.ok()) << summary.status();
@@ -1001,10 +1001,133 @@ TEST_F(Hdf5IoTest, IdenticalInputsGiveIdenticalFilesWithoutTimestamps) {
     ASSERT_TRUE(writer->Commit({"mesh"}).ok());
   }
   EXPECT_EQ(ReadBytes(files[0]), ReadBytes(files[1]));
-  ExpectNoTimestamps(files[0], {"/", "/runs", "/runs/a", "/runs/a/config", "/runs/a/metrics",
-                                "/runs/a/names", "/runs/a/timeline", "/runs/a/edges",
-                                "/runs/a/resources", "/runs/a/counters", "/runs/b", "/summary",
-                                "/summary/runs", "/summary/key_values", "/summary/metric_values"});
+  ExpectNoTimestamps(files[0],
+                     {"/", "/runs", "/runs/a", "/runs/a/config", "/runs/a/metrics", "/runs/a/names",
+                      "/runs/a/timeline", "/runs/a/edges", "/runs/a/resources", "/runs/a/counters",
+                      "/runs/b", "/summary", "/summary/runs", "/summary/key_columns",
+                      "/summary/key_columns/mesh", "/summary/metric_values"});
+}
+
+// The HDF5 type class of dataset `object` of the file at `path`.
+H5T_class_t DatasetClass(const std::string& path, const std::string& object) {
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t dataset = H5Dopen2(file, object.c_str(), H5P_DEFAULT);
+  hid_t type = H5Dget_type(dataset);
+  const H5T_class_t type_class = H5Tget_class(type);
+  H5Tclose(type);
+  H5Dclose(dataset);
+  H5Fclose(file);
+  return type_class;
+}
+
+// Schema version 4: a key column is int64 when every run's value is an integer (so 128 sorts
+// after 16), float64 when every one is a number, else text; ReadSummary gives the text back.
+TEST_F(Hdf5IoTest, SummaryKeyColumnsAreTyped) {
+  const RunRecord a = MakeSweepRecord(
+      "a", {{"chips", "128"}, {"latency", "1e-06"}, {"mesh", "16x8"}, {"slices", "4"}},
+      {{"makespan_s", 1.0}});
+  const RunRecord b = MakeSweepRecord(
+      "b", {{"chips", "16"}, {"latency", "2"}, {"mesh", "4x4"}, {"slices", "6,3,8,8"}},
+      {{"makespan_s", 2.0}});
+  const RunRecord c = MakeSweepRecord("c", {{"chips", "8"}, {"latency", "0.5"}, {"mesh", "4x2"}},
+                                      {{"makespan_s", 3.0}});  // No slices.
+  const std::string path = Path("typed.h5");
+  std::unique_ptr<ArchiveWriter> writer = CreateWriter(path);
+  ASSERT_NE(writer, nullptr);
+  for (const RunRecord* r : {&a, &b, &c}) ASSERT_TRUE(writer->AddRun(*r, false).ok());
+  ASSERT_TRUE(writer->Commit({"chips", "latency", "mesh", "slices"}).ok());
+
+  EXPECT_EQ(DatasetClass(path, "/summary/key_columns/chips"), H5T_INTEGER);
+  EXPECT_EQ(DatasetClass(path, "/summary/key_columns/latency"), H5T_FLOAT);
+  EXPECT_EQ(DatasetClass(path, "/summary/key_columns/mesh"), H5T_STRING);
+  EXPECT_EQ(DatasetClass(path, "/summary/key_columns/slices"), H5T_STRING);
+  EXPECT_FALSE(LinkExists(path, "/summary/key_values"));
+  absl::StatusOr<SummaryTable> summary = ReadSummary(path);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  ASSERT_EQ(summary->key_values.size(), 4u);
+  EXPECT_THAT(summary->key_values[0], ElementsAre("128", "16", "8"));
+  EXPECT_THAT(summary->key_values[1], ElementsAre("1e-06", "2", "0.5"));
+  EXPECT_THAT(summary->key_values[2], ElementsAre("16x8", "4x4", "4x2"));
+  EXPECT_THAT(summary->key_values[3], ElementsAre("4", "6,3,8,8", ""));
+
+  // A key names its column's dataset.
+  std::unique_ptr<ArchiveWriter> bad = CreateWriter(Path("bad.h5"));
+  ASSERT_NE(bad, nullptr);
+  ASSERT_TRUE(bad->AddRun(a, false).ok());
+  const absl::Status status = bad->Commit({"a/b"});
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("key 'a/b' is not allowed"));
+}
+
+// Text is variable-length UTF-8 everywhere, also in a compound's column (h5py reports
+// encoding='utf-8' and decodes such bytes; docs/hdf5.md says how to get str): the GeMM labels and
+// a text key column of /summary.
+TEST_F(Hdf5IoTest, TextIsVariableLengthUtf8) {
+  const RunRecord a = MakeRecord("a");
+  const std::string path = Path("utf8.h5");
+  std::unique_ptr<ArchiveWriter> writer = CreateWriter(path);
+  ASSERT_NE(writer, nullptr);
+  ASSERT_TRUE(writer->AddRun(a, true).ok());
+  ASSERT_TRUE(writer->Commit({"system"}).ok());
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  for (const char* object : {"/runs/a/gemms", "/summary/key_columns/system", "/runs/a/names"}) {
+    hid_t dataset = H5Dopen2(file, object, H5P_DEFAULT);
+    ASSERT_GE(dataset, 0) << object;
+    hid_t type = H5Dget_type(dataset);
+    hid_t text = H5Tget_class(type) == H5T_COMPOUND
+                     ? H5Tget_member_type(type, H5Tget_member_index(type, "label"))
+                     : H5Tcopy(type);
+    EXPECT_EQ(H5Tget_class(text), H5T_STRING) << object;
+    EXPECT_GT(H5Tis_variable_str(text), 0) << object;
+    EXPECT_EQ(H5Tget_cset(text), H5T_CSET_UTF8) << object;
+    H5Tclose(text);
+    H5Tclose(type);
+    H5Dclose(dataset);
+  }
+  H5Fclose(file);
+}
+
+// A version-3 /summary (its key columns one text matrix `key_values`), made by editing a current
+// archive: still read.
+TEST_F(Hdf5IoTest, ReadsVersion3Summaries) {
+  const RunRecord a = MakeSweepRecord("a", {{"chips", "128"}, {"mesh", "16x8"}}, {{"x", 1.0}});
+  const RunRecord b = MakeSweepRecord("b", {{"chips", "16"}}, {{"x", 2.0}});
+  const std::string path = Path("v3.h5");
+  {
+    std::unique_ptr<ArchiveWriter> writer = CreateWriter(path);
+    ASSERT_NE(writer, nullptr);
+    ASSERT_TRUE(writer->AddRun(a, false).ok());
+    ASSERT_TRUE(writer->AddRun(b, false).ok());
+    ASSERT_TRUE(writer->Commit({"chips", "mesh"}).ok());
+  }
+  {
+    hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    hid_t attr = H5Aopen(file, "schema_version", H5P_DEFAULT);
+    const int version = 3;
+    EXPECT_GE(H5Awrite(attr, H5T_NATIVE_INT, &version), 0);
+    H5Aclose(attr);
+    EXPECT_GE(H5Ldelete(file, "/summary/key_columns", H5P_DEFAULT), 0);
+    hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, H5T_VARIABLE);
+    const hsize_t dims[2] = {2, 2};
+    hid_t space = H5Screate_simple(2, dims, nullptr);
+    hid_t dataset =
+        H5Dcreate2(file, "/summary/key_values", type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    const char* values[4] = {"128", "16x8", "16", ""};
+    EXPECT_GE(H5Dwrite(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values), 0);
+    H5Dclose(dataset);
+    H5Sclose(space);
+    H5Tclose(type);
+    H5Fclose(file);
+  }
+  absl::StatusOr<SummaryTable> summary = ReadSummary(path);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_THAT(summary->keys, ElementsAre("chips", "mesh"));
+  ASSERT_EQ(summary->key_values.size(), 2u);
+  EXPECT_THAT(summary->key_values[0], ElementsAre("128", "16"));
+  EXPECT_THAT(summary->key_values[1], ElementsAre("16x8", ""));
 }
 
 // A version-1 archive (before has_timeline and /summary), made by editing a current one.
