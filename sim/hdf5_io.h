@@ -50,8 +50,8 @@ namespace meshsim::sim {
 // runs stored without their timeline (whose missing datasets a version-1 reader would take for
 // damage) and `/summary`; version 3 stores numeric config values as int64/float64 attributes;
 // version 4 stores /summary's key columns typed (`key_columns`, int64/float64/text) instead of
-// the text matrix `key_values`, gives the rate metrics their unit (chip_peak_flops_per_s,
-// tflop_per_s, tflop_per_s_per_gpu) and leaves out of a run's config the keys it does not read.
+// the text matrix `key_values`, renames the metric chip_peak_flops to chip_peak_flops_per_s and
+// leaves out of a run's config the keys the run does not read.
 inline constexpr int kHdf5SchemaVersion = 4;
 
 // Streams runs into a new archive at `path`. The file is written to `<path>.tmp.<pid>` and renamed

@@ -85,19 +85,6 @@ std::string JsonNumber(double v) {
 
 namespace {
 
-// Rate metric `key` of the record, or -1 when absent; a run of an archive of schema version 3 or
-// older has it under its old name (chip_peak_flops, tflops, tflops_per_gpu).
-double Rate(const RunRecord& r, const std::string& key) {
-  static const auto* old_names = new std::vector<std::pair<std::string, std::string>>{
-      {"chip_peak_flops_per_s", "chip_peak_flops"},
-      {"tflop_per_s", "tflops"},
-      {"tflop_per_s_per_gpu", "tflops_per_gpu"}};
-  for (const auto& [name, old] : *old_names) {
-    if (name == key) return r.Metric(key, r.Metric(old, -1));
-  }
-  return r.Metric(key, -1);
-}
-
 // Human quantities: seconds, bytes, flops with a unit prefix.
 // Any double (archives are read back, so NaN, infinities and huge values must print too).
 std::string Seconds(double s) {
@@ -141,7 +128,8 @@ std::vector<GemmSpan> Spans(const RunRecord& r) {
 void PrintGemms(const RunRecord& r, std::ostream& os) {
   const std::vector<GemmSpan> spans = Spans(r);
   if (spans.size() < 2) return;
-  const double peak = std::max(0.0, Rate(r, "chip_peak_flops_per_s")) * r.chips;
+  // Archives of schema version 3 and older name the peak chip_peak_flops.
+  const double peak = r.Metric("chip_peak_flops_per_s", r.Metric("chip_peak_flops")) * r.chips;
   os << absl::StrFormat("  %-22s %12s %12s %10s %12s %10s\n", "GeMM", "start", "time", "FLOP util",
                         "share", "share util");
   for (const GemmSpan& g : spans) {
@@ -174,12 +162,11 @@ void PrintTable(const RunRecord& r, std::ostream& os) {
   line("comm transfer (per chip)", Seconds(r.Metric("comm.transfer_s")));
   line("comm exposed (per chip)", Seconds(r.Metric("comm.exposed_s")));
   line("bytes sent per chip", Bytes(r.Metric("bytes_sent_per_chip")));
-  if (const double tf = Rate(r, "tflop_per_s"); tf >= 0) {
+  if (const double tf = r.Metric("tflops", -1); tf >= 0) {
     // --workload pipeline: one training step of the whole model.
-    line("step TFLOPS",
-         absl::StrFormat("%.2f over all chips, %.2f per chip (Megatron flops %.4g, "
-                         "1 TFLOPS = 1e12/s)",
-                         tf, Rate(r, "tflop_per_s_per_gpu"), r.Metric("step_flops")));
+    line("step TFLOPS", absl::StrFormat("%.2f over all chips, %.2f per chip (Megatron flops %.4g, "
+                                        "1 TFLOPS = 1e12/s)",
+                                        tf, r.Metric("tflops_per_gpu"), r.Metric("step_flops")));
     for (int i = 0; r.Metric(absl::StrCat("stage", i, "_layers"), -1) >= 0; ++i) {
       const std::string s = absl::StrCat("stage", i, "_");
       line(absl::StrCat("stage ", i),
@@ -189,13 +176,13 @@ void PrintTable(const RunRecord& r, std::ostream& os) {
                            Bytes(r.Metric(s + "peak_bytes")), Bytes(r.Metric(s + "weight_bytes")),
                            Bytes(r.Metric(s + "activation_bytes"))));
     }
-  } else if (const double tf = Rate(r, "tflop_per_s_per_gpu"); tf >= 0) {
+  } else if (const double tf = r.Metric("tflops_per_gpu", -1); tf >= 0) {
     line("TFLOPS per GPU", absl::StrFormat("%.2f (Megatron layer flops %.4g, 1 TFLOPS = 1e12/s)",
                                            tf, r.Metric("layer_flops")));
   }
-  if (const double layers = r.Metric("model_layers", 1); layers > 1 && Rate(r, "tflop_per_s") < 0) {
+  if (const double layers = r.Metric("model_layers", 1); layers > 1 && r.Metric("tflops", -1) < 0) {
     // --workload layer simulates a whole layer, llm only a block's FC layers.
-    const bool whole = Rate(r, "tflop_per_s_per_gpu") >= 0;
+    const bool whole = r.Metric("tflops_per_gpu", -1) >= 0;
     line(whole ? "model time" : "model FC time",
          absl::StrFormat("%s (one %s × %.0f layers)", Seconds(r.Metric("model_fc_time_s")),
                          whole ? "layer" : "block", layers));
@@ -232,9 +219,9 @@ void PrintJson(const RunRecord& r, std::ostream& os, const std::vector<std::stri
        {"bytes_sent_per_chip", "ops", "events", "wall_s", "model_layers", "model_fc_time_s"}) {
     os << ", " << JsonString(key) << ": " << JsonNumber(r.Metric(key));
   }
-  for (const char* key : {"layer_flops", "tflop_per_s_per_gpu", "step_time_s", "step_flops",
-                          "tflop_per_s", "pipeline_messages"}) {
-    if (const double v = Rate(r, key); v >= 0) {
+  for (const char* key : {"layer_flops", "tflops_per_gpu", "step_time_s", "step_flops", "tflops",
+                          "pipeline_messages"}) {
+    if (const double v = r.Metric(key, -1); v >= 0) {
       os << ", " << JsonString(key) << ": " << JsonNumber(v);
     }
   }

@@ -716,8 +716,8 @@ void AddPipelineMetrics(const algorithms::pipeline::PipelinePlan& plan, double m
   const double flops = algorithms::pipeline::StepFlops(plan.problem);
   rec.metrics.emplace_back("step_time_s", makespan_s);
   rec.metrics.emplace_back("step_flops", flops);
-  rec.metrics.emplace_back("tflop_per_s", makespan_s > 0 ? flops / makespan_s / 1e12 : 0.0);
-  rec.metrics.emplace_back("tflop_per_s_per_gpu",
+  rec.metrics.emplace_back("tflops", makespan_s > 0 ? flops / makespan_s / 1e12 : 0.0);
+  rec.metrics.emplace_back("tflops_per_gpu",
                            makespan_s > 0 ? flops / makespan_s / 1e12 / plan.chips : 0.0);
   rec.metrics.emplace_back("pipeline_messages", static_cast<double>(plan.messages.size()));
   for (size_t i = 0; i < plan.stages.size(); ++i) {
@@ -769,7 +769,7 @@ absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
     const double flops = workloads::LayerFlops(o.batch, o.seq, Model(o)->hidden);
     const double seconds = makespan_s;
     rec.metrics.emplace_back("layer_flops", flops);
-    rec.metrics.emplace_back("tflop_per_s_per_gpu",
+    rec.metrics.emplace_back("tflops_per_gpu",
                              seconds > 0 ? flops / (o.mesh_chips() * seconds) / 1e12 : 0.0);
   }
   rec.metrics.emplace_back("model_layers", static_cast<double>(layers));

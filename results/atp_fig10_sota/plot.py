@@ -38,13 +38,13 @@ def main():
     for r in mr.read_summary(os.path.join(out, "ic1_ring_bridge.h5"), config_keys=["system", "mesh"]):
         r["system"] += "/ring"
         rows.append(r)
-    best = mr.best_by(rows, ["system", "model", "algorithm"], metric="tflop_per_s_per_gpu")
+    best = mr.best_by(rows, ["system", "model", "algorithm"], metric="tflops_per_gpu")
 
     table, csv_rows = [], []
     for key, label, chips in PANELS + TABLE_ONLY:
         for model in MODELS:
             r = {a: best[(key, model, a)] for a, _ in ALGS}
-            meg, tp2d, atp = (r[a]["tflop_per_s_per_gpu"] for a in ("megatron", "tp2d", "atp"))
+            meg, tp2d, atp = (r[a]["tflops_per_gpu"] for a in ("megatron", "tp2d", "atp"))
             table.append([f"{label} ({chips})", model.replace("atp-", "").upper(), f"{meg:.2f}",
                           f"{tp2d:.2f} ({r['tp2d']['mesh']})", f"{atp:.2f} ({r['atp']['mesh']})",
                           f"{100 * (atp / meg - 1):+.1f}%"])
@@ -68,11 +68,11 @@ def main():
     for ax, (key, label, chips) in zip(axes[0], PANELS):
         for a_i, (alg, name) in enumerate(ALGS):
             xs = [m_i + (a_i - (len(ALGS) - 1) / 2) * width for m_i in range(len(MODELS))]
-            ys = [best[(key, m, alg)]["tflop_per_s_per_gpu"] for m in MODELS]
+            ys = [best[(key, m, alg)]["tflops_per_gpu"] for m in MODELS]
             ax.bar(xs, ys, width, label=name, color=COLORS[alg])
             if alg == "atp":
                 for x, m, y in zip(xs, MODELS, ys):
-                    meg = best[(key, m, "megatron")]["tflop_per_s_per_gpu"]
+                    meg = best[(key, m, "megatron")]["tflops_per_gpu"]
                     ax.annotate(f"{best[(key, m, alg)]['mesh']}\n{100 * (y / meg - 1):+.0f}%",
                                 (x, y), ha="center", va="bottom", fontsize=7)
         ax.set_xticks(range(len(MODELS)))

@@ -33,7 +33,7 @@ def main():
     for r in mr.read_summary(os.path.join(out, "ic1_ring_bridge.h5"), config_keys=["system"]):
         r["system"] += "/ring"
         rows.append(r)
-    by = {(r["system"], r["model"], r["mesh"]): r["tflop_per_s_per_gpu"] for r in rows}
+    by = {(r["system"], r["model"], r["mesh"]): r["tflops_per_gpu"] for r in rows}
 
     table, csv_rows = [], []
     for key, label, chips in PANELS:

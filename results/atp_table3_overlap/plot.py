@@ -26,21 +26,21 @@ def main():
     out = mr.here(__file__, "out")
     rows = mr.read_summary(os.path.join(out, "sweep.h5"))
     by = {(r["system"], r["model"], r["mesh"], int(r["chunks"])): r for r in rows}
-    base = mr.best_by(rows, ["system", "model"], metric="tflop_per_s_per_gpu",
+    base = mr.best_by(rows, ["system", "model"], metric="tflops_per_gpu",
                       where=lambda r: int(r["chunks"]) == 1)
-    own = mr.best_by(rows, ["system", "model", "chunks"], metric="tflop_per_s_per_gpu")
+    own = mr.best_by(rows, ["system", "model", "chunks"], metric="tflops_per_gpu")
     table = []
     for model in MODELS:
         for system, ic in SYSTEMS:
             b = base[(system, model)]
-            t = [by[(system, model, b["mesh"], c)]["tflop_per_s_per_gpu"] for c in (1, 2, 4)]
+            t = [by[(system, model, b["mesh"], c)]["tflops_per_gpu"] for c in (1, 2, 4)]
             p = PAPER[model][ic]
             table.append([model.replace("atp-", "").upper(), f"{ic} ({system})", b["mesh"],
                           f"{p[0]:.2f} / {p[1]:.2f} / {p[2]:.2f}",
                           f"{100 * (p[1] / p[0] - 1):+.1f}% / {100 * (p[2] / p[0] - 1):+.1f}%",
                           f"{t[0]:.1f} / {t[1]:.1f} / {t[2]:.1f}",
                           f"{100 * (t[1] / t[0] - 1):+.1f}% / {100 * (t[2] / t[0] - 1):+.1f}%",
-                          " / ".join(f"{own[(system, model, c)]['tflop_per_s_per_gpu']:.1f} "
+                          " / ".join(f"{own[(system, model, c)]['tflops_per_gpu']:.1f} "
                                      f"({own[(system, model, c)]['mesh']})" for c in (2, 4))])
     text = ("# ATP Table 3 in meshsim: chunk-based overlap, TFLOPS per GPU (8 GPUs)\n\n"
             + mr.markdown_table(["model", "interconnect", "mesh", "paper 1 / 2 / 4 chunks",
@@ -52,7 +52,7 @@ def main():
     for model in MODELS:
         for system, ic in SYSTEMS:
             b = base[(system, model)]
-            t = [by[(system, model, b["mesh"], c)]["tflop_per_s_per_gpu"] for c in (1, 2, 4)]
+            t = [by[(system, model, b["mesh"], c)]["tflops_per_gpu"] for c in (1, 2, 4)]
             csv_rows.append([model, ic, system, b["mesh"]] + [f"{x:.3f}" for x in t]
                             + [f"{x:.2f}" for x in PAPER[model][ic]])
     mr.write_csv(os.path.join(mr.here(__file__), "atp_table3_overlap.csv"),
@@ -70,8 +70,8 @@ def main():
             ours = []
             for m in MODELS:
                 b = base[(system, m)]
-                t1 = by[(system, m, b["mesh"], 1)]["tflop_per_s_per_gpu"]
-                ours.append(100 * (by[(system, m, b["mesh"], chunks)]["tflop_per_s_per_gpu"] / t1 - 1))
+                t1 = by[(system, m, b["mesh"], 1)]["tflops_per_gpu"]
+                ours.append(100 * (by[(system, m, b["mesh"], chunks)]["tflops_per_gpu"] / t1 - 1))
             xs = range(len(MODELS))
             ax.bar([x + (2 * k - 1.5) * width for x in xs], paper, width, color=color, alpha=0.4,
                    hatch="//", label=f"paper, {chunks} chunks")

@@ -3,7 +3,7 @@ results/reshard_fig9): `meshsim run --workload pipeline` on p3.8xlarge (2 hosts 
 
     import meshsim_pipeline as mp
     r = mp.run(mp.GPT_CASE1 + mp.METHODS["Ours"] + ["--microbatches", "32", "--batch", "1024"])
-    r["tflop_per_s"], r["step_time_s"]
+    r["tflops"], r["step_time_s"]
 """
 
 import json
@@ -38,7 +38,7 @@ METHODS = {
                "--delay-dw", "1"],
 }
 
-KEYS = ["step_time_s", "tflop_per_s", "tflop_per_s_per_gpu", "stage0_peak_bytes", "stage1_peak_bytes",
+KEYS = ["step_time_s", "tflops", "tflops_per_gpu", "stage0_peak_bytes", "stage1_peak_bytes",
         "events", "wall_s"]
 
 
@@ -62,6 +62,6 @@ def run_all(jobs, workers=2):
         for key, f in futs.items():
             out[key] = f.result()
             r = out[key][0]
-            print(*key, f"{r['tflop_per_s']:.1f} TFLOPS", f"{r['step_time_s']:.3f} s",
+            print(*key, f"{r['tflops']:.1f} TFLOPS", f"{r['step_time_s']:.3f} s",
                   f"({r['wall_s']:.1f} s wall)", flush=True)
         return out

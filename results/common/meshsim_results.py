@@ -95,8 +95,7 @@ def _to_number(text):
 
 
 # Metrics renamed since older archives (schema version 3 and before): old name -> current name.
-_METRIC_RENAMES = {"chip_peak_flops": "chip_peak_flops_per_s", "tflops": "tflop_per_s",
-                   "tflops_per_gpu": "tflop_per_s_per_gpu"}
+_METRIC_RENAMES = {"chip_peak_flops": "chip_peak_flops_per_s"}
 
 
 def read_summary(path, config_keys=()):

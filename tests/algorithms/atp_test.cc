@@ -357,7 +357,7 @@ TEST(AtpSimTest, LayerRunsOnThePapersInterconnects) {
                                                  {"mesh", mesh},
                                                  {"model", "atp-m1"}});
     ASSERT_TRUE(r.ok()) << r.status();
-    const double tflops = r->Metric("tflop_per_s_per_gpu");
+    const double tflops = r->Metric("tflops_per_gpu");
     // Positive and below the chip's peak: LayerFlops / (chips · makespan).
     EXPECT_GT(tflops, 0.5);
     EXPECT_LT(tflops * 1e12, r->Metric("chip_peak_flops_per_s"));
@@ -521,7 +521,7 @@ TEST(AtpSimTest, CommandLineRunPrintsTflopsPerGpuAndRejectsMismatches) {
       Cli({"run", "--workload", "layer", "--system", "a100-ib", "--chips", "16", "--model",
            "atp-m1", "--algorithm", "atp", "--mesh", "4x4", "--chunks", "2", "--format", "json"});
   EXPECT_EQ(ok.status, 0) << ok.err;
-  EXPECT_THAT(ok.out, HasSubstr("\"tflop_per_s_per_gpu\": "));
+  EXPECT_THAT(ok.out, HasSubstr("\"tflops_per_gpu\": "));
   EXPECT_THAT(ok.out, HasSubstr("\"chunks\": 2"));
   for (const std::vector<std::string>& bad :
        {std::vector<std::string>{"run", "--workload", "layer", "--algorithm", "fsdp", "--chips",

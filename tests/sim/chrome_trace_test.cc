@@ -335,7 +335,7 @@ RunRecord MakeRecord() {
   run.name = "unit \"test\"";
   run.chips = 3;
   run.config = {{"mesh", "1x3"}, {"algorithm", "meshslice"}};
-  run.metrics = {{"makespan_s", 124e-6}, {"tflop_per_s", 1.25}};
+  run.metrics = {{"makespan_s", 124e-6}, {"tflops", 1.25}};
   run.names = {"qkv.fwd.gemm", "odd \"name\"\\\n\x01 \xff end"};
 
   TimelineRow g = Row(0, 0, OpKind::kGemm, 0, 1.5, UnitKind::kCore, 0);
@@ -472,7 +472,7 @@ TEST(ChromeTraceTest, TopLevelAndMetadata) {
   EXPECT_EQ(other->Str("makespan_us"), "124");
   EXPECT_EQ(other->Str("config.mesh"), "1x3");
   EXPECT_EQ(other->Str("config.algorithm"), "meshslice");
-  EXPECT_EQ(other->Str("metric.tflop_per_s"), "1.25");
+  EXPECT_EQ(other->Str("metric.tflops"), "1.25");
   EXPECT_EQ(other->Str("flows"), "2");
   EXPECT_EQ(other->Str("flows_capped"), "false");
 
