@@ -720,11 +720,7 @@ std::string NotReadBy(const std::string& key, const RunOptions& o) {
   }
   if (key == "seed") {
     if (std::string why = workloads({"pipeline"}); !why.empty()) return why;
-    if (!is(o.reshard_scheduler, {"greedy", "ensemble"})) {
-      return absl::StrCat("does not apply to --reshard-scheduler ", o.reshard_scheduler,
-                          " (deterministic); it is read by --reshard-scheduler greedy, ensemble");
-    }
-    return "";
+    return NotReadByScheduler(key, o.reshard_scheduler, "reshard-scheduler");
   }
   if (key == "chunks") return workloads({"layer", "pipeline"});
   if (is(key, {"algorithm", "dataflow", "slices"})) {
@@ -767,6 +763,23 @@ std::string NotReadBy(const std::string& key, const RunOptions& o) {
                         readers);
   }
   return "";
+}
+
+std::string NotReadByScheduler(const std::string& key, const std::string& scheduler,
+                               const std::string& scheduler_key) {
+  std::vector<std::string> readers;
+  std::string what;  // What the schedulers that do not read `key` are.
+  if (key == "seed") {
+    readers = {"greedy", "ensemble"};
+    what = " (deterministic)";
+  } else if (key == "dfs-budget") {
+    readers = {"dfs", "ensemble"};
+  } else {
+    return "";
+  }
+  if (std::find(readers.begin(), readers.end(), scheduler) != readers.end()) return "";
+  return absl::StrCat("does not apply to --", scheduler_key, " ", scheduler, what,
+                      "; it is read by --", scheduler_key, " ", absl::StrJoin(readers, ", "));
 }
 
 absl::Status CheckReadByAny(const std::vector<std::pair<std::string, std::string>>& given,

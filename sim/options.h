@@ -213,6 +213,17 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw,
 // same rule to `--set KEY=VALUE` (and a config file's `set =` lines).
 std::string NotReadBy(const std::string& key, const RunOptions& o);
 
+// Empty when resharding scheduler `scheduler` (naive, load-balance, dfs, greedy, ensemble) reads
+// option `key`; else why not and which schedulers do, naming the scheduler option `scheduler_key`
+// ("reshard-scheduler" for `run --workload pipeline`, "scheduler" for `reshard`): "does not
+// apply to --scheduler dfs (deterministic); it is read by --scheduler greedy, ensemble". The
+// schedulers' options (algorithms/reshard/scheduler.h):
+//   seed         greedy, ensemble (the randomized greedy search)
+//   dfs-budget   dfs, ensemble (the depth-first search)
+// Every other key is read by every scheduler. One rule for `run` (NotReadBy) and `reshard`.
+std::string NotReadByScheduler(const std::string& key, const std::string& scheduler,
+                               const std::string& scheduler_key);
+
 // InvalidArgument for the first of `given` (key, value) that none of `runs` reads: "--slices:
 // '4' is read by none of the runs (--algorithm collective, cannon); it is read by --algorithm
 // meshslice, wang, summa, tp1d, fsdp". `what` names the runs in the message. O(given x runs).
