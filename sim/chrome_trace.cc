@@ -1094,6 +1094,19 @@ absl::StatusOr<TraceFormat> ResolveTraceFormat(const std::string& path_key, cons
   };
   const bool perfetto_name = ends_with(".pftrace") || ends_with(".perfetto-trace");
   const bool json_name = ends_with(".json");
+  if (!path.empty() && (ends_with(".h5") || ends_with(".hdf5") || ends_with(".he5"))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", path_key, ": '", path,
+        "' is an HDF5 archive name (.h5, .hdf5, .he5), not a trace; allowed: a name ending in "
+        ".json (Chrome JSON), .pftrace or .perfetto-trace (Perfetto)"));
+  }
+  if (!path.empty() && !perfetto_name && !json_name && format.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", path_key, ": '", path,
+        "' has no trace extension; allowed: a name ending in .json (Chrome JSON), .pftrace or "
+        ".perfetto-trace (Perfetto), or another name with --",
+        format_key, " json|perfetto"));
+  }
   if (format.empty()) return perfetto_name ? TraceFormat::kPerfetto : TraceFormat::kJson;
   TraceFormat f;
   if (format == "json") {

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -318,6 +320,20 @@ absl::Status CheckOutputPath(const std::string& key, const std::string& path) {
         "--%s: cannot write '%s': directory '%s' is not writable", key, path, dir.string()));
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckArchivePath(const std::string& key, const std::string& path) {
+  MESHSIM_RETURN_IF_ERROR(CheckOutputPath(key, path));
+  const std::string name = absl::AsciiStrToLower(std::filesystem::path(path).filename().string());
+  for (const char* extension : kArchiveExtensions) {
+    if (absl::EndsWith(name, extension) && name.size() > std::strlen(extension)) {
+      return absl::OkStatus();
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--%s: '%s' is not an HDF5 archive name; allowed: a name ending in .h5, .hdf5 or .he5 "
+      "(--%s writes HDF5)",
+      key, path, key));
 }
 
 absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unread) {
@@ -630,7 +646,7 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unrea
   }
 
   if (const std::string* v = get("out")) {
-    MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", *v));
+    MESHSIM_RETURN_IF_ERROR(CheckArchivePath("out", *v));
     o.out = *v;
   }
   if (const std::string* v = get("trace")) {

@@ -238,6 +238,15 @@ std::vector<std::pair<std::string, std::string>> SetPairs(const std::vector<std:
 // is not itself a directory. `key` names the option in the message.
 absl::Status CheckOutputPath(const std::string& key, const std::string& path);
 
+// The extensions of an HDF5 archive (--out, merge's OUT.h5), compared without case.
+inline constexpr const char* kArchiveExtensions[] = {".h5", ".hdf5", ".he5"};
+
+// CheckOutputPath, and InvalidArgument unless `path` ends in one of kArchiveExtensions: "--out:
+// 'run.json' is not an HDF5 archive name; allowed: a name ending in .h5, .hdf5 or .he5 (--out
+// writes HDF5)". Every option that writes an archive is to check it: --out of run, compare and
+// reshard (ResolveRunOptions), merge's OUT.h5, a sweep's --out.
+absl::Status CheckArchivePath(const std::string& key, const std::string& path);
+
 // Every key `run` accepts (options and system parameters), e.g. "chips", "link.bandwidth".
 std::vector<std::string> RunOptionKeys();
 

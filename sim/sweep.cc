@@ -664,7 +664,7 @@ absl::Status RunMerge(const std::vector<std::string>& args, std::ostream& out) {
     return absl::OkStatus();
   }
   const std::string& target = a.positional[0];
-  MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", target));
+  MESHSIM_RETURN_IF_ERROR(CheckArchivePath("out", target));
   const std::vector<std::string> inputs(a.positional.begin() + 1, a.positional.end());
   std::error_code ec;
   for (const std::string& in : inputs) {

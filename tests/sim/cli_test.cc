@@ -149,7 +149,33 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"sweep", "/nonexistent/x.ini", "--out", ""}, {"--out", "empty path"}},
         BadCase{{"run", "--workload", "chain", "--out", "/tmp/meshsim_same.h5", "--trace",
                  "/tmp/../tmp/meshsim_same.h5"},
-                {"--trace", "also --out"}},
+                {"--trace", "'/tmp/../tmp/meshsim_same.h5'", "HDF5 archive name"}},
+        // An archive's name ends in .h5, .hdf5 or .he5 (--out x.json once wrote HDF5 silently);
+        // a trace's in .json, .pftrace or .perfetto-trace, or --trace-format names its format.
+        BadCase{{"run", "--workload", "chain", "--out", "/tmp/meshsim_run.json"},
+                {"--out: '/tmp/meshsim_run.json' is not an HDF5 archive name; allowed: a name "
+                 "ending in .h5, .hdf5 or .he5"}},
+        BadCase{{"run", "--workload", "chain", "--out", "/tmp/meshsim_run"},
+                {"--out", "'/tmp/meshsim_run'", ".h5, .hdf5 or .he5"}},
+        BadCase{{"run", "--workload", "chain", "--out", "/tmp/.h5"},
+                {"--out", "'/tmp/.h5'", ".h5, .hdf5 or .he5"}},
+        BadCase{{"compare", "--chips", "4", "--algorithms", "meshslice", "--out", "/tmp/c.json"},
+                {"--out", "'/tmp/c.json'", ".h5, .hdf5 or .he5"}},
+        BadCase{{"reshard", "--src-mesh", "1x1", "--out", "/tmp/meshsim_reshard.txt"},
+                {"--out", "'/tmp/meshsim_reshard.txt'", ".h5, .hdf5 or .he5"}},
+        BadCase{{"merge", "/tmp/meshsim_merged.json", "/tmp/meshsim_in.h5"},
+                {"'/tmp/meshsim_merged.json'", ".h5, .hdf5 or .he5"}},
+        BadCase{{"run", "--workload", "chain", "--trace", "/tmp/meshsim_run.h5"},
+                {"--trace", "'/tmp/meshsim_run.h5'", "HDF5 archive name", ".json"}},
+        BadCase{{"run", "--workload", "chain", "--trace", "/tmp/meshsim_run.txt"},
+                {"--trace", "'/tmp/meshsim_run.txt'", "no trace extension", "--trace-format"}},
+        BadCase{{"run", "--workload", "chain", "--trace", "/tmp/meshsim_run.hdf5", "--trace-format",
+                 "json"},
+                {"--trace", "'/tmp/meshsim_run.hdf5'", "HDF5 archive name"}},
+        BadCase{{"trace", "x.h5", "--out", "/tmp/meshsim_trace.h5"},
+                {"--out", "'/tmp/meshsim_trace.h5'", "HDF5 archive name"}},
+        BadCase{{"trace", "x.h5", "--out", "/tmp/meshsim_trace"},
+                {"--out", "'/tmp/meshsim_trace'", "no trace extension"}},
         BadCase{{"run", "--model", "a\nb"}, {"--model", "'a\\nb'"}},  // Still one line.
         // Inputs that cannot be simulated sensibly: bounded, with the limit in the message.
         BadCase{{"run", "--workload", "chain", "--steps", "1048577"},
@@ -381,6 +407,25 @@ TEST(CliTest, MalformedValueInConfigFileIsBadInput) {
   const Result r = Cli({"run", "--config", cfg});
   EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, AllOf(HasSubstr("--chips"), HasSubstr("'many'")));
+}
+
+// The extensions that name an archive and a trace, in any case; a trace of another name says its
+// format with --trace-format.
+TEST(CliTest, ArchiveAndTraceNamesThatAreAccepted) {
+  const testing_cli::ScopedTempDir dir;
+  for (const char* name : {"a.h5", "b.HDF5", "c.he5"}) {
+    const Result r = Cli({"run", "--workload", "chain", "--chips", "2", "--out", dir.Path(name)});
+    EXPECT_EQ(r.status, 0) << name << ": " << r.err;
+  }
+  Result r = Cli({"run", "--workload", "chain", "--chips", "2", "--trace", dir.Path("d.trace"),
+                  "--trace-format", "perfetto"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  r = Cli({"trace", dir.Path("a.h5"), "--out", dir.Path("e.JSON")});
+  EXPECT_EQ(r.status, 0) << r.err;
+  r = Cli({"merge", dir.Path("f.h5"), dir.Path("a.h5"), dir.Path("c.he5")});
+  EXPECT_EQ(r.status, 2) << r.err;  // The same run name twice, but the names pass.
+  EXPECT_THAT(r.err, HasSubstr("is in both"));
+  EXPECT_THAT(dir.Files(), testing::ElementsAre("a.h5", "b.HDF5", "c.he5", "d.trace", "e.JSON"));
 }
 
 TEST(CliTest, DamagedArchiveIsBadInputWithOneLine) {
