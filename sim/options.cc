@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "algorithms/registry.h"
 #include "boost/program_options.hpp"
+#include "core/did_you_mean.h"
 #include "core/status_macros.h"
 #include "network/topology.h"
 #include "sim/args.h"
@@ -177,7 +178,9 @@ absl::Status Invalid(const std::string& key, const std::string& value, const std
 absl::Status CheckOneOf(const std::string& key, const std::string& value,
                         const std::vector<std::string>& allowed) {
   if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return absl::OkStatus();
-  return Invalid(key, value, absl::StrCat("allowed: ", absl::StrJoin(allowed, ", ")));
+  return Invalid(
+      key, value,
+      absl::StrCat("allowed: ", absl::StrJoin(allowed, ", "), core::DidYouMean(value, allowed)));
 }
 
 }  // namespace
@@ -242,9 +245,9 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
     try {
       po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/false), file);
     } catch (const po::unknown_option& e) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--config: unknown key '%s' in '%s' (see `meshsim run --help`)",
-                          e.get_option_name(), path));
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--config: unknown key '%s' in '%s'%s (see `meshsim %s --help`)", e.get_option_name(),
+          path, core::DidYouMean(e.get_option_name(), OptionNames(desc)), command));
     } catch (const po::error& e) {
       return absl::InvalidArgumentError(
           absl::StrFormat("--config: '%s': %s", path, OneLine(e.what())));

@@ -201,6 +201,37 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--workload", "gemm", "--chips", "1", "--gemm", "8000000,8000000,8000000"},
                 {"simulated time passes the limit", "1.024e+21 flop"}},
         BadCase{{"frobnicate"}, {"'frobnicate'", "not a command"}},
+        // "Did you mean" when a known word is near (core/did_you_mean.h), in the same line.
+        BadCase{{"run", "--chip", "16"},
+                {"meshsim: --chip: unknown option of `meshsim run`; did you mean --chips? (see "
+                 "`meshsim run --help`)\n"}},
+        BadCase{{"trace", "x.h5", "--ouy", "t.json"}, {"--ouy", "did you mean --out?"}},
+        BadCase{{"run", "--link.bandwith", "1GB/s"}, {"did you mean --link.bandwidth?"}},
+        BadCase{{"run", "--set", "link.bandwith=1GB/s"},
+                {"--set: unknown system parameter 'link.bandwith'; did you mean link.bandwidth? "
+                 "(known: "}},
+        BadCase{{"run", "--set", "node.fabric=nvswtch"},
+                {"node.fabric", "'nvswtch'", "did you mean nvswitch?"}},
+        BadCase{{"runn", "--chips", "4"},
+                {"'runn' is not a command", "; did you mean run? (meshsim --help)"}},
+        BadCase{{"compair"}, {"'compair'", "did you mean compare?"}},
+        BadCase{{"run", "--algorithm", "meshslise"},
+                {"--algorithm: 'meshslise' is not allowed", "did you mean meshslice?"}},
+        BadCase{{"compare", "--algorithms", "meshslice,summ"},
+                {"--algorithm: 'summ' is not allowed", "did you mean summa?"}},
+        BadCase{{"run", "--topology", "fatree"}, {"--topology", "did you mean fattree?"}},
+        BadCase{{"run", "--system", "tpuv9"},
+                {"--system: unknown system 'tpuv9'; did you mean tpuv4? (known: "}},
+        BadCase{{"run", "--workload", "pipline"}, {"--workload", "did you mean pipeline?"}},
+        BadCase{{"run", "--model", "megatron-ngl"}, {"--model", "did you mean megatron-nlg?"}},
+        BadCase{{"run", "--collective", "allgahter"}, {"--collective", "did you mean allgather?"}},
+        BadCase{{"list", "algoritms"}, {"list: 'algoritms'", "did you mean algorithms?"}},
+        BadCase{{"report", "x.h5", "--format", "jsno"}, {"--format", "did you mean json?"}},
+        BadCase{{"reshard", "--system",        "p3.8xlarge", "--chips",    "8",  "--src-mesh",
+                 "1x1",     "--src-placement", "0",          "--src-spec", "RR", "--dst-mesh",
+                 "1x1",     "--dst-placement", "4",          "--dst-spec", "RR", "--shape",
+                 "64,64",   "--strategy",      "brodcast"},
+                {"--strategy: 'brodcast'", "did you mean broadcast?"}},
         BadCase{{"list", "spaceships"}, {"'spaceships'", "algorithms"}},
         BadCase{{"show", "system", "cray1"}, {"'cray1'", "tpuv4"}},
         BadCase{{"show", "chip"}, {"'chip'", "show system NAME"}},
@@ -372,6 +403,35 @@ TEST(CliCompareTest, AnOptionOneAlgorithmReadsIsAllowed) {
       Cli({"compare", "--chips", "4", "--mesh", "2x2", "--hidden", "256", "--batch", "4", "--seq",
            "128", "--slices", "1", "--algorithms", "meshslice,collective"});
   EXPECT_EQ(r.status, 0) << r.err;
+}
+
+// Nothing near: no guess (a two-letter value is never a "typo" of another two-letter one).
+TEST(CliTest, NoSuggestionWhenNothingIsNear) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"frobnicate"},
+                                               {"run", "--bogus", "1"},
+                                               {"run", "--dataflow", "xs"},
+                                               {"run", "--workload", "video"},
+                                               {"run", "--set", "warp.speed=9"},
+                                               {"list", "spaceships"}}) {
+    const Result r = Cli(args);
+    EXPECT_EQ(r.status, 2) << args[0];
+    EXPECT_THAT(r.err, Not(HasSubstr("did you mean"))) << r.err;
+  }
+}
+
+TEST(CliTest, UnknownConfigKeySuggestsTheNearestKey) {
+  const testing_cli::ScopedTempDir dir;
+  const std::string cfg = dir.Path("typo.ini");
+  std::ofstream(cfg) << "workload = chain\nchip = 4\n";
+  Result r = Cli({"run", "--config", cfg});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "meshsim: --config: unknown key 'chip' in '" + cfg +
+                       "'; did you mean chips? (see `meshsim run --help`)\n");
+  std::ofstream(cfg) << "workload = chain\nlink.bandwith = 1GB/s\n";
+  r = Cli({"compare", "--config", cfg});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("'link.bandwith' in '" + cfg +
+                               "'; did you mean link.bandwidth? (see `meshsim compare --help`)"));
 }
 
 TEST(CliTest, UnknownConfigKeyNamesKeyAndFile) {
