@@ -509,6 +509,47 @@ TEST(CliTest, DamagedArchiveIsBadInputWithOneLine) {
   EXPECT_FALSE(std::filesystem::exists(TempPath("merged.h5")));
 }
 
+// A timeline row whose op kind is outside the enum (a newer meshsim, or damage): merge, report
+// and trace refuse the archive with exit 2 and one line naming the file, the run, the column
+// and the value, and write nothing.
+TEST(CliTest, EnumValueOutsideItsEnumIsBadInputNamingIt) {
+  const testing_cli::ScopedTempDir dir;
+  const std::string h5 = dir.Path("run.h5");
+  ASSERT_EQ(Cli({"run", "--workload", "chain", "--chips", "2", "--out", h5}).status, 0);
+  {
+    // Row 1's op_kind set to 200 in the file's own enum type, so that HDF5 converts nothing.
+    const hid_t file = H5Fopen(h5.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    const hid_t dataset = H5Dopen2(file, "/runs/run/timeline", H5P_DEFAULT);
+    ASSERT_GE(dataset, 0);
+    const hid_t type = H5Dget_type(dataset);
+    const hid_t space = H5Dget_space(dataset);
+    const size_t size = H5Tget_size(type);
+    std::vector<unsigned char> raw(size * H5Sget_simple_extent_npoints(space));
+    ASSERT_GT(raw.size(), size);
+    ASSERT_GE(H5Dread(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()), 0);
+    raw[size + H5Tget_member_offset(type, H5Tget_member_index(type, "op_kind"))] = 200;
+    ASSERT_GE(H5Dwrite(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()), 0);
+    H5Sclose(space);
+    H5Tclose(type);
+    H5Dclose(dataset);
+    H5Fclose(file);
+  }
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"merge", dir.Path("merged.h5"), h5},
+        std::vector<std::string>{"report", h5},
+        std::vector<std::string>{"trace", h5, "--out", dir.Path("t.json")}}) {
+    const Result r = Cli(args);
+    EXPECT_EQ(r.status, 2) << args[0] << ": " << r.err;
+    EXPECT_THAT(r.err, StartsWith("meshsim: cannot read '" + h5 +
+                                  "': run 'run': dataset 'timeline': row 1: op_kind is 200, "
+                                  "which this meshsim does not know (allowed: 0 to "))
+        << args[0];
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_THAT(dir.Files(), testing::ElementsAre("run.h5"));
+}
+
 TEST(CliTest, EverySubcommandHasHelp) {
   for (const char* command :
        {"run", "compare", "sweep", "merge", "tune", "trace", "report", "list", "show"}) {
