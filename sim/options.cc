@@ -1,5 +1,6 @@
 #include "sim/options.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include "core/status_macros.h"
 #include "network/topology.h"
 #include "sim/args.h"
+#include "sim/temp_files.h"
 #include "workloads/transformer.h"
 
 namespace meshsim::sim {
@@ -321,6 +323,21 @@ absl::Status CheckOutputPath(const std::string& key, const std::string& path) {
   if (::access(dir.c_str(), W_OK) != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--%s: cannot write '%s': directory '%s' is not writable", key, path, dir.string()));
+  }
+  // What only creating a file tells (a name too long for the file system, a read-only mount,
+  // root's writes refused by NFS, ...): create the very temporary file the writers will, then
+  // remove it, so that such a name fails now rather than after the simulation. A file of that
+  // name already there is left alone (the writer replaces it).
+  const std::string probe = absl::StrCat(path, ".tmp.", static_cast<int64_t>(::getpid()));
+  const TempFile registration(probe);  // Removed on SIGINT/SIGTERM/SIGHUP.
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0 && errno != EEXIST) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--%s: cannot write '%s': %s", key, path, std::strerror(errno)));
+  }
+  if (fd >= 0) {
+    ::close(fd);
+    ::unlink(probe.c_str());
   }
   return absl::OkStatus();
 }

@@ -234,8 +234,11 @@ absl::Status CheckReadByAny(const std::vector<std::pair<std::string, std::string
 // CheckReadByAny.
 std::vector<std::pair<std::string, std::string>> SetPairs(const std::vector<std::string>& sets);
 
-// InvalidArgument unless `path` can be created: its directory exists and is writable and it
-// is not itself a directory. `key` names the option in the message.
+// InvalidArgument unless `path` can be created: its directory exists and is writable, it is not
+// itself a directory, and the temporary file the writers create first (`<path>.tmp.<pid>`) can
+// be created there (created and removed: a name too long for the file system fails here, not
+// after the simulation). `key` names the option in the message. Every subcommand checks its
+// output paths with it (or CheckArchivePath) before it simulates or reads anything.
 absl::Status CheckOutputPath(const std::string& key, const std::string& path);
 
 // The extensions of an HDF5 archive (--out, merge's OUT.h5), compared without case.

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -548,6 +550,72 @@ TEST(CliTest, EnumValueOutsideItsEnumIsBadInputNamingIt) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
   EXPECT_THAT(dir.Files(), testing::ElementsAre("run.h5"));
+}
+
+// Every output path is checked before the first simulation (or the first read of an input):
+// a bad one is exit 2 and one line, with nothing printed or simulated. The scenario's own
+// simulation would fail differently (its kept timeline passes --max-timeline-bytes; the inputs
+// of trace and merge do not exist), so an output checked only afterwards shows. A name that
+// fits the file system but whose temporary `<name>.tmp.<pid>` does not once failed only when
+// the file was written, after the simulation.
+TEST(CliTest, OutputPathsAreCheckedBeforeAnythingIsSimulatedOrRead) {
+  const testing_cli::ScopedTempDir dir;
+  const std::string long_h5 = dir.Path(std::string(250, 'x') + ".h5");
+  const std::string long_json = dir.Path(std::string(248, 'x') + ".json");
+  const std::string too_long = std::strerror(ENAMETOOLONG);
+  const std::string missing = "/nonexistent-meshsim-dir/x";
+  const std::vector<std::string> failing = {"--chips",
+                                            "16",
+                                            "--mesh",
+                                            "4x4",
+                                            "--hidden",
+                                            "512",
+                                            "--batch",
+                                            "8",
+                                            "--seq",
+                                            "256",
+                                            "--max-timeline-bytes",
+                                            "64KiB"};
+  const std::vector<std::string> reshard = {
+      "reshard", "--system",        "p3.8xlarge", "--chips",    "8",  "--src-mesh",
+      "1x1",     "--src-placement", "0",          "--src-spec", "RR", "--dst-mesh",
+      "1x1",     "--dst-placement", "4",          "--dst-spec", "RR", "--shape",
+      "64,64"};
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;  // What stderr must start with, after "meshsim: ".
+  };
+  const auto with = [](std::vector<std::string> a, const std::vector<std::string>& more) {
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  const std::vector<Case> cases = {
+      {with({"run", "--algorithm", "summa"}, with(failing, {"--out", long_h5})),
+       "--out: cannot write '" + long_h5 + "': " + too_long},
+      {with({"run", "--algorithm", "summa"}, with(failing, {"--trace", long_json})),
+       "--trace: cannot write '" + long_json + "': " + too_long},
+      {with({"run", "--algorithm", "summa"}, with(failing, {"--out", missing + ".h5"})),
+       "--out: cannot write '" + missing + ".h5': directory"},
+      {with({"run", "--algorithm", "summa"}, with(failing, {"--trace", missing + ".json"})),
+       "--trace: cannot write '" + missing + ".json': directory"},
+      {with({"compare", "--algorithms", "summa"}, with(failing, {"--out", long_h5})),
+       "--out: cannot write '" + long_h5 + "': " + too_long},
+      {with(reshard, {"--out", long_h5}), "--out: cannot write '" + long_h5 + "': " + too_long},
+      {with(reshard, {"--trace", missing + ".json"}), "--trace: cannot write '" + missing},
+      {{"trace", missing + ".h5", "--out", long_json},
+       "--out: cannot write '" + long_json + "': " + too_long},
+      {{"trace", missing + ".h5", "--out", missing + ".json"}, "--out: cannot write '" + missing},
+      {{"merge", long_h5, missing + ".h5"}, "--out: cannot write '" + long_h5 + "': " + too_long},
+      {{"merge", missing + ".h5", dir.Path("in.h5")}, "--out: cannot write '" + missing},
+  };
+  for (const Case& c : cases) {
+    const Result r = Cli(c.args);
+    EXPECT_EQ(r.status, 2) << c.args[0] << " " << c.message;
+    EXPECT_THAT(r.err, StartsWith("meshsim: " + c.message)) << c.args[0];
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.out, "") << c.args[0];
+  }
+  EXPECT_THAT(dir.Files(), testing::IsEmpty());
 }
 
 TEST(CliTest, EverySubcommandHasHelp) {
