@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/did_you_mean.h"
 #include "core/ids.h"
 #include "core/op.h"
 #include "core/time.h"
@@ -1074,7 +1075,8 @@ absl::StatusOr<ChromeTraceOptions> TraceOptionsForDetail(const std::string& key,
     options.phases = options.counters = options.flows = false;
   } else if (detail != "auto") {
     return absl::InvalidArgumentError(
-        absl::StrCat("--", key, ": '", detail, "' is not allowed; allowed: auto, full, minimal"));
+        absl::StrCat("--", key, ": '", detail, "' is not allowed; allowed: auto, full, minimal",
+                     core::DidYouMean(detail, {"auto", "full", "minimal"})));
   }
   return options;
 }
@@ -1114,8 +1116,9 @@ absl::StatusOr<TraceFormat> ResolveTraceFormat(const std::string& path_key, cons
   } else if (format == "perfetto") {
     f = TraceFormat::kPerfetto;
   } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", format_key, ": '", format, "' is not allowed; allowed: json, perfetto"));
+    return absl::InvalidArgumentError(absl::StrCat("--", format_key, ": '", format,
+                                                   "' is not allowed; allowed: json, perfetto",
+                                                   core::DidYouMean(format, {"json", "perfetto"})));
   }
   if ((f == TraceFormat::kJson && perfetto_name) || (f == TraceFormat::kPerfetto && json_name)) {
     return absl::InvalidArgumentError(

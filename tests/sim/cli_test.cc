@@ -228,6 +228,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--model", "megatron-ngl"}, {"--model", "did you mean megatron-nlg?"}},
         BadCase{{"run", "--collective", "allgahter"}, {"--collective", "did you mean allgather?"}},
         BadCase{{"list", "algoritms"}, {"list: 'algoritms'", "did you mean algorithms?"}},
+        BadCase{{"trace", "x.h5", "--out", "/tmp/t.json", "--detail", "ful"},
+                {"--detail: 'ful'", "did you mean full?"}},
+        BadCase{
+            {"run", "--workload", "chain", "--trace", "/tmp/t.json", "--trace-format", "perfeto"},
+            {"--trace-format: 'perfeto'", "did you mean perfetto?"}},
         BadCase{{"report", "x.h5", "--format", "jsno"}, {"--format", "did you mean json?"}},
         BadCase{{"reshard", "--system",        "p3.8xlarge", "--chips",    "8",  "--src-mesh",
                  "1x1",     "--src-placement", "0",          "--src-spec", "RR", "--dst-mesh",
