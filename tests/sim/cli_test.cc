@@ -228,6 +228,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--model", "megatron-ngl"}, {"--model", "did you mean megatron-nlg?"}},
         BadCase{{"run", "--collective", "allgahter"}, {"--collective", "did you mean allgather?"}},
         BadCase{{"list", "algoritms"}, {"list: 'algoritms'", "did you mean algorithms?"}},
+        BadCase{{"tune", "--cost-model", "simulation-fited"},
+                {"--cost-model: 'simulation-fited'", "did you mean simulation-fitted?"}},
+        BadCase{{"tune", "--format", "jsno"}, {"--format: 'jsno'", "did you mean json?"}},
         BadCase{{"trace", "x.h5", "--out", "/tmp/t.json", "--detail", "ful"},
                 {"--detail: 'ful'", "did you mean full?"}},
         BadCase{
