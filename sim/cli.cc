@@ -265,10 +265,12 @@ absl::Status Trace(const std::vector<std::string>& args, std::ostream& out) {
   const po::options_description d =
       Options({{"run", "the run to export (default: the first)"},
                {"out",
-                "the trace to write: Chrome JSON, or Perfetto protobuf for a .pftrace / "
-                ".perfetto-trace name"},
+                "the trace to write: Chrome JSON for a .json name, Perfetto protobuf for a "
+                ".pftrace / .perfetto-trace name, another name with --trace-format"},
                {"detail", "auto (default: budgets keep a large trace loadable), full, minimal"},
-               {"trace-format", "json, perfetto (default: by the extension of --out)"}});
+               {"trace-format",
+                "json, perfetto (default: by the extension of --out; required for "
+                "another name)"}});
   MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("trace", args, d, 1, 1, usage));
   if (a.help) {
     out << HelpText(usage, d);

@@ -144,11 +144,13 @@ po::options_description Description() {
               "KEY=VALUE: override a system parameter (repeatable; keys: `meshsim show system`)")
       ("steps", text(), "--workload chain: steps per chip (default 8)")
       ("step-time", text(), "--workload chain: duration of one step (default 10us)")
-      ("out", text(), "write the run to this HDF5 file")
-      ("trace", text(), "write a trace of the run to this file: Chrome JSON, or Perfetto protobuf "
-                        "for a .pftrace / .perfetto-trace name (docs/traces.md)")
+      ("out", text(), "write the run to this HDF5 file (a name ending in .h5, .hdf5 or .he5)")
+      ("trace", text(), "write a trace of the run to this file: Chrome JSON for a .json name, "
+                        "Perfetto protobuf for a .pftrace / .perfetto-trace name, another name "
+                        "with --trace-format (docs/traces.md)")
       ("trace-format", text(), "json, perfetto: the --trace file's format (default: by its "
-                               "extension, .pftrace and .perfetto-trace = perfetto, else json)")
+                               "extension, .json = json, .pftrace and .perfetto-trace = "
+                               "perfetto; required for another name)")
       ("trace-detail", text(), "auto (default: budgets keep a large trace loadable), full, "
                                "minimal: what the --trace file holds")
       ("format", text(), "table, json, csv (default table)")

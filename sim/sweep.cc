@@ -660,7 +660,10 @@ absl::Status RunMerge(const std::vector<std::string>& args, std::ostream& out) {
   d.add_options()("help,h", "print this help");
   MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("merge", args, d, 2, -1, usage));
   if (a.help) {
-    out << usage << "\n\nJoins the archives of a sharded sweep into OUT.h5.\n\n" << d;
+    out << usage
+        << "\n\nJoins the archives of a sharded sweep into OUT.h5 (a name ending in .h5, .hdf5 "
+           "or .he5).\n\n"
+        << d;
     return absl::OkStatus();
   }
   const std::string& target = a.positional[0];
