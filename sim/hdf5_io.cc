@@ -1312,14 +1312,17 @@ absl::Status CheckEnumColumnType(hid_t group, const char* table, const char* col
   MESHSIM_ASSIGN_OR_RETURN(Handle space, Checked(H5Dget_space(dataset.get()), H5Sclose, table_where,
                                                  "its shape", absl::StatusCode::kDataLoss));
   const hssize_t rows = H5Sget_simple_extent_npoints(space.get());
-  if (rows > 0) {
-    MESHSIM_ASSIGN_OR_RETURN(
-        std::vector<StoredEnum> values,
-        ReadStoredEnums(dataset.get(), column, 0, static_cast<hsize_t>(rows), table_where));
+  // In blocks, so that a column of millions of rows costs a block of memory.
+  constexpr hsize_t kBlock = 1 << 16;
+  for (hsize_t first = 0; first < static_cast<hsize_t>(std::max<hssize_t>(rows, 0));
+       first += kBlock) {
+    const hsize_t count = std::min<hsize_t>(kBlock, static_cast<hsize_t>(rows) - first);
+    MESHSIM_ASSIGN_OR_RETURN(std::vector<StoredEnum> values,
+                             ReadStoredEnums(dataset.get(), column, first, count, table_where));
     for (size_t i = 0; i < values.size(); ++i) {
       if (values[i].value < 0 || values[i].value >= EnumCount<E>()) {
         return absl::DataLossError(absl::StrCat(
-            table_where, ": row ", i, ": ", column, " is ", values[i].value,
+            table_where, ": row ", first + i, ": ", column, " is ", values[i].value,
             " (stored as an integer, not as meshsim's enum), which this meshsim does not know "
             "(allowed: ",
             EnumValues<E>(), "); the file is damaged or was not written by meshsim"));
