@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/did_you_mean.h"
 
 namespace meshsim::core {
 
@@ -129,13 +130,15 @@ absl::Status SetParam(const std::vector<Param>& params, const std::string& key,
   if (p == nullptr) {
     std::vector<std::string> keys;
     for (const Param& candidate : params) keys.push_back(candidate.key);
-    return absl::NotFoundError(absl::StrFormat("--set: unknown system parameter '%s' (known: %s)",
-                                               key, absl::StrJoin(keys, ", ")));
+    return absl::NotFoundError(absl::StrFormat("--set: unknown system parameter '%s'%s (known: %s)",
+                                               key, DidYouMean(key, keys),
+                                               absl::StrJoin(keys, ", ")));
   }
   if (auto* str = std::get_if<std::string*>(&p->field)) {
     if (std::find(p->choices.begin(), p->choices.end(), text) == p->choices.end()) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s: '%s' is not allowed; allowed: %s", key,
-                                                        text, absl::StrJoin(p->choices, ", ")));
+      return absl::InvalidArgumentError(absl::StrFormat("%s: '%s' is not allowed; allowed: %s%s",
+                                                        key, text, absl::StrJoin(p->choices, ", "),
+                                                        DidYouMean(text, p->choices)));
     }
     **str = text;
     return absl::OkStatus();

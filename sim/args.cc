@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/did_you_mean.h"
 
 namespace meshsim::sim {
 
@@ -15,6 +16,14 @@ constexpr char kPositional[] = "meshsim-positional-words";
 constexpr int kStyle = po::command_line_style::unix_style ^ po::command_line_style::allow_guessing;
 
 }  // namespace
+
+std::vector<std::string> OptionNames(const po::options_description& options) {
+  std::vector<std::string> names;
+  for (const auto& option : options.options()) {
+    if (!option->long_name().empty()) names.push_back(option->long_name());
+  }
+  return names;
+}
 
 std::string OneLineMessage(std::string message) {
   std::string out;
@@ -63,9 +72,11 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::string& command,
     }
     po::store(parsed, out.vm);
   } catch (const po::unknown_option& e) {
+    std::string name = e.get_option_name();
+    const std::string bare = name.substr(std::min(name.find_first_not_of('-'), name.size()));
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s: unknown option of `meshsim %s` (see `meshsim %s --help`)",
-                        e.get_option_name(), command, command));
+        absl::StrFormat("%s: unknown option of `meshsim %s`%s (see `meshsim %s --help`)", name,
+                        command, core::DidYouMean(bare, OptionNames(options), "--"), command));
   } catch (const po::invalid_command_line_syntax& e) {
     if (e.kind() == po::invalid_syntax::missing_parameter) {
       return absl::InvalidArgumentError(

@@ -35,6 +35,9 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::string& command,
                                      int min_positional, int max_positional,
                                      const std::string& usage);
 
+// The long names of `options` ("chips", "set", ...), e.g. for core::DidYouMean.
+std::vector<std::string> OptionNames(const boost::program_options::options_description& options);
+
 // The string value of option `key`, or `fallback` when absent.
 std::string ArgOr(const ParsedArgs& a, const std::string& key, const std::string& fallback = "");
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/did_you_mean.h"
 #include "core/ids.h"
 #include "core/op.h"
 #include "core/time.h"
@@ -1074,7 +1075,8 @@ absl::StatusOr<ChromeTraceOptions> TraceOptionsForDetail(const std::string& key,
     options.phases = options.counters = options.flows = false;
   } else if (detail != "auto") {
     return absl::InvalidArgumentError(
-        absl::StrCat("--", key, ": '", detail, "' is not allowed; allowed: auto, full, minimal"));
+        absl::StrCat("--", key, ": '", detail, "' is not allowed; allowed: auto, full, minimal",
+                     core::DidYouMean(detail, {"auto", "full", "minimal"})));
   }
   return options;
 }
@@ -1094,6 +1096,19 @@ absl::StatusOr<TraceFormat> ResolveTraceFormat(const std::string& path_key, cons
   };
   const bool perfetto_name = ends_with(".pftrace") || ends_with(".perfetto-trace");
   const bool json_name = ends_with(".json");
+  if (!path.empty() && (ends_with(".h5") || ends_with(".hdf5") || ends_with(".he5"))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", path_key, ": '", path,
+        "' is an HDF5 archive name (.h5, .hdf5, .he5), not a trace; allowed: a name ending in "
+        ".json (Chrome JSON), .pftrace or .perfetto-trace (Perfetto)"));
+  }
+  if (!path.empty() && !perfetto_name && !json_name && format.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", path_key, ": '", path,
+        "' has no trace extension; allowed: a name ending in .json (Chrome JSON), .pftrace or "
+        ".perfetto-trace (Perfetto), or another name with --",
+        format_key, " json|perfetto"));
+  }
   if (format.empty()) return perfetto_name ? TraceFormat::kPerfetto : TraceFormat::kJson;
   TraceFormat f;
   if (format == "json") {
@@ -1101,8 +1116,9 @@ absl::StatusOr<TraceFormat> ResolveTraceFormat(const std::string& path_key, cons
   } else if (format == "perfetto") {
     f = TraceFormat::kPerfetto;
   } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--", format_key, ": '", format, "' is not allowed; allowed: json, perfetto"));
+    return absl::InvalidArgumentError(absl::StrCat("--", format_key, ": '", format,
+                                                   "' is not allowed; allowed: json, perfetto",
+                                                   core::DidYouMean(format, {"json", "perfetto"})));
   }
   if ((f == TraceFormat::kJson && perfetto_name) || (f == TraceFormat::kPerfetto && json_name)) {
     return absl::InvalidArgumentError(

@@ -66,9 +66,11 @@ enum class TraceFormat {
 const char* ToString(TraceFormat format);
 
 // The format for a trace written to `path`: `format` when given ("json" or "perfetto"), else by
-// the extension (".pftrace" and ".perfetto-trace" are Perfetto, anything else JSON). An unknown
-// `format`, or one that contradicts a ".json"/".pftrace"/".perfetto-trace" name, is
-// InvalidArgument naming `--<format_key>`, the value and what is allowed.
+// the extension (".json" is JSON, ".pftrace" and ".perfetto-trace" are Perfetto; any case).
+// InvalidArgument naming the key, the value and what is allowed: an unknown `format`, one that
+// contradicts a ".json"/".pftrace"/".perfetto-trace" name, a name without one of those
+// extensions when `format` is empty (it once silently meant JSON), and an HDF5 archive name
+// (".h5", ".hdf5", ".he5") whatever the format. An empty `path` (no trace) gives JSON.
 absl::StatusOr<TraceFormat> ResolveTraceFormat(const std::string& path_key, const std::string& path,
                                                const std::string& format_key,
                                                const std::string& format);

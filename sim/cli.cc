@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "algorithms/registry.h"
 #include "boost/program_options.hpp"
+#include "core/did_you_mean.h"
 #include "core/op.h"
 #include "core/status_macros.h"
 #include "network/topology.h"
@@ -110,8 +111,9 @@ std::string HelpText(const std::string& usage, const po::options_description& d)
 
 absl::Status CheckFormat(const std::string& format, std::vector<std::string> allowed) {
   if (std::find(allowed.begin(), allowed.end(), format) != allowed.end()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrFormat("--format: '%s' is not allowed; allowed: %s",
-                                                    format, absl::StrJoin(allowed, ", ")));
+  return absl::InvalidArgumentError(absl::StrFormat("--format: '%s' is not allowed; allowed: %s%s",
+                                                    format, absl::StrJoin(allowed, ", "),
+                                                    core::DidYouMean(format, allowed)));
 }
 
 absl::Status Run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -288,10 +290,12 @@ absl::Status Trace(const std::vector<std::string>& args, std::ostream& out) {
   const po::options_description d =
       Options({{"run", "the run to export (default: the first)"},
                {"out",
-                "the trace to write: Chrome JSON, or Perfetto protobuf for a .pftrace / "
-                ".perfetto-trace name"},
+                "the trace to write: Chrome JSON for a .json name, Perfetto protobuf for a "
+                ".pftrace / .perfetto-trace name, another name with --trace-format"},
                {"detail", "auto (default: budgets keep a large trace loadable), full, minimal"},
-               {"trace-format", "json, perfetto (default: by the extension of --out)"}});
+               {"trace-format",
+                "json, perfetto (default: by the extension of --out; required for "
+                "another name)"}});
   MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("trace", args, d, 1, 1, usage));
   if (a.help) {
     out << HelpText(usage, d);
@@ -360,8 +364,9 @@ absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
   }
   const std::string& w = a.positional[0];
   if (std::find(what.begin(), what.end(), w) == what.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("list: '%s' is not allowed; allowed: %s", w, absl::StrJoin(what, ", ")));
+    return absl::InvalidArgumentError(absl::StrFormat("list: '%s' is not allowed; allowed: %s%s", w,
+                                                      absl::StrJoin(what, ", "),
+                                                      core::DidYouMean(w, what)));
   }
   if (w == "systems") {
     for (const SystemInfo& s : Systems())
@@ -548,11 +553,11 @@ absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, s
   if (cmd == "merge") return RunMerge(rest, out);
   if (cmd == "tune") return Tune(rest, out, err);
   if (cmd == "reshard") return Reshard(rest, out, err);
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "'%s' is not a command; allowed: run, compare, sweep, merge, tune, reshard, trace, report, "
-      "list, show "
-      "(meshsim --help)",
-      cmd));
+  const std::vector<std::string> commands = {"run",     "compare", "sweep",  "merge", "tune",
+                                             "reshard", "trace",   "report", "list",  "show"};
+  return absl::InvalidArgumentError(
+      absl::StrFormat("'%s' is not a command; allowed: %s%s (meshsim --help)", cmd,
+                      absl::StrJoin(commands, ", "), core::DidYouMean(cmd, commands)));
 }
 
 }  // namespace

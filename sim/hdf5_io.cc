@@ -1180,14 +1180,161 @@ absl::StatusOr<Archive> OpenArchive(const std::string& path) {
   return archive;
 }
 
+// The values of enum E this meshsim knows, for messages: "0 to 3: none, fwd, bwd, train".
 template <typename E>
-absl::Status CheckEnum(E value, size_t row, const char* column, const std::string& where) {
+std::string EnumValues() {
+  std::vector<std::string> names;
+  for (int v = 0; v < EnumCount<E>(); ++v) names.push_back(core::ToString(static_cast<E>(v)));
+  return absl::StrCat("0 to ", EnumCount<E>() - 1, ": ", absl::StrJoin(names, ", "));
+}
+
+// One stored value of an enum column, as the file has it.
+struct StoredEnum {
+  int64_t value = 0;
+  std::string name;  // The file's name for it ("" when its enum type has none, or no enum).
+};
+
+// Reads column `column` of rows [first, first + count) of compound dataset `dataset` as stored:
+// in the column's own file type, so that HDF5 converts nothing (an enum value without a name
+// stays what it is), then as integers. The column is an enum or an integer.
+absl::StatusOr<std::vector<StoredEnum>> ReadStoredEnums(hid_t dataset, const char* column,
+                                                        hsize_t first, hsize_t count,
+                                                        const std::string& where) {
+  const std::string what = absl::StrCat("column '", column, "'");
+  const auto fail = [&](hid_t id) -> absl::StatusOr<Handle> {
+    return Checked(id, H5Tclose, where, what, absl::StatusCode::kDataLoss);
+  };
+  MESHSIM_ASSIGN_OR_RETURN(Handle file_type, fail(H5Dget_type(dataset)));
+  const int index = H5Tget_member_index(file_type.get(), column);
+  if (index < 0) return HdfError(absl::StatusCode::kDataLoss, where, what);
+  MESHSIM_ASSIGN_OR_RETURN(Handle member,
+                           fail(H5Tget_member_type(file_type.get(), static_cast<unsigned>(index))));
+  const bool is_enum = H5Tget_class(member.get()) == H5T_ENUM;
+  MESHSIM_ASSIGN_OR_RETURN(Handle base,
+                           fail(is_enum ? H5Tget_super(member.get()) : H5Tcopy(member.get())));
+  const size_t size = H5Tget_size(member.get());
+  if (H5Tget_class(base.get()) != H5T_INTEGER || size == 0 || size > 8) {
+    H5Eclear2(H5E_DEFAULT);
+    return absl::DataLossError(absl::StrCat(where, ": ", what, " is not an enum or integer"));
+  }
+  MESHSIM_ASSIGN_OR_RETURN(Handle memory, fail(H5Tcreate(H5T_COMPOUND, size)));
+  MESHSIM_RETURN_IF_ERROR(CheckedCall(H5Tinsert(memory.get(), column, 0, member.get()), where, what,
+                                      absl::StatusCode::kDataLoss));
+  MESHSIM_ASSIGN_OR_RETURN(Handle file_space, Checked(H5Dget_space(dataset), H5Sclose, where, what,
+                                                      absl::StatusCode::kDataLoss));
+  MESHSIM_RETURN_IF_ERROR(CheckedCall(
+      H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &first, nullptr, &count, nullptr),
+      where, what, absl::StatusCode::kDataLoss));
+  MESHSIM_ASSIGN_OR_RETURN(Handle memory_space,
+                           Checked(H5Screate_simple(1, &count, nullptr), H5Sclose, where, what,
+                                   absl::StatusCode::kDataLoss));
+  std::vector<unsigned char> raw(size * count);
+  MESHSIM_RETURN_IF_ERROR(CheckedCall(
+      H5Dread(dataset, memory.get(), memory_space.get(), file_space.get(), H5P_DEFAULT, raw.data()),
+      where, absl::StrCat("reading ", what), absl::StatusCode::kDataLoss));
+  std::vector<StoredEnum> out(count);
+  for (hsize_t i = 0; i < count; ++i) {
+    unsigned char value[8] = {};
+    std::memcpy(value, raw.data() + i * size, size);
+    if (is_enum) {
+      char name[64] = {};
+      if (H5Tenum_nameof(member.get(), value, name, sizeof(name)) >= 0) out[i].name = name;
+      H5Eclear2(H5E_DEFAULT);
+    }
+    // The base integer (any size, order and sign) as an int64: integers convert in place.
+    MESHSIM_RETURN_IF_ERROR(
+        CheckedCall(H5Tconvert(base.get(), H5T_NATIVE_INT64, 1, value, nullptr, H5P_DEFAULT), where,
+                    what, absl::StatusCode::kDataLoss));
+    std::memcpy(&out[i].value, value, 8);
+  }
+  return out;
+}
+
+// DataLoss naming row `row` of enum column `column` of dataset `table` (in run group `group`),
+// its stored value, and the values this meshsim knows: "cannot read 'a.h5': run 'r': dataset
+// 'timeline': row 1: op_kind is 200, which this meshsim does not know (allowed: 0 to 8: ...);
+// a newer meshsim wrote the file, or it is damaged".
+template <typename E>
+absl::Status UnknownEnumValue(hid_t group, const char* table, size_t row, const char* column,
+                              const std::string& where) {
+  const std::string table_where = absl::StrCat(where, ": dataset '", table, "'");
+  std::string stored;
+  {
+    // The value as stored; HDF5 converts enum values by name, so the row read holds 255 for a
+    // value whose name this build lacks, and only the file knows what it was.
+    const hid_t dataset = H5Dopen2(group, table, H5P_DEFAULT);
+    const Handle owned(dataset, H5Dclose);
+    absl::StatusOr<std::vector<StoredEnum>> values =
+        dataset < 0 ? absl::DataLossError("") : ReadStoredEnums(dataset, column, row, 1, where);
+    H5Eclear2(H5E_DEFAULT);
+    if (values.ok()) {
+      stored = absl::StrCat(" is ", values->front().value,
+                            values->front().name.empty()
+                                ? std::string()
+                                : absl::StrCat(" ('", values->front().name, "')"),
+                            ",");
+    }
+  }
+  return absl::DataLossError(absl::StrCat(
+      table_where, ": row ", row, ": ", column, stored.empty() ? " holds a value" : stored,
+      " which this meshsim does not know (allowed: ", EnumValues<E>(),
+      "); a newer meshsim wrote the file, or it is damaged"));
+}
+
+template <typename E>
+absl::Status CheckEnum(E value, hid_t group, const char* table, size_t row, const char* column,
+                       const std::string& where) {
   if (EnumValid(value)) return absl::OkStatus();
-  // HDF5 converts enum values by name; a name this build lacks (a newer meshsim wrote the file,
-  // or the file is damaged) arrives as 255.
-  return absl::DataLossError(
-      absl::StrCat(where, ": row ", row, ": ", column,
-                   " value this meshsim does not know (newer file or damaged)"));
+  return UnknownEnumValue<E>(group, table, row, column, where);
+}
+
+// Enum columns stored as integers rather than as meshsim's enum types (HDF5 converts no
+// integer to an enum): DataLoss naming the first row whose value is outside the enum, else the
+// column. Columns the table lacks are left to the read. O(rows) for an integer column, O(1)
+// otherwise.
+template <typename E>
+absl::Status CheckEnumColumnType(hid_t group, const char* table, const char* column,
+                                 const std::string& where) {
+  const std::string table_where = absl::StrCat(where, ": dataset '", table, "'");
+  const htri_t exists = H5Lexists(group, table, H5P_DEFAULT);
+  if (exists <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return absl::OkStatus();  // The read reports it.
+  }
+  MESHSIM_ASSIGN_OR_RETURN(
+      Handle dataset, Checked(H5Dopen2(group, table, H5P_DEFAULT), H5Dclose, table_where, "opening",
+                              absl::StatusCode::kDataLoss));
+  MESHSIM_ASSIGN_OR_RETURN(Handle type, Checked(H5Dget_type(dataset.get()), H5Tclose, table_where,
+                                                "its type", absl::StatusCode::kDataLoss));
+  if (H5Tget_class(type.get()) != H5T_COMPOUND) return absl::OkStatus();  // The read reports it.
+  const int index = H5Tget_member_index(type.get(), column);
+  H5Eclear2(H5E_DEFAULT);
+  if (index < 0 || H5Tget_member_class(type.get(), static_cast<unsigned>(index)) == H5T_ENUM) {
+    return absl::OkStatus();
+  }
+  MESHSIM_ASSIGN_OR_RETURN(Handle space, Checked(H5Dget_space(dataset.get()), H5Sclose, table_where,
+                                                 "its shape", absl::StatusCode::kDataLoss));
+  const hssize_t rows = H5Sget_simple_extent_npoints(space.get());
+  // In blocks, so that a column of millions of rows costs a block of memory.
+  constexpr hsize_t kBlock = 1 << 16;
+  for (hsize_t first = 0; first < static_cast<hsize_t>(std::max<hssize_t>(rows, 0));
+       first += kBlock) {
+    const hsize_t count = std::min<hsize_t>(kBlock, static_cast<hsize_t>(rows) - first);
+    MESHSIM_ASSIGN_OR_RETURN(std::vector<StoredEnum> values,
+                             ReadStoredEnums(dataset.get(), column, first, count, table_where));
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (values[i].value < 0 || values[i].value >= EnumCount<E>()) {
+        return absl::DataLossError(absl::StrCat(
+            table_where, ": row ", first + i, ": ", column, " is ", values[i].value,
+            " (stored as an integer, not as meshsim's enum), which this meshsim does not know "
+            "(allowed: ",
+            EnumValues<E>(), "); the file is damaged or was not written by meshsim"));
+      }
+    }
+  }
+  return absl::DataLossError(absl::StrCat(
+      table_where, ": column ", column, " is stored as integers, not as meshsim's enum (",
+      EnumValues<E>(), "); the file is damaged or was not written by meshsim"));
 }
 
 // Reads compound table `name` of `Row`s whose `text` column HDF5 allocates, appends
@@ -1206,9 +1353,8 @@ absl::Status ReadRowsWithText(hid_t group, const char* name, hid_t memory_type,
     H5free_memory(const_cast<char*>(row.*text));
   }
   MESHSIM_RETURN_IF_ERROR(status);
-  const std::string table_where = absl::StrCat(where, ": dataset '", name, "'");
   for (size_t i = 0; i < out.size(); ++i) {
-    MESHSIM_RETURN_IF_ERROR(CheckEnum(enum_of(out[i]), i, enum_column, table_where));
+    MESHSIM_RETURN_IF_ERROR(CheckEnum(enum_of(out[i]), group, name, i, enum_column, where));
   }
   return absl::OkStatus();
 }
@@ -1278,6 +1424,13 @@ absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where,
   MESHSIM_RETURN_IF_ERROR(ReadConfigAndMetrics(group, types, run, where));
   MESHSIM_RETURN_IF_ERROR(ReadStringTable(group, "names", types, &run.names, where));
   if (has_timeline) {
+    MESHSIM_RETURN_IF_ERROR(
+        CheckEnumColumnType<core::UnitKind>(group, "timeline", "unit_kind", where));
+    MESHSIM_RETURN_IF_ERROR(CheckEnumColumnType<core::OpKind>(group, "timeline", "op_kind", where));
+    MESHSIM_RETURN_IF_ERROR(
+        CheckEnumColumnType<core::CollectiveKind>(group, "timeline", "collective", where));
+    MESHSIM_RETURN_IF_ERROR(CheckEnumColumnType<core::Phase>(group, "timeline", "phase", where));
+    MESHSIM_RETURN_IF_ERROR(CheckEnumColumnType<core::Pass>(group, "timeline", "pass", where));
     MESHSIM_ASSIGN_OR_RETURN(
         TableType type, MakeTableType(TimelineColumns(types), sizeof(core::TimelineRow), where));
     MESHSIM_RETURN_IF_ERROR(
@@ -1293,11 +1446,11 @@ absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where,
                                                 ": chip or name out of range (chip < 2^20, "
                                                 "name < the number of names)"));
       }
-      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.unit_kind, i, "unit_kind", timeline_where));
-      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.kind, i, "op_kind", timeline_where));
-      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.collective, i, "collective", timeline_where));
-      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.phase, i, "phase", timeline_where));
-      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.pass, i, "pass", timeline_where));
+      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.unit_kind, group, "timeline", i, "unit_kind", where));
+      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.kind, group, "timeline", i, "op_kind", where));
+      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.collective, group, "timeline", i, "collective", where));
+      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.phase, group, "timeline", i, "phase", where));
+      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.pass, group, "timeline", i, "pass", where));
     }
   }
   if (has_timeline) {
@@ -1306,6 +1459,8 @@ absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where,
         ReadTable(group, "edges", H5T_COMPOUND, type.memory.get(), &run.edges, where));
   }
   {
+    MESHSIM_RETURN_IF_ERROR(
+        CheckEnumColumnType<core::ResourceKind>(group, "resources", "kind", where));
     MESHSIM_ASSIGN_OR_RETURN(TableType type,
                              MakeTableType(ResourceColumns(types), sizeof(ResourceRow), where));
     MESHSIM_RETURN_IF_ERROR(ReadRowsWithText(
@@ -1327,6 +1482,7 @@ absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where,
   MESHSIM_RETURN_IF_ERROR(
       CheckedCall(has_gemms, where, "dataset 'gemms'", absl::StatusCode::kDataLoss));
   if (has_gemms > 0) {
+    MESHSIM_RETURN_IF_ERROR(CheckEnumColumnType<core::Pass>(group, "gemms", "pass", where));
     MESHSIM_ASSIGN_OR_RETURN(TableType type,
                              MakeTableType(GemmColumns(types), sizeof(GemmRow), where));
     MESHSIM_RETURN_IF_ERROR(ReadRowsWithText(

@@ -1,5 +1,6 @@
 #include "sim/options.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -16,9 +19,11 @@
 #include "absl/strings/str_split.h"
 #include "algorithms/registry.h"
 #include "boost/program_options.hpp"
+#include "core/did_you_mean.h"
 #include "core/status_macros.h"
 #include "network/topology.h"
 #include "sim/args.h"
+#include "sim/temp_files.h"
 #include "workloads/transformer.h"
 
 namespace meshsim::sim {
@@ -142,11 +147,13 @@ po::options_description Description() {
               "KEY=VALUE: override a system parameter (repeatable; keys: `meshsim show system`)")
       ("steps", text(), "--workload chain: steps per chip (default 8)")
       ("step-time", text(), "--workload chain: duration of one step (default 10us)")
-      ("out", text(), "write the run to this HDF5 file")
-      ("trace", text(), "write a trace of the run to this file: Chrome JSON, or Perfetto protobuf "
-                        "for a .pftrace / .perfetto-trace name (docs/traces.md)")
+      ("out", text(), "write the run to this HDF5 file (a name ending in .h5, .hdf5 or .he5)")
+      ("trace", text(), "write a trace of the run to this file: Chrome JSON for a .json name, "
+                        "Perfetto protobuf for a .pftrace / .perfetto-trace name, another name "
+                        "with --trace-format (docs/traces.md)")
       ("trace-format", text(), "json, perfetto: the --trace file's format (default: by its "
-                               "extension, .pftrace and .perfetto-trace = perfetto, else json)")
+                               "extension, .json = json, .pftrace and .perfetto-trace = "
+                               "perfetto; required for another name)")
       ("trace-detail", text(), "auto (default: budgets keep a large trace loadable), full, "
                                "minimal: what the --trace file holds")
       ("format", text(), "table, json, csv (default table)")
@@ -178,7 +185,9 @@ absl::Status Invalid(const std::string& key, const std::string& value, const std
 absl::Status CheckOneOf(const std::string& key, const std::string& value,
                         const std::vector<std::string>& allowed) {
   if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return absl::OkStatus();
-  return Invalid(key, value, absl::StrCat("allowed: ", absl::StrJoin(allowed, ", ")));
+  return Invalid(
+      key, value,
+      absl::StrCat("allowed: ", absl::StrJoin(allowed, ", "), core::DidYouMean(value, allowed)));
 }
 
 }  // namespace
@@ -243,9 +252,9 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
     try {
       po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/false), file);
     } catch (const po::unknown_option& e) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--config: unknown key '%s' in '%s' (see `meshsim run --help`)",
-                          e.get_option_name(), path));
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--config: unknown key '%s' in '%s'%s (see `meshsim %s --help`)", e.get_option_name(),
+          path, core::DidYouMean(e.get_option_name(), OptionNames(desc)), command));
     } catch (const po::error& e) {
       return absl::InvalidArgumentError(
           absl::StrFormat("--config: '%s': %s", path, OneLine(e.what())));
@@ -320,7 +329,36 @@ absl::Status CheckOutputPath(const std::string& key, const std::string& path) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--%s: cannot write '%s': directory '%s' is not writable", key, path, dir.string()));
   }
+  // What only creating a file tells (a name too long for the file system, a read-only mount,
+  // root's writes refused by NFS, ...): create the very temporary file the writers will, then
+  // remove it, so that such a name fails now rather than after the simulation. A file of that
+  // name already there is left alone (the writer replaces it).
+  const std::string probe = absl::StrCat(path, ".tmp.", static_cast<int64_t>(::getpid()));
+  const TempFile registration(probe);  // Removed on SIGINT/SIGTERM/SIGHUP.
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0 && errno != EEXIST) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--%s: cannot write '%s': %s", key, path, std::strerror(errno)));
+  }
+  if (fd >= 0) {
+    ::close(fd);
+    ::unlink(probe.c_str());
+  }
   return absl::OkStatus();
+}
+
+absl::Status CheckArchivePath(const std::string& key, const std::string& path) {
+  MESHSIM_RETURN_IF_ERROR(CheckOutputPath(key, path));
+  const std::string name = absl::AsciiStrToLower(std::filesystem::path(path).filename().string());
+  for (const char* extension : kArchiveExtensions) {
+    if (absl::EndsWith(name, extension) && name.size() > std::strlen(extension)) {
+      return absl::OkStatus();
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--%s: '%s' is not an HDF5 archive name; allowed: a name ending in .h5, .hdf5 or .he5 "
+      "(--%s writes HDF5)",
+      key, path, key));
 }
 
 absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unread) {
@@ -676,7 +714,7 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unrea
   }
 
   if (const std::string* v = get("out")) {
-    MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", *v));
+    MESHSIM_RETURN_IF_ERROR(CheckArchivePath("out", *v));
     o.out = *v;
   }
   if (const std::string* v = get("trace")) {
@@ -765,11 +803,7 @@ std::string WhyNotRead(const std::string& key, const RunOptions& o, bool any_val
   }
   if (key == "seed") {
     if (std::string why = workloads({"pipeline"}); !why.empty()) return why;
-    if (!is(o.reshard_scheduler, {"greedy", "ensemble"})) {
-      return absl::StrCat("does not apply to --reshard-scheduler ", o.reshard_scheduler,
-                          " (deterministic); it is read by --reshard-scheduler greedy, ensemble");
-    }
-    return "";
+    return NotReadByScheduler(key, o.reshard_scheduler, "reshard-scheduler");
   }
   if (key == "chunks") return workloads({"layer", "pipeline"});
   if (key == "placement") return workloads({"llm", "gemm", "collective", "chain", "layer"});
@@ -823,6 +857,23 @@ std::string NotReadBy(const std::string& key, const RunOptions& o) {
 
 bool RunReads(const std::string& key, const RunOptions& o) {
   return WhyNotRead(key, o, /*any_value=*/true).empty();
+}
+
+std::string NotReadByScheduler(const std::string& key, const std::string& scheduler,
+                               const std::string& scheduler_key) {
+  std::vector<std::string> readers;
+  std::string what;  // What the schedulers that do not read `key` are.
+  if (key == "seed") {
+    readers = {"greedy", "ensemble"};
+    what = " (deterministic)";
+  } else if (key == "dfs-budget") {
+    readers = {"dfs", "ensemble"};
+  } else {
+    return "";
+  }
+  if (std::find(readers.begin(), readers.end(), scheduler) != readers.end()) return "";
+  return absl::StrCat("does not apply to --", scheduler_key, " ", scheduler, what,
+                      "; it is read by --", scheduler_key, " ", absl::StrJoin(readers, ", "));
 }
 
 absl::Status CheckReadByAny(const std::vector<std::pair<std::string, std::string>>& given,

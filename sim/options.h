@@ -225,6 +225,17 @@ std::string NotReadBy(const std::string& key, const RunOptions& o);
 // config file). What a resolved config holds (sim/run.h).
 bool RunReads(const std::string& key, const RunOptions& o);
 
+// Empty when resharding scheduler `scheduler` (naive, load-balance, dfs, greedy, ensemble) reads
+// option `key`; else why not and which schedulers do, naming the scheduler option `scheduler_key`
+// ("reshard-scheduler" for `run --workload pipeline`, "scheduler" for `reshard`): "does not
+// apply to --scheduler dfs (deterministic); it is read by --scheduler greedy, ensemble". The
+// schedulers' options (algorithms/reshard/scheduler.h):
+//   seed         greedy, ensemble (the randomized greedy search)
+//   dfs-budget   dfs, ensemble (the depth-first search)
+// Every other key is read by every scheduler. One rule for `run` (NotReadBy) and `reshard`.
+std::string NotReadByScheduler(const std::string& key, const std::string& scheduler,
+                               const std::string& scheduler_key);
+
 // InvalidArgument for the first of `given` (key, value) that none of `runs` reads: "--slices:
 // '4' is read by none of the runs (--algorithm collective, cannon); it is read by --algorithm
 // meshslice, wang, summa, tp1d, fsdp". `what` names the runs in the message. O(given x runs).
@@ -235,9 +246,21 @@ absl::Status CheckReadByAny(const std::vector<std::pair<std::string, std::string
 // CheckReadByAny.
 std::vector<std::pair<std::string, std::string>> SetPairs(const std::vector<std::string>& sets);
 
-// InvalidArgument unless `path` can be created: its directory exists and is writable and it
-// is not itself a directory. `key` names the option in the message.
+// InvalidArgument unless `path` can be created: its directory exists and is writable, it is not
+// itself a directory, and the temporary file the writers create first (`<path>.tmp.<pid>`) can
+// be created there (created and removed: a name too long for the file system fails here, not
+// after the simulation). `key` names the option in the message. Every subcommand checks its
+// output paths with it (or CheckArchivePath) before it simulates or reads anything.
 absl::Status CheckOutputPath(const std::string& key, const std::string& path);
+
+// The extensions of an HDF5 archive (--out, merge's OUT.h5), compared without case.
+inline constexpr const char* kArchiveExtensions[] = {".h5", ".hdf5", ".he5"};
+
+// CheckOutputPath, and InvalidArgument unless `path` ends in one of kArchiveExtensions: "--out:
+// 'run.json' is not an HDF5 archive name; allowed: a name ending in .h5, .hdf5 or .he5 (--out
+// writes HDF5)". Every option that writes an archive is to check it: --out of run, compare and
+// reshard (ResolveRunOptions), merge's OUT.h5, a sweep's --out.
+absl::Status CheckArchivePath(const std::string& key, const std::string& path);
 
 // Every key `run` accepts (options and system parameters), e.g. "chips", "link.bandwidth".
 std::vector<std::string> RunOptionKeys();

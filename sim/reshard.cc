@@ -144,14 +144,18 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
       "strategy", text(),
       "send-recv, local-allgather, global-allgather, broadcast (default), signal")(
       "scheduler", text(), "naive, load-balance, dfs, greedy, ensemble (default)")(
-      "dfs-budget", text(), "DFS budget in expanded search nodes (default 200000)");
+      "dfs-budget", text(),
+      "--scheduler dfs, ensemble: DFS budget in expanded search nodes (default "
+      "200000)");
   MESHSIM_ASSIGN_OR_RETURN(RawOptions raw, ParseRunArgs(args, "reshard", &own));
   if (raw.help) {
     std::ostringstream os;
     os << own;
     out << kUsage << "\n\n"
         << os.str()
-        << "  --seed arg            seed of the randomized greedy scheduler (default 1)\n"
+        << "  --seed arg            --scheduler greedy, ensemble: seed of the randomized greedy "
+           "scheduler (default 1)\n"
+        << "A scheduler option the --scheduler does not read is refused.\n"
         << "  run options: --system, --chips, --topology, --set KEY=VALUE, --config FILE, "
            "--format, --out, --trace\n"
         << "comm.packets defaults to 100 here (the paper's K ~ 100 broadcast chunks).\n";
@@ -229,6 +233,16 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
   ro.scheduler_options.seed = static_cast<uint64_t>(seed);
   MESHSIM_ASSIGN_OR_RETURN(ro.scheduler_options.dfs_budget,
                            Integer("dfs-budget", get_or("dfs-budget", "200000"), 1, 1000000000));
+  // Like `run --workload pipeline`: a scheduler option the chosen scheduler does not read is
+  // refused, not ignored (after its value is validated).
+  for (const char* key : {"seed", "dfs-budget"}) {
+    if (const auto it = own_values.find(key); it != own_values.end()) {
+      if (const std::string why = NotReadByScheduler(key, rs::ToString(ro.scheduler), "scheduler");
+          !why.empty()) {
+        return absl::InvalidArgumentError(absl::StrFormat("--%s: '%s' %s", key, it->second, why));
+      }
+    }
+  }
 
   const algorithms::Mesh whole{1, options.chips};
   MESHSIM_ASSIGN_OR_RETURN(network::Topology topology, BuildTopology(options, &whole));

@@ -496,7 +496,7 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   // Like `run --out ''`: an empty path given is an error, not the default name.
   const bool out_given = a.vm.count("out") > 0;
   std::string out_path = ArgOr(a, "out");
-  if (out_given) MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", out_path));
+  if (out_given) MESHSIM_RETURN_IF_ERROR(CheckArchivePath("out", out_path));
   MESHSIM_ASSIGN_OR_RETURN(auto shard, ParseShard(shard_text));
   if (!out_given) {
     out_path = std::filesystem::path(experiment_path).stem().string() + ".h5";
@@ -506,7 +506,7 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
                                  shard.first, shard.second);
     }
   }
-  MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", out_path));
+  MESHSIM_RETURN_IF_ERROR(CheckArchivePath("out", out_path));
 
   // Validate everything before the first simulation: the file, every run's options (all shards,
   // so a shard cannot hide a typo), and the plugin preconditions of this shard's runs.
@@ -723,11 +723,14 @@ absl::Status RunMerge(const std::vector<std::string>& args, std::ostream& out) {
   d.add_options()("help,h", "print this help");
   MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("merge", args, d, 2, -1, usage));
   if (a.help) {
-    out << usage << "\n\nJoins the archives of a sharded sweep into OUT.h5.\n\n" << d;
+    out << usage
+        << "\n\nJoins the archives of a sharded sweep into OUT.h5 (a name ending in .h5, .hdf5 "
+           "or .he5).\n\n"
+        << d;
     return absl::OkStatus();
   }
   const std::string& target = a.positional[0];
-  MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", target));
+  MESHSIM_RETURN_IF_ERROR(CheckArchivePath("out", target));
   const std::vector<std::string> inputs(a.positional.begin() + 1, a.positional.end());
   std::error_code ec;
   for (const std::string& in : inputs) {

@@ -3,6 +3,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "accel/tiling.h"
+#include "core/did_you_mean.h"
 #include "core/status_macros.h"
 
 namespace meshsim::sim {
@@ -78,7 +79,8 @@ absl::StatusOr<SystemConfig> SystemPreset(const std::string& name) {
     if (s.name == name) info = &s;
   }
   if (info == nullptr) {
-    return absl::NotFoundError(absl::StrFormat("--system: unknown system '%s' (known: %s)", name,
+    return absl::NotFoundError(absl::StrFormat("--system: unknown system '%s'%s (known: %s)", name,
+                                               core::DidYouMean(name, names),
                                                absl::StrJoin(names, ", ")));
   }
   SystemConfig sys;

@@ -13,6 +13,7 @@
 #include "algorithms/autotune/atp_tuner.h"
 #include "algorithms/llm.h"
 #include "boost/program_options.hpp"
+#include "core/did_you_mean.h"
 #include "core/status_macros.h"
 #include "sim/machine.h"
 #include "sim/report.h"
@@ -87,7 +88,8 @@ absl::StatusOr<TuneArgs> ParseTuneArgs(const std::vector<std::string>& args) {
   std::erase_if(t.raw.values, [](const auto& kv) { return kv.first == "format"; });
   if (t.format != "table" && t.format != "json") {
     return absl::InvalidArgumentError(
-        absl::StrFormat("--format: '%s' is not allowed; allowed: table, json", t.format));
+        absl::StrFormat("--format: '%s' is not allowed; allowed: table, json%s", t.format,
+                        core::DidYouMean(t.format, {"table", "json"})));
   }
   if (!t.atp && !t.atp_bandwidth.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/did_you_mean.h"
 
 namespace meshsim::algorithms {
 namespace {
@@ -68,8 +69,9 @@ absl::StatusOr<const CostModel*> CostModel::Find(const std::string& name) {
   if (name == "simulation-fitted") return &SimulationFitted();
   if (name == "simulation-fitted-max") return &SimulationFittedMax();
   if (name == "tpuv4-measured") return &Tpuv4Measured();
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "--cost-model: '%s' is not allowed; allowed: %s", name, absl::StrJoin(Names(), ", ")));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--cost-model: '%s' is not allowed; allowed: %s%s", name,
+                      absl::StrJoin(Names(), ", "), core::DidYouMean(name, Names())));
 }
 
 double CostModel::Ring(const CommConstants& c, MeshAxis axis, int members, double shard_bytes) {

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "absl/strings/str_format.h"
+#include "core/did_you_mean.h"
 #include "core/op.h"
 #include "core/time.h"
 
@@ -137,8 +138,10 @@ absl::StatusOr<Strategy> ParseStrategy(const std::string& name) {
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "--strategy: '%s' is not allowed; allowed: send-recv, local-allgather, global-allgather, "
-      "broadcast, signal",
-      name));
+      "broadcast, signal%s",
+      name,
+      core::DidYouMean(
+          name, {"send-recv", "local-allgather", "global-allgather", "broadcast", "signal"})));
 }
 
 const char* ToString(Strategy s) {

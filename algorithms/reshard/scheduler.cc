@@ -6,6 +6,7 @@
 #include <random>
 
 #include "absl/strings/str_format.h"
+#include "core/did_you_mean.h"
 
 namespace meshsim::algorithms::reshard {
 
@@ -253,8 +254,8 @@ absl::StatusOr<SchedulerKind> ParseScheduler(const std::string& name) {
     if (name == ToString(k)) return k;
   }
   return absl::InvalidArgumentError(absl::StrFormat(
-      "--scheduler: '%s' is not allowed; allowed: naive, load-balance, dfs, greedy, ensemble",
-      name));
+      "--scheduler: '%s' is not allowed; allowed: naive, load-balance, dfs, greedy, ensemble%s",
+      name, core::DidYouMean(name, {"naive", "load-balance", "dfs", "greedy", "ensemble"})));
 }
 
 const char* ToString(SchedulerKind kind) {

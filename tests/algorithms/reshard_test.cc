@@ -361,6 +361,55 @@ TEST(ReshardCli, BadInputIsExitTwoWithOneLine) {
   EXPECT_EQ(RunCli(extra, &text), 2);
 }
 
+// Like `run --workload pipeline` (sim::NotReadBy): a scheduler option the chosen scheduler does
+// not read is refused with one line naming the schedulers that do; once accepted and ignored.
+TEST(ReshardCli, SchedulerOptionsTheSchedulerDoesNotReadAreRefused) {
+  struct Case {
+    std::string scheduler, key, value, message;
+  };
+  for (const Case& c : {
+           Case{"naive", "--seed", "3",
+                "meshsim: --seed: '3' does not apply to --scheduler naive (deterministic); it is "
+                "read by --scheduler greedy, ensemble\n"},
+           Case{"load-balance", "--seed", "3", "--scheduler load-balance (deterministic)"},
+           Case{"dfs", "--seed", "3", "--scheduler dfs (deterministic)"},
+           Case{"naive", "--dfs-budget", "10",
+                "meshsim: --dfs-budget: '10' does not apply to --scheduler naive; it is read by "
+                "--scheduler dfs, ensemble\n"},
+           Case{"load-balance", "--dfs-budget", "10", "--scheduler load-balance;"},
+           Case{"greedy", "--dfs-budget", "10", "--scheduler greedy;"},
+       }) {
+    std::vector<std::string> args = Fig5Args("broadcast", "1x3", "1-3");
+    args.insert(args.end(), {"--scheduler", c.scheduler, c.key, c.value});
+    std::string text;
+    EXPECT_EQ(RunCli(args, &text), 2) << c.scheduler << " " << c.key;
+    EXPECT_NE(text.find(c.message), std::string::npos) << text;
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  }
+  // The schedulers that read them.
+  for (const auto& [scheduler, key] :
+       std::vector<std::pair<std::string, std::string>>{{"greedy", "--seed"},
+                                                        {"ensemble", "--seed"},
+                                                        {"dfs", "--dfs-budget"},
+                                                        {"ensemble", "--dfs-budget"}}) {
+    std::vector<std::string> args = Fig5Args("broadcast", "1x3", "1-3");
+    args.insert(args.end(), {"--scheduler", scheduler, key, "7"});
+    std::string text;
+    EXPECT_EQ(RunCli(args, &text), 0) << scheduler << " " << key << ": " << text;
+  }
+  // Without --scheduler: the default, ensemble, reads both.
+  std::vector<std::string> args = Fig5Args("broadcast", "1x3", "1-3");
+  args.insert(args.end(), {"--seed", "2", "--dfs-budget", "100"});
+  std::string text;
+  EXPECT_EQ(RunCli(args, &text), 0) << text;
+  // A malformed value is reported as such first.
+  args = Fig5Args("broadcast", "1x3", "1-3");
+  args.insert(args.end(), {"--scheduler", "naive", "--seed", "x"});
+  EXPECT_EQ(RunCli(args, &text), 2);
+  EXPECT_NE(text.find("--seed: 'x' is not allowed; expected an integer"), std::string::npos)
+      << text;
+}
+
 double JsonMakespan(const std::string& json) {
   const size_t at = json.find("\"makespan_s\"");
   EXPECT_NE(at, std::string::npos) << json;

@@ -1299,7 +1299,6 @@ TEST(TraceFormatTest, ExtensionChoosesUnlessTheFormatIsGiven) {
   EXPECT_EQ(*format("a.pftrace", ""), TraceFormat::kPerfetto);
   EXPECT_EQ(*format("dir/a.PFTRACE", ""), TraceFormat::kPerfetto);
   EXPECT_EQ(*format("a.perfetto-trace", ""), TraceFormat::kPerfetto);
-  EXPECT_EQ(*format("a.trace", ""), TraceFormat::kJson);
   EXPECT_EQ(*format("", ""), TraceFormat::kJson);
   EXPECT_EQ(*format("a.trace", "perfetto"), TraceFormat::kPerfetto);
   EXPECT_EQ(*format("a.pftrace", "perfetto"), TraceFormat::kPerfetto);
@@ -1314,6 +1313,22 @@ TEST(TraceFormatTest, ExtensionChoosesUnlessTheFormatIsGiven) {
   EXPECT_THAT(bad.status().message(), HasSubstr("'perfetto' contradicts the file name 'a.json'"));
   bad = format("a.pftrace", "json");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  // A name without a trace extension once meant JSON silently: it needs --trace-format now.
+  bad = format("a.trace", "");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad.status().message(),
+            "--trace: 'a.trace' has no trace extension; allowed: a name ending in .json (Chrome "
+            "JSON), .pftrace or .perfetto-trace (Perfetto), or another name with --trace-format "
+            "json|perfetto");
+  // An archive's name is never a trace's, whatever the format.
+  for (const std::string f : {"", "json", "perfetto"}) {
+    bad = format("dir/run.H5", f);
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << f;
+    EXPECT_THAT(bad.status().message(),
+                HasSubstr("--trace: 'dir/run.H5' is an HDF5 archive name (.h5, .hdf5, .he5)"));
+  }
+  EXPECT_FALSE(format("a.hdf5", "").ok());
+  EXPECT_FALSE(format("a.he5", "").ok());
 }
 
 TEST(TraceFormatTest, DetailLevels) {

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -149,7 +151,33 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"sweep", "/nonexistent/x.ini", "--out", ""}, {"--out", "empty path"}},
         BadCase{{"run", "--workload", "chain", "--out", "/tmp/meshsim_same.h5", "--trace",
                  "/tmp/../tmp/meshsim_same.h5"},
-                {"--trace", "also --out"}},
+                {"--trace", "'/tmp/../tmp/meshsim_same.h5'", "HDF5 archive name"}},
+        // An archive's name ends in .h5, .hdf5 or .he5 (--out x.json once wrote HDF5 silently);
+        // a trace's in .json, .pftrace or .perfetto-trace, or --trace-format names its format.
+        BadCase{{"run", "--workload", "chain", "--out", "/tmp/meshsim_run.json"},
+                {"--out: '/tmp/meshsim_run.json' is not an HDF5 archive name; allowed: a name "
+                 "ending in .h5, .hdf5 or .he5"}},
+        BadCase{{"run", "--workload", "chain", "--out", "/tmp/meshsim_run"},
+                {"--out", "'/tmp/meshsim_run'", ".h5, .hdf5 or .he5"}},
+        BadCase{{"run", "--workload", "chain", "--out", "/tmp/.h5"},
+                {"--out", "'/tmp/.h5'", ".h5, .hdf5 or .he5"}},
+        BadCase{{"compare", "--chips", "4", "--algorithms", "meshslice", "--out", "/tmp/c.json"},
+                {"--out", "'/tmp/c.json'", ".h5, .hdf5 or .he5"}},
+        BadCase{{"reshard", "--src-mesh", "1x1", "--out", "/tmp/meshsim_reshard.txt"},
+                {"--out", "'/tmp/meshsim_reshard.txt'", ".h5, .hdf5 or .he5"}},
+        BadCase{{"merge", "/tmp/meshsim_merged.json", "/tmp/meshsim_in.h5"},
+                {"'/tmp/meshsim_merged.json'", ".h5, .hdf5 or .he5"}},
+        BadCase{{"run", "--workload", "chain", "--trace", "/tmp/meshsim_run.h5"},
+                {"--trace", "'/tmp/meshsim_run.h5'", "HDF5 archive name", ".json"}},
+        BadCase{{"run", "--workload", "chain", "--trace", "/tmp/meshsim_run.txt"},
+                {"--trace", "'/tmp/meshsim_run.txt'", "no trace extension", "--trace-format"}},
+        BadCase{{"run", "--workload", "chain", "--trace", "/tmp/meshsim_run.hdf5", "--trace-format",
+                 "json"},
+                {"--trace", "'/tmp/meshsim_run.hdf5'", "HDF5 archive name"}},
+        BadCase{{"trace", "x.h5", "--out", "/tmp/meshsim_trace.h5"},
+                {"--out", "'/tmp/meshsim_trace.h5'", "HDF5 archive name"}},
+        BadCase{{"trace", "x.h5", "--out", "/tmp/meshsim_trace"},
+                {"--out", "'/tmp/meshsim_trace'", "no trace extension"}},
         BadCase{{"run", "--model", "a\nb"}, {"--model", "'a\\nb'"}},  // Still one line.
         // Inputs that cannot be simulated sensibly: bounded, with the limit in the message.
         BadCase{{"run", "--workload", "chain", "--steps", "1048577"},
@@ -175,6 +203,45 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--workload", "gemm", "--chips", "1", "--gemm", "8000000,8000000,8000000"},
                 {"simulated time passes the limit", "1.024e+21 flop"}},
         BadCase{{"frobnicate"}, {"'frobnicate'", "not a command"}},
+        // "Did you mean" when a known word is near (core/did_you_mean.h), in the same line.
+        BadCase{{"run", "--chip", "16"},
+                {"meshsim: --chip: unknown option of `meshsim run`; did you mean --chips? (see "
+                 "`meshsim run --help`)\n"}},
+        BadCase{{"trace", "x.h5", "--ouy", "t.json"}, {"--ouy", "did you mean --out?"}},
+        BadCase{{"run", "--link.bandwith", "1GB/s"}, {"did you mean --link.bandwidth?"}},
+        BadCase{{"run", "--set", "link.bandwith=1GB/s"},
+                {"--set: unknown system parameter 'link.bandwith'; did you mean link.bandwidth? "
+                 "(known: "}},
+        BadCase{{"run", "--set", "node.fabric=nvswtch"},
+                {"node.fabric", "'nvswtch'", "did you mean nvswitch?"}},
+        BadCase{{"runn", "--chips", "4"},
+                {"'runn' is not a command", "; did you mean run? (meshsim --help)"}},
+        BadCase{{"compair"}, {"'compair'", "did you mean compare?"}},
+        BadCase{{"run", "--algorithm", "meshslise"},
+                {"--algorithm: 'meshslise' is not allowed", "did you mean meshslice?"}},
+        BadCase{{"compare", "--algorithms", "meshslice,summ"},
+                {"--algorithm: 'summ' is not allowed", "did you mean summa?"}},
+        BadCase{{"run", "--topology", "fatree"}, {"--topology", "did you mean fattree?"}},
+        BadCase{{"run", "--system", "tpuv9"},
+                {"--system: unknown system 'tpuv9'; did you mean tpuv4? (known: "}},
+        BadCase{{"run", "--workload", "pipline"}, {"--workload", "did you mean pipeline?"}},
+        BadCase{{"run", "--model", "megatron-ngl"}, {"--model", "did you mean megatron-nlg?"}},
+        BadCase{{"run", "--collective", "allgahter"}, {"--collective", "did you mean allgather?"}},
+        BadCase{{"list", "algoritms"}, {"list: 'algoritms'", "did you mean algorithms?"}},
+        BadCase{{"tune", "--cost-model", "simulation-fited"},
+                {"--cost-model: 'simulation-fited'", "did you mean simulation-fitted?"}},
+        BadCase{{"tune", "--format", "jsno"}, {"--format: 'jsno'", "did you mean json?"}},
+        BadCase{{"trace", "x.h5", "--out", "/tmp/t.json", "--detail", "ful"},
+                {"--detail: 'ful'", "did you mean full?"}},
+        BadCase{
+            {"run", "--workload", "chain", "--trace", "/tmp/t.json", "--trace-format", "perfeto"},
+            {"--trace-format: 'perfeto'", "did you mean perfetto?"}},
+        BadCase{{"report", "x.h5", "--format", "jsno"}, {"--format", "did you mean json?"}},
+        BadCase{{"reshard", "--system",        "p3.8xlarge", "--chips",    "8",  "--src-mesh",
+                 "1x1",     "--src-placement", "0",          "--src-spec", "RR", "--dst-mesh",
+                 "1x1",     "--dst-placement", "4",          "--dst-spec", "RR", "--shape",
+                 "64,64",   "--strategy",      "brodcast"},
+                {"--strategy: 'brodcast'", "did you mean broadcast?"}},
         BadCase{{"list", "spaceships"}, {"'spaceships'", "algorithms"}},
         BadCase{{"show", "system", "cray1"}, {"'cray1'", "tpuv4"}},
         BadCase{{"show", "chip"}, {"'chip'", "show system NAME"}},
@@ -348,6 +415,35 @@ TEST(CliCompareTest, AnOptionOneAlgorithmReadsIsAllowed) {
   EXPECT_EQ(r.status, 0) << r.err;
 }
 
+// Nothing near: no guess (a two-letter value is never a "typo" of another two-letter one).
+TEST(CliTest, NoSuggestionWhenNothingIsNear) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"frobnicate"},
+                                               {"run", "--bogus", "1"},
+                                               {"run", "--dataflow", "xs"},
+                                               {"run", "--workload", "video"},
+                                               {"run", "--set", "warp.speed=9"},
+                                               {"list", "spaceships"}}) {
+    const Result r = Cli(args);
+    EXPECT_EQ(r.status, 2) << args[0];
+    EXPECT_THAT(r.err, Not(HasSubstr("did you mean"))) << r.err;
+  }
+}
+
+TEST(CliTest, UnknownConfigKeySuggestsTheNearestKey) {
+  const testing_cli::ScopedTempDir dir;
+  const std::string cfg = dir.Path("typo.ini");
+  std::ofstream(cfg) << "workload = chain\nchip = 4\n";
+  Result r = Cli({"run", "--config", cfg});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "meshsim: --config: unknown key 'chip' in '" + cfg +
+                       "'; did you mean chips? (see `meshsim run --help`)\n");
+  std::ofstream(cfg) << "workload = chain\nlink.bandwith = 1GB/s\n";
+  r = Cli({"compare", "--config", cfg});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("'link.bandwith' in '" + cfg +
+                               "'; did you mean link.bandwidth? (see `meshsim compare --help`)"));
+}
+
 TEST(CliTest, UnknownConfigKeyNamesKeyAndFile) {
   const std::string cfg = TempPath("bad.ini");
   std::ofstream(cfg) << "chips = 4\nwarp = 9\n";
@@ -383,6 +479,25 @@ TEST(CliTest, MalformedValueInConfigFileIsBadInput) {
   EXPECT_THAT(r.err, AllOf(HasSubstr("--chips"), HasSubstr("'many'")));
 }
 
+// The extensions that name an archive and a trace, in any case; a trace of another name says its
+// format with --trace-format.
+TEST(CliTest, ArchiveAndTraceNamesThatAreAccepted) {
+  const testing_cli::ScopedTempDir dir;
+  for (const char* name : {"a.h5", "b.HDF5", "c.he5"}) {
+    const Result r = Cli({"run", "--workload", "chain", "--chips", "2", "--out", dir.Path(name)});
+    EXPECT_EQ(r.status, 0) << name << ": " << r.err;
+  }
+  Result r = Cli({"run", "--workload", "chain", "--chips", "2", "--trace", dir.Path("d.trace"),
+                  "--trace-format", "perfetto"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  r = Cli({"trace", dir.Path("a.h5"), "--out", dir.Path("e.JSON")});
+  EXPECT_EQ(r.status, 0) << r.err;
+  r = Cli({"merge", dir.Path("f.h5"), dir.Path("a.h5"), dir.Path("c.he5")});
+  EXPECT_EQ(r.status, 2) << r.err;  // The same run name twice, but the names pass.
+  EXPECT_THAT(r.err, HasSubstr("is in both"));
+  EXPECT_THAT(dir.Files(), testing::ElementsAre("a.h5", "b.HDF5", "c.he5", "d.trace", "e.JSON"));
+}
+
 TEST(CliTest, DamagedArchiveIsBadInputWithOneLine) {
   const std::string h5 = TempPath("to_damage.h5"), damaged = TempPath("damaged.h5");
   ASSERT_EQ(Cli({"run", "--workload", "chain", "--chips", "4", "--out", h5}).status, 0);
@@ -402,6 +517,113 @@ TEST(CliTest, DamagedArchiveIsBadInputWithOneLine) {
   }
   EXPECT_FALSE(std::filesystem::exists(TempPath("damaged.json")));
   EXPECT_FALSE(std::filesystem::exists(TempPath("merged.h5")));
+}
+
+// A timeline row whose op kind is outside the enum (a newer meshsim, or damage): merge, report
+// and trace refuse the archive with exit 2 and one line naming the file, the run, the column
+// and the value, and write nothing.
+TEST(CliTest, EnumValueOutsideItsEnumIsBadInputNamingIt) {
+  const testing_cli::ScopedTempDir dir;
+  const std::string h5 = dir.Path("run.h5");
+  ASSERT_EQ(Cli({"run", "--workload", "chain", "--chips", "2", "--out", h5}).status, 0);
+  {
+    // Row 1's op_kind set to 200 in the file's own enum type, so that HDF5 converts nothing.
+    const hid_t file = H5Fopen(h5.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    const hid_t dataset = H5Dopen2(file, "/runs/run/timeline", H5P_DEFAULT);
+    ASSERT_GE(dataset, 0);
+    const hid_t type = H5Dget_type(dataset);
+    const hid_t space = H5Dget_space(dataset);
+    const size_t size = H5Tget_size(type);
+    std::vector<unsigned char> raw(size * H5Sget_simple_extent_npoints(space));
+    ASSERT_GT(raw.size(), size);
+    ASSERT_GE(H5Dread(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()), 0);
+    raw[size + H5Tget_member_offset(type, H5Tget_member_index(type, "op_kind"))] = 200;
+    ASSERT_GE(H5Dwrite(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()), 0);
+    H5Sclose(space);
+    H5Tclose(type);
+    H5Dclose(dataset);
+    H5Fclose(file);
+  }
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"merge", dir.Path("merged.h5"), h5},
+        std::vector<std::string>{"report", h5},
+        std::vector<std::string>{"trace", h5, "--out", dir.Path("t.json")}}) {
+    const Result r = Cli(args);
+    EXPECT_EQ(r.status, 2) << args[0] << ": " << r.err;
+    EXPECT_THAT(r.err, StartsWith("meshsim: cannot read '" + h5 +
+                                  "': run 'run': dataset 'timeline': row 1: op_kind is 200, "
+                                  "which this meshsim does not know (allowed: 0 to "))
+        << args[0];
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_THAT(dir.Files(), testing::ElementsAre("run.h5"));
+}
+
+// Every output path is checked before the first simulation (or the first read of an input):
+// a bad one is exit 2 and one line, with nothing printed or simulated. The scenario's own
+// simulation would fail differently (its kept timeline passes --max-timeline-bytes; the inputs
+// of trace and merge do not exist), so an output checked only afterwards shows. A name that
+// fits the file system but whose temporary `<name>.tmp.<pid>` does not once failed only when
+// the file was written, after the simulation.
+TEST(CliTest, OutputPathsAreCheckedBeforeAnythingIsSimulatedOrRead) {
+  const testing_cli::ScopedTempDir dir;
+  const std::string long_h5 = dir.Path(std::string(250, 'x') + ".h5");
+  const std::string long_json = dir.Path(std::string(248, 'x') + ".json");
+  const std::string too_long = std::strerror(ENAMETOOLONG);
+  const std::string missing = "/nonexistent-meshsim-dir/x";
+  const std::vector<std::string> failing = {"--chips",
+                                            "16",
+                                            "--mesh",
+                                            "4x4",
+                                            "--hidden",
+                                            "512",
+                                            "--batch",
+                                            "8",
+                                            "--seq",
+                                            "256",
+                                            "--max-timeline-bytes",
+                                            "64KiB"};
+  const std::vector<std::string> reshard = {
+      "reshard", "--system",        "p3.8xlarge", "--chips",    "8",  "--src-mesh",
+      "1x1",     "--src-placement", "0",          "--src-spec", "RR", "--dst-mesh",
+      "1x1",     "--dst-placement", "4",          "--dst-spec", "RR", "--shape",
+      "64,64"};
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;  // What stderr must start with, after "meshsim: ".
+  };
+  const auto with = [](std::vector<std::string> a, const std::vector<std::string>& more) {
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  const std::vector<Case> cases = {
+      {with({"run", "--algorithm", "summa"}, with(failing, {"--out", long_h5})),
+       "--out: cannot write '" + long_h5 + "': " + too_long},
+      {with({"run", "--algorithm", "summa"}, with(failing, {"--trace", long_json})),
+       "--trace: cannot write '" + long_json + "': " + too_long},
+      {with({"run", "--algorithm", "summa"}, with(failing, {"--out", missing + ".h5"})),
+       "--out: cannot write '" + missing + ".h5': directory"},
+      {with({"run", "--algorithm", "summa"}, with(failing, {"--trace", missing + ".json"})),
+       "--trace: cannot write '" + missing + ".json': directory"},
+      {with({"compare", "--algorithms", "summa"}, with(failing, {"--out", long_h5})),
+       "--out: cannot write '" + long_h5 + "': " + too_long},
+      {with(reshard, {"--out", long_h5}), "--out: cannot write '" + long_h5 + "': " + too_long},
+      {with(reshard, {"--trace", missing + ".json"}), "--trace: cannot write '" + missing},
+      {{"trace", missing + ".h5", "--out", long_json},
+       "--out: cannot write '" + long_json + "': " + too_long},
+      {{"trace", missing + ".h5", "--out", missing + ".json"}, "--out: cannot write '" + missing},
+      {{"merge", long_h5, missing + ".h5"}, "--out: cannot write '" + long_h5 + "': " + too_long},
+      {{"merge", missing + ".h5", dir.Path("in.h5")}, "--out: cannot write '" + missing},
+  };
+  for (const Case& c : cases) {
+    const Result r = Cli(c.args);
+    EXPECT_EQ(r.status, 2) << c.args[0] << " " << c.message;
+    EXPECT_THAT(r.err, StartsWith("meshsim: " + c.message)) << c.args[0];
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.out, "") << c.args[0];
+  }
+  EXPECT_THAT(dir.Files(), testing::IsEmpty());
 }
 
 TEST(CliTest, EverySubcommandHasHelp) {

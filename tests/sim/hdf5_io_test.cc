@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "core/ids.h"
 #include "core/op.h"
 #include "core/time.h"
@@ -658,7 +659,8 @@ TEST_F(Hdf5IoTest, UnknownEnumValueIsDataLoss) {
   PatchTimelineRow0(path, "r", 7, {200});
   const absl::Status status = ReadRun(path, "r").status();
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(status.message(), HasSubstr("row 0: op_kind value this meshsim does not know"));
+  EXPECT_THAT(status.message(),
+              HasSubstr("row 0: op_kind is 200, which this meshsim does not know"));
 }
 
 TEST_F(Hdf5IoTest, NegativeIdOtherThanMinusOneIsDataLoss) {
@@ -1345,6 +1347,107 @@ TEST_F(Hdf5IoTest, MergeIntoAnUnwritablePathLeavesNothing) {
   EXPECT_THAT(status.message(), HasSubstr("cannot write '" + dir_path + "'"));
   EXPECT_THAT(Files(), ElementsAre("adir", "shard.h5"));
   EXPECT_TRUE(fs::is_empty(dir_path));
+}
+
+// Sets `column` of row `row` of dataset `dataset` to `value`, as a raw byte of the file's own
+// type (so that HDF5 converts and checks nothing), or (with `as_integer`) after replacing the
+// column's enum type by a plain uint8 integer type holding the same values.
+void CorruptEnumColumn(const std::string& path, const std::string& dataset_path, size_t row,
+                       const std::string& column, uint8_t value, bool as_integer) {
+  hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  hid_t dataset = H5Dopen2(file, dataset_path.c_str(), H5P_DEFAULT);
+  ASSERT_GE(dataset, 0);
+  hid_t type = H5Dget_type(dataset);
+  hid_t space = H5Dget_space(dataset);
+  const size_t size = H5Tget_size(type);
+  const size_t rows = static_cast<size_t>(H5Sget_simple_extent_npoints(space));
+  ASSERT_LT(row, rows);
+  // Read with a memory type of the file type whose variable-length strings HDF5 allocates.
+  std::vector<unsigned char> raw(size * rows);
+  ASSERT_GE(H5Dread(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()), 0);
+  const int member = H5Tget_member_index(type, column.c_str());
+  ASSERT_GE(member, 0) << column;
+  raw[row * size + H5Tget_member_offset(type, static_cast<unsigned>(member))] = value;
+  hid_t write_type = type;
+  if (as_integer) {
+    write_type = H5Tcreate(H5T_COMPOUND, size);
+    for (int m = 0; m < H5Tget_nmembers(type); ++m) {
+      char* name = H5Tget_member_name(type, static_cast<unsigned>(m));
+      hid_t member_type =
+          m == member ? H5Tcopy(H5T_STD_U8LE) : H5Tget_member_type(type, static_cast<unsigned>(m));
+      H5Tinsert(write_type, name, H5Tget_member_offset(type, static_cast<unsigned>(m)),
+                member_type);
+      H5Tclose(member_type);
+      H5free_memory(name);
+    }
+    hid_t dcpl = H5Dget_create_plist(dataset);
+    H5Dclose(dataset);
+    ASSERT_GE(H5Ldelete(file, dataset_path.c_str(), H5P_DEFAULT), 0);
+    dataset =
+        H5Dcreate2(file, dataset_path.c_str(), write_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Pclose(dcpl);
+    ASSERT_GE(dataset, 0);
+  }
+  ASSERT_GE(H5Dwrite(dataset, write_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()), 0);
+  H5Dvlen_reclaim(type, space, H5P_DEFAULT, raw.data());
+  if (write_type != type) H5Tclose(write_type);
+  H5Sclose(space);
+  H5Tclose(type);
+  H5Dclose(dataset);
+  H5Fclose(file);
+}
+
+// Enum columns holding a value outside their enum, as a byte of the file's own enum type (a
+// newer meshsim, or damage) or with the column stored as a plain integer (another writer): the
+// reader refuses them as DataLoss naming the file, the run, the column, the row and the value,
+// and so does merge (which reads every run again) without writing anything.
+TEST_F(Hdf5IoTest, EnumValuesOutsideTheirEnumAreDataLossNamingTheValue) {
+  struct Case {
+    const char* dataset;
+    const char* column;
+    const char* allowed;  // The start of what the message lists.
+  };
+  for (const Case& c :
+       {Case{"timeline", "op_kind", "allowed: 0 to "},
+        Case{"timeline", "pass", "allowed: 0 to 3: "},
+        Case{"timeline", "unit_kind", "allowed: 0 to "},
+        Case{"resources", "kind", "allowed: 0 to "}, Case{"gemms", "pass", "allowed: 0 to 3: "}}) {
+    for (const bool as_integer : {false, true}) {
+      SCOPED_TRACE(testing::Message() << c.dataset << "." << c.column
+                                      << (as_integer ? " as an integer" : " as an enum"));
+      const RunRecord run = MakeRecord("r");
+      const std::string path = Path("enum.h5"), out = Path("merged.h5");
+      fs::remove(path);
+      ASSERT_TRUE(WriteRuns(path, {&run}, "v").ok());
+      CorruptEnumColumn(path, std::string("/runs/r/") + c.dataset, 1, c.column, 200, as_integer);
+      const std::string expected = absl::StrCat("cannot read '", path, "': run 'r': dataset '",
+                                                c.dataset, "': row 1: ", c.column, " is 200");
+      for (const absl::Status& status :
+           {ReadRun(path, "r").status(), MergeArchives(out, {path}, "v")}) {
+        EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+        EXPECT_THAT(status.message(), HasSubstr(expected));
+        EXPECT_THAT(status.message(), HasSubstr(c.allowed));
+        EXPECT_THAT(status.message(), HasSubstr(as_integer ? "stored as an integer" : "newer"));
+        EXPECT_THAT(status.message(), HasSubstr("damaged"));
+        EXPECT_EQ(status.message().find('\n'), absl::string_view::npos);
+      }
+      EXPECT_THAT(Files(), ElementsAre("enum.h5"));
+    }
+  }
+}
+
+// An integer column whose values all lie inside the enum is still not meshsim's schema.
+TEST_F(Hdf5IoTest, EnumColumnStoredAsIntegersIsDataLoss) {
+  const RunRecord run = MakeRecord("r");
+  const std::string path = Path("int.h5");
+  ASSERT_TRUE(WriteRuns(path, {&run}, "v").ok());
+  CorruptEnumColumn(path, "/runs/r/resources", 1, "kind", 0, /*as_integer=*/true);
+  const absl::Status status = ReadRun(path, "r").status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(),
+              HasSubstr("run 'r': dataset 'resources': column kind is stored as integers, not as "
+                        "meshsim's enum"));
 }
 
 }  // namespace
