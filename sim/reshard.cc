@@ -281,11 +281,13 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
                                        {"dtype-bytes", absl::StrCat(p.element_bytes)},
                                        {"strategy", rs::ToString(ro.strategy)},
                                        {"scheduler", rs::ToString(ro.scheduler)}});
-  // Only what the scheduler reads: the seed of the randomized greedy search, the DFS budget.
-  if (ro.scheduler == rs::SchedulerKind::kGreedy || ro.scheduler == rs::SchedulerKind::kEnsemble) {
+  // Only what the scheduler reads (NotReadByScheduler): the seed of the randomized greedy
+  // search, the DFS budget.
+  const std::string scheduler = rs::ToString(ro.scheduler);
+  if (NotReadByScheduler("seed", scheduler, "scheduler").empty()) {
     rec.config.emplace_back("seed", absl::StrCat(seed));
   }
-  if (ro.scheduler == rs::SchedulerKind::kDfs || ro.scheduler == rs::SchedulerKind::kEnsemble) {
+  if (NotReadByScheduler("dfs-budget", scheduler, "scheduler").empty()) {
     rec.config.emplace_back("dfs-budget", absl::StrCat(ro.scheduler_options.dfs_budget));
   }
   int64_t inter_host = 0, max_sent = 0, max_received = 0;

@@ -506,7 +506,7 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
                                  shard.first, shard.second);
     }
   }
-  MESHSIM_RETURN_IF_ERROR(CheckArchivePath("out", out_path));
+  MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", out_path));
 
   // Validate everything before the first simulation: the file, every run's options (all shards,
   // so a shard cannot hide a typo), and the plugin preconditions of this shard's runs.

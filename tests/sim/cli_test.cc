@@ -149,6 +149,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--config", "/"}, {"--config", "'/'", "directory"}},
         BadCase{{"sweep", "/"}, {"'/'", "directory"}},
         BadCase{{"sweep", "/nonexistent/x.ini", "--out", ""}, {"--out", "empty path"}},
+        BadCase{{"sweep", "a.ini", "--out", "x.json"}, {"--out", "'x.json'", ".h5"}},
         BadCase{{"run", "--workload", "chain", "--out", "/tmp/meshsim_same.h5", "--trace",
                  "/tmp/../tmp/meshsim_same.h5"},
                 {"--trace", "'/tmp/../tmp/meshsim_same.h5'", "HDF5 archive name"}},
