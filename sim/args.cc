@@ -91,6 +91,9 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::string& command,
   out.help = out.vm.count("help") > 0;
   if (out.vm.count(kPositional)) {
     out.positional = out.vm[kPositional].as<std::vector<std::string>>();
+    // Callers iterate `vm` as their own options (all strings, switches or string lists); the
+    // positional words are not one of them (`run --help 1e3` threw bad_any_cast).
+    out.vm.erase(kPositional);
   }
   if (out.help) return out;
   const int n = static_cast<int>(out.positional.size());

@@ -21,6 +21,7 @@
 #include "network/topology.h"
 #include "sim/args.h"
 #include "sim/chrome_trace.h"
+#include "sim/cli_reference.h"
 #include "sim/hdf5_io.h"
 #include "sim/machine.h"
 #include "sim/options.h"
@@ -69,6 +70,9 @@ commands:
   show    system NAME                              every parameter with its unit (a config file)
   show    topology NAME [--chips N] [--system S] [--set K=V]... [--dot]
           the built topology: nodes, hosts, links by class; --dot: a Graphviz graph
+  help    [COMMAND] [--markdown]                   this list, COMMAND --help, or the Markdown
+          reference of every command and option (docs/cli.md)
+  completion bash|zsh                              a shell completion script
   --help, --version
 
 exit status: 0 success, 2 bad input, 1 failure inside the simulator
@@ -146,10 +150,7 @@ absl::Status Run(const std::vector<std::string>& args, std::ostream& out, std::o
 
 // `compare`: the same scenario under several algorithms, one table, one HDF5 file.
 absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  po::options_description own("Options of `meshsim compare`");
-  own.add_options()("algorithms", po::value<std::string>(),
-                    "A,B,...: the algorithms (default meshslice,wang,collective,summa,cannon,"
-                    "tp1d,fsdp; with --workload layer: atp,megatron,tp2d)");
+  const po::options_description own = CompareDescription();
   MESHSIM_ASSIGN_OR_RETURN(RawOptions raw, ParseRunArgs(args, "compare", &own));
   std::optional<std::string> list;  // Given, possibly empty: an empty list is refused.
   for (const auto& [key, value] : raw.own) {
@@ -287,15 +288,7 @@ absl::Status Trace(const std::vector<std::string>& args, std::ostream& out) {
   const std::string usage =
       "usage: meshsim trace FILE.h5 [--run NAME] --out TRACE.json|TRACE.pftrace "
       "[--detail auto|full|minimal] [--trace-format json|perfetto]";
-  const po::options_description d =
-      Options({{"run", "the run to export (default: the first)"},
-               {"out",
-                "the trace to write: Chrome JSON for a .json name, Perfetto protobuf for a "
-                ".pftrace / .perfetto-trace name, another name with --trace-format"},
-               {"detail", "auto (default: budgets keep a large trace loadable), full, minimal"},
-               {"trace-format",
-                "json, perfetto (default: by the extension of --out; required for "
-                "another name)"}});
+  const po::options_description d = TraceDescription();
   MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("trace", args, d, 1, 1, usage));
   if (a.help) {
     out << HelpText(usage, d);
@@ -325,8 +318,7 @@ absl::Status Trace(const std::vector<std::string>& args, std::ostream& out) {
 
 absl::Status Report(const std::vector<std::string>& args, std::ostream& out) {
   const std::string usage = "usage: meshsim report FILE.h5 [--run NAME] [--format table|json|csv]";
-  const po::options_description d =
-      Options({{"format", "table (default), json, csv"}, {"run", "one run (default: every run)"}});
+  const po::options_description d = ReportDescription();
   MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("report", args, d, 1, 1, usage));
   if (a.help) {
     out << HelpText(usage, d);
@@ -353,8 +345,7 @@ absl::Status Report(const std::vector<std::string>& args, std::ostream& out) {
 }
 
 absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
-  const std::vector<std::string> what = {"algorithms", "models",      "systems",
-                                         "topologies", "collectives", "workloads"};
+  const std::vector<std::string>& what = ListTopics();
   const std::string usage = absl::StrCat("usage: meshsim list ", absl::StrJoin(what, "|"));
   const po::options_description d = Options({});
   MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("list", args, d, 1, 1, usage));
@@ -532,8 +523,64 @@ absl::Status Show(const std::vector<std::string>& args, std::ostream& out) {
   return absl::OkStatus();
 }
 
+absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// `help [COMMAND] [--markdown]`: the command list, COMMAND's --help, or the Markdown reference.
+absl::Status Help(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const std::string usage = "usage: meshsim help [COMMAND] [--markdown]";
+  const po::options_description d = HelpDescription();
+  MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("help", args, d, 0, 1, usage));
+  const bool markdown = a.vm["markdown"].as<bool>();
+  if (a.help) {
+    out << HelpText(usage, d);
+    return absl::OkStatus();
+  }
+  if (markdown && !a.positional.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--markdown: not allowed with a COMMAND ('%s'); the reference covers every command",
+        a.positional[0]));
+  }
+  if (markdown) {
+    out << MarkdownReference();
+    return absl::OkStatus();
+  }
+  if (a.positional.empty()) {
+    out << kUsage;
+    return absl::OkStatus();
+  }
+  const std::string& cmd = a.positional[0];
+  if (cmd == "help") {
+    out << HelpText(usage, d);
+    return absl::OkStatus();
+  }
+  std::vector<std::string> names;
+  for (const CommandDoc& c : Commands()) names.push_back(c.name);
+  if (std::find(names.begin(), names.end(), cmd) == names.end()) {
+    return absl::InvalidArgumentError(absl::StrFormat("help: '%s' is not a command; allowed: %s",
+                                                      cmd, absl::StrJoin(names, ", ")));
+  }
+  return Dispatch({cmd, "--help"}, out, err);
+}
+
+// `completion bash|zsh`: a completion script generated from the same descriptions.
+absl::Status Completion(const std::vector<std::string>& args, std::ostream& out) {
+  const std::string usage = "usage: meshsim completion bash|zsh";
+  const po::options_description d = Options({});
+  MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("completion", args, d, 1, 1, usage));
+  if (a.help) {
+    out << HelpText(usage, d)
+        << "\nbash: source the output, or install it as "
+           "<prefix>/share/bash-completion/completions/meshsim.\n"
+           "zsh: install it as _meshsim in a directory of $fpath.\n";
+    return absl::OkStatus();
+  }
+  MESHSIM_ASSIGN_OR_RETURN(const std::string script, CompletionScript(a.positional[0]));
+  out << script;
+  return absl::OkStatus();
+}
+
 absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     out << kUsage;
     return absl::OkStatus();
   }
@@ -553,8 +600,11 @@ absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, s
   if (cmd == "merge") return RunMerge(rest, out);
   if (cmd == "tune") return Tune(rest, out, err);
   if (cmd == "reshard") return Reshard(rest, out, err);
-  const std::vector<std::string> commands = {"run",     "compare", "sweep",  "merge", "tune",
-                                             "reshard", "trace",   "report", "list",  "show"};
+  if (cmd == "help") return Help(rest, out, err);
+  if (cmd == "completion") return Completion(rest, out);
+  const std::vector<std::string> commands = {"run",  "compare", "sweep", "merge",
+                                             "tune", "reshard", "trace", "report",
+                                             "list", "show",    "help",  "completion"};
   return absl::InvalidArgumentError(
       absl::StrFormat("'%s' is not a command; allowed: %s%s (meshsim --help)", cmd,
                       absl::StrJoin(commands, ", "), core::DidYouMean(cmd, commands)));

@@ -59,29 +59,41 @@ std::vector<std::string> Algorithms() {
   return names;
 }
 
+}  // namespace
+
 // One description for the command line and config files. Every value is read as text and
 // validated by ResolveRunOptions, so that messages are ours and name the allowed values.
-po::options_description Description() {
+po::options_description RunOnlyDescription(BudgetDefaults budgets) {
   po::options_description d(
       "Options of `meshsim run` (also `KEY = VALUE` lines in --config files)");
   auto text = [] { return po::value<std::string>(); };
-  const MemoryLimit& memory = AvailableMemory();
+  // The memory budgets' defaults: this machine's numbers for `--help`; for the generated
+  // reference, only how they are derived, so that it reads the same wherever it is generated.
+  const bool here = budgets == BudgetDefaults::kThisMachine;
+  const std::string memory =
+      here ? AvailableMemory().Describe()
+           : "the memory limit (physical memory, or the cgroup's limit when lower)";
   const double gib = double(int64_t{1} << 30);
-  const std::string max_ops_help = absl::StrFormat(
-      "refuse the run before building it when its op graph would hold more ops (default: half "
-      "of %s at ~%d B per op, a quarter with --out/--trace: here %d, %d)",
-      memory.Describe(), kBytesPerOp, DefaultMaxOps(false), DefaultMaxOps(true));
-  const std::string max_flows_help = absl::StrFormat(
-      "--workload collective: refuse the run when one step would start more network flows at "
-      "once (an all-to-all of P chips starts P*(P-1); default: half of %s at ~%d B per flow: "
-      "here %d)",
-      memory.Describe(), kBytesPerFlow, DefaultMaxFlows());
-  const std::string max_timeline_help = absl::StrFormat(
-      "with --out/--trace: stop and refuse the run when the timeline they keep in memory (64 B "
-      "per row, 24 B per counter sample; rows grow with collective steps x members, not with "
-      "ops) would take more, e.g. 4GiB (default: a quarter of %s, the op graph has another: "
-      "here %.1f GiB)",
-      memory.Describe(), DefaultMaxTimelineBytes() / gib);
+  const std::string max_ops_help = absl::StrCat(
+      absl::StrFormat("refuse the run before building it when its op graph would hold more ops "
+                      "(default: half of %s at ~%d B per op, a quarter with --out/--trace",
+                      memory, kBytesPerOp),
+      here ? absl::StrFormat(": here %d, %d)", DefaultMaxOps(false), DefaultMaxOps(true)) : ")");
+  const std::string max_flows_help = absl::StrCat(
+      absl::StrFormat(
+          "--workload collective: refuse the run when one step would start more network flows "
+          "at once (an all-to-all of P chips starts P*(P-1); default: half of %s at ~%d B per "
+          "flow",
+          memory, kBytesPerFlow),
+      here ? absl::StrFormat(": here %d)", DefaultMaxFlows()) : ")");
+  const std::string max_timeline_help = absl::StrCat(
+      absl::StrFormat(
+          "with --out/--trace: stop and refuse the run when the timeline they keep in memory (64 "
+          "B per row, 24 B per counter sample; rows grow with collective steps x members, not "
+          "with ops) would take more, e.g. 4GiB (default: a quarter of %s, the op graph has "
+          "another",
+          memory),
+      here ? absl::StrFormat(": here %.1f GiB)", DefaultMaxTimelineBytes() / gib) : ")");
   // clang-format off
   d.add_options()
       ("help,h", "print this help")
@@ -161,16 +173,50 @@ po::options_description Description() {
       ("max-flows", text(), max_flows_help.c_str())
       ("max-timeline-bytes", text(), max_timeline_help.c_str());
   // clang-format on
+  return d;
+}
+
+po::options_description RunDescription(BudgetDefaults budgets) {
+  po::options_description d = RunOnlyDescription(budgets);
   // System parameters are options too, so `meshsim show system` output is a valid config file.
   po::options_description params("System parameters (override the preset; also via --set)");
   SystemConfig sys = *SystemPreset("tpuv4");
   for (const core::Param& p : sys.Params()) {
-    params.add_options()(p.key.c_str(), text(),
+    params.add_options()(p.key.c_str(), po::value<std::string>(),
                          absl::StrCat(p.description, " [", core::UnitSymbol(p.unit), "]").c_str());
   }
   d.add(params);
   return d;
 }
+
+std::vector<std::string> RunOptionChoices(const std::string& key) {
+  if (key == "system") {
+    std::vector<std::string> names;
+    for (const SystemInfo& s : Systems()) names.push_back(s.name);
+    return names;
+  }
+  if (key == "topology") return Topologies();
+  if (key == "workload") return Workloads();
+  if (key == "model") return Models();
+  if (key == "collective") return Collectives();
+  if (key == "algorithm") return Algorithms();
+  if (key == "pass") return {"fwd", "bwd", "train"};
+  if (key == "group") return {"row", "col", "all"};
+  if (key == "dataflow") return {"auto", "os", "ls", "rs"};
+  if (key == "chunks") return {"1", "2", "4"};
+  if (key == "schedule") return {"gpipe", "1f1b", "eager-1f1b"};
+  if (key == "overlap" || key == "delay-dw" || key == "recompute") return {"0", "1"};
+  if (key == "reshard") {
+    return {"send-recv", "local-allgather", "global-allgather", "broadcast", "signal"};
+  }
+  if (key == "reshard-scheduler") return {"naive", "load-balance", "dfs", "greedy", "ensemble"};
+  if (key == "format") return {"table", "json", "csv"};
+  if (key == "trace-format") return {"json", "perfetto"};
+  if (key == "trace-detail") return {"auto", "full", "minimal"};
+  return {};
+}
+
+namespace {
 
 std::string OneLine(std::string s) {
   std::replace(s.begin(), s.end(), '\n', ' ');
@@ -205,7 +251,7 @@ int64_t DefaultMaxTimelineBytes() { return std::max<int64_t>(1, AvailableMemory(
 
 std::vector<std::string> RunOptionKeys() {
   std::vector<std::string> keys;
-  const po::options_description description = Description();
+  const po::options_description description = RunDescription();
   for (const auto& option : description.options()) {
     if (option->long_name() != "help") keys.push_back(option->long_name());
   }
@@ -219,14 +265,14 @@ std::string RunHelp() {
         "[--format table|json|csv]\n\n"
         "An option given (here or in the --config file) that the run does not read is refused, "
         "e.g. --bytes without --workload collective, --slices with --algorithm collective.\n\n"
-     << Description();
+     << RunDescription();
   return os.str();
 }
 
 absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
                                         const std::string& command,
                                         const po::options_description* own) {
-  po::options_description desc = Description();
+  po::options_description desc = RunDescription();
   if (own != nullptr) desc.add(*own);
   // No positional words: `meshsim run 64` or `run --chips 16 run.h5` is an error, not ignored.
   MESHSIM_ASSIGN_OR_RETURN(
@@ -446,20 +492,17 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unrea
     o.stages = static_cast<int>(stages);
     o.dp = static_cast<int>(dp);
     o.microbatches = static_cast<int>(microbatches);
-    MESHSIM_RETURN_IF_ERROR(choice("schedule", {"gpipe", "1f1b", "eager-1f1b"}, &o.schedule));
+    MESHSIM_RETURN_IF_ERROR(choice("schedule", RunOptionChoices("schedule"), &o.schedule));
     std::string flag;
     for (auto [key, out] : {std::pair{"overlap", &o.overlap}, std::pair{"delay-dw", &o.delay_dw},
                             std::pair{"recompute", &o.recompute}}) {
       flag = *out ? "1" : "0";
-      MESHSIM_RETURN_IF_ERROR(choice(key, {"0", "1"}, &flag));
+      MESHSIM_RETURN_IF_ERROR(choice(key, RunOptionChoices(key), &flag));
       *out = flag == "1";
     }
-    MESHSIM_RETURN_IF_ERROR(choice(
-        "reshard", {"send-recv", "local-allgather", "global-allgather", "broadcast", "signal"},
-        &o.reshard));
-    MESHSIM_RETURN_IF_ERROR(choice("reshard-scheduler",
-                                   {"naive", "load-balance", "dfs", "greedy", "ensemble"},
-                                   &o.reshard_scheduler));
+    MESHSIM_RETURN_IF_ERROR(choice("reshard", RunOptionChoices("reshard"), &o.reshard));
+    MESHSIM_RETURN_IF_ERROR(
+        choice("reshard-scheduler", RunOptionChoices("reshard-scheduler"), &o.reshard_scheduler));
     MESHSIM_RETURN_IF_ERROR(integer("seed", 0, int64_t{1} << 62, &o.seed));
     if (pipeline) {
       if (!o.placement.empty()) {
@@ -553,7 +596,7 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unrea
                                   : std::max(1, o.mesh_chips() / 2);
   MESHSIM_RETURN_IF_ERROR(integer("batch", 1, int64_t{1} << 30, &o.batch));
   MESHSIM_RETURN_IF_ERROR(integer("seq", 1, int64_t{1} << 30, &o.seq));
-  MESHSIM_RETURN_IF_ERROR(choice("pass", {"fwd", "bwd", "train"}, &o.pass));
+  MESHSIM_RETURN_IF_ERROR(choice("pass", RunOptionChoices("pass"), &o.pass));
   if (const std::string* v = get("gemm")) {
     std::vector<std::string> parts = absl::StrSplit(*v, ',');
     int64_t dims[3];
@@ -566,7 +609,7 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unrea
     o.gemm_k = dims[2];
   }
   MESHSIM_RETURN_IF_ERROR(choice("collective", Collectives(), &o.collective));
-  MESHSIM_RETURN_IF_ERROR(choice("group", {"row", "col", "all"}, &o.group));
+  MESHSIM_RETURN_IF_ERROR(choice("group", RunOptionChoices("group"), &o.group));
   if (const std::string* v = get("bytes")) {
     MESHSIM_ASSIGN_OR_RETURN(o.bytes, core::ParseInteger("--bytes", *v, core::Unit::kBytes, 1));
   }
@@ -591,7 +634,7 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unrea
     for (const std::string& part : parts) {
       MESHSIM_RETURN_IF_ERROR(CheckOneOf("dataflow", parts.size() == 1 ? *v : part,
                                          parts.size() == 1
-                                             ? std::vector<std::string>{"auto", "os", "ls", "rs"}
+                                             ? RunOptionChoices("dataflow")
                                              : std::vector<std::string>{"os", "ls", "rs"}));
     }
     o.dataflow = *v;
@@ -610,7 +653,7 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unrea
     }
   }
   if (const std::string* v = get("chunks")) {
-    MESHSIM_RETURN_IF_ERROR(CheckOneOf("chunks", *v, {"1", "2", "4"}));
+    MESHSIM_RETURN_IF_ERROR(CheckOneOf("chunks", *v, RunOptionChoices("chunks")));
     o.chunks = std::stoi(*v);
     if ((o.workload == "layer" || pipeline) && o.batch % o.chunks != 0) {
       return Invalid("chunks", *v,
@@ -739,7 +782,7 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unrea
                      "it is also --out; the archive and the trace need two files");
     }
   }
-  MESHSIM_RETURN_IF_ERROR(choice("format", {"table", "json", "csv"}, &o.format));
+  MESHSIM_RETURN_IF_ERROR(choice("format", RunOptionChoices("format"), &o.format));
   MESHSIM_RETURN_IF_ERROR(integer("max-ops", 1, kMaxOpsLimit, &o.max_ops));
   MESHSIM_RETURN_IF_ERROR(integer("max-flows", 1, int64_t{1} << 40, &o.max_flows));
   if (const std::string* v = get("max-timeline-bytes")) {

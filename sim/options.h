@@ -168,6 +168,27 @@ std::string FormatPlacement(const std::vector<int>& placement);
 // The help text of `meshsim run`.
 std::string RunHelp();
 
+// How option descriptions state the memory budgets' defaults (--max-ops, --max-flows,
+// --max-timeline-bytes): with this machine's numbers (`meshsim run --help`), or only as fractions
+// of the memory limit, so that the generated reference (`meshsim help --markdown`, docs/cli.md)
+// reads the same on every machine.
+enum class BudgetDefaults { kThisMachine, kPortable };
+
+// The options of `meshsim run` without the system parameters, as parsed from the command line
+// and --config files.
+boost::program_options::options_description RunOnlyDescription(
+    BudgetDefaults budgets = BudgetDefaults::kThisMachine);
+
+// RunOnlyDescription plus every system parameter as an option (`--link.bandwidth 45GB/s`).
+boost::program_options::options_description RunDescription(
+    BudgetDefaults budgets = BudgetDefaults::kThisMachine);
+
+// The values run option `key` allows when they are a fixed set (the lists ResolveRunOptions
+// checks against): {"fwd", "bwd", "train"} for "pass", the registered algorithms for "algorithm".
+// Empty for an option whose value is free (a number, a size, a path). --topology also takes
+// graphviz:FILE besides the families returned.
+std::vector<std::string> RunOptionChoices(const std::string& key);
+
 // Reads argv (without the subcommand) and any `--config FILE`; command-line values win over
 // the file's. Unknown options or config keys, repeated options and unreadable files are errors.
 // `command` names the subcommand in messages; `own` (optional) adds the options of a subcommand

@@ -130,7 +130,7 @@ std::string Bytes(double b) {
 
 }  // namespace
 
-absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+po::options_description ReshardDescription() {
   po::options_description own("Options of `meshsim reshard`");
   const auto text = [] { return po::value<std::string>(); };
   own.add_options()("src-mesh", text(), "sender mesh RxC")(
@@ -145,8 +145,14 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
       "send-recv, local-allgather, global-allgather, broadcast (default), signal")(
       "scheduler", text(), "naive, load-balance, dfs, greedy, ensemble (default)")(
       "dfs-budget", text(),
-      "--scheduler dfs, ensemble: DFS budget in expanded search nodes (default "
-      "200000)");
+      "--scheduler dfs, ensemble: DFS budget in expanded search nodes (default 200000)");
+  return own;
+}
+
+std::vector<std::string> ReshardRunKeys() { return {std::begin(kRunKeys), std::end(kRunKeys)}; }
+
+absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const po::options_description own = ReshardDescription();
   MESHSIM_ASSIGN_OR_RETURN(RawOptions raw, ParseRunArgs(args, "reshard", &own));
   if (raw.help) {
     std::ostringstream os;

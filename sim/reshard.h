@@ -16,7 +16,17 @@
 
 #include "absl/status/status.h"
 
+namespace boost::program_options {
+class options_description;
+}  // namespace boost::program_options
+
 namespace meshsim::sim {
+
+// The options `meshsim reshard` takes besides the run options it allows (ReshardRunKeys).
+boost::program_options::options_description ReshardDescription();
+
+// The run options `meshsim reshard` accepts (--system, --chips, …); the others are refused.
+std::vector<std::string> ReshardRunKeys();
 
 // Runs the subcommand on `args` (without "reshard").
 absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);

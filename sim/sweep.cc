@@ -448,11 +448,8 @@ absl::StatusOr<std::pair<int, int>> ParseShard(const std::string& text) {
   return std::make_pair(k, n);
 }
 
-absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+boost::program_options::options_description SweepDescription() {
   namespace po = boost::program_options;
-  const std::string usage =
-      "usage: meshsim sweep EXPERIMENT.ini [--out SWEEP.h5] [--jobs N] [--shard K/N] "
-      "[--timelines] [--keep-going] [--format table|json|csv]";
   po::options_description d("options");
   // clang-format off
   d.add_options()
@@ -467,6 +464,14 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
                                         "then exits with the first failure's status")
       ("format", po::value<std::string>(), "table (default), json, csv");
   // clang-format on
+  return d;
+}
+
+absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const std::string usage =
+      "usage: meshsim sweep EXPERIMENT.ini [--out SWEEP.h5] [--jobs N] [--shard K/N] "
+      "[--timelines] [--keep-going] [--format table|json|csv]";
+  const boost::program_options::options_description d = SweepDescription();
   MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("sweep", args, d, 1, 1, usage));
   if (a.help) {
     out << usage

@@ -84,6 +84,9 @@ absl::StatusOr<std::pair<int, int>> ParseShard(const std::string& text);
 
 // `meshsim sweep EXPERIMENT.ini [--out SWEEP.h5] [--jobs N] [--shard K/N] [--timelines]
 // [--format table|json|csv]`.
+// The options of `meshsim sweep` besides EXPERIMENT.ini (its --help, the generated reference).
+boost::program_options::options_description SweepDescription();
+
 absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // The progress line `meshsim sweep` redraws in place on a terminal's stderr (after a carriage

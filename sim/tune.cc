@@ -57,7 +57,9 @@ struct TuneArgs {
   std::vector<std::string> atp_bandwidth;  // --atp-bandwidth values, in order.
 };
 
-absl::StatusOr<TuneArgs> ParseTuneArgs(const std::vector<std::string>& args) {
+}  // namespace
+
+boost::program_options::options_description TuneDescription() {
   namespace po = boost::program_options;
   po::options_description own("Options of `meshsim tune`");
   // clang-format off
@@ -67,6 +69,13 @@ absl::StatusOr<TuneArgs> ParseTuneArgs(const std::vector<std::string>& args) {
       ("atp-bandwidth", po::value<std::vector<std::string>>()->composing(),
        "--algorithm atp: calibrated all-reduce bandwidths D1xD2:B1,B2 in GB/s (repeatable)");
   // clang-format on
+  return own;
+}
+
+namespace {
+
+absl::StatusOr<TuneArgs> ParseTuneArgs(const std::vector<std::string>& args) {
+  const boost::program_options::options_description own = TuneDescription();
   TuneArgs t;
   MESHSIM_ASSIGN_OR_RETURN(t.raw, ParseRunArgs(args, "tune", &own));
   for (const auto& [key, value] : t.raw.own) {

@@ -51,6 +51,9 @@ namespace meshsim::sim {
 
 // `meshsim tune` (banner); `args` exclude the subcommand. Bad input → InvalidArgument/NotFound
 // one-liners (exit 2).
+// The options `meshsim tune` takes besides the run options (--cost-model, --validate, …).
+boost::program_options::options_description TuneDescription();
+
 absl::Status Tune(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // The autotuner's problem for an llm run's options: model, batch, seq, chips, pass, dataflow,
