@@ -363,16 +363,9 @@ absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
     for (const SystemInfo& s : Systems())
       out << absl::StrFormat("%-13s %s\n", s.name, s.description);
   } else if (w == "workloads") {
-    out << "llm         one transformer block's FC layers (--model, --batch, --seq, --pass)\n"
-           "layer       one whole transformer layer, forward + backward (FC GeMMs, attention core, "
-           "element-wise ops) by a layer plugin: atp, megatron, tp2d (--model, --batch, --seq, "
-           "--chunks)\n"
-           "gemm        a GeMM (--gemm M,N,K): local on --chips 1, else distributed by "
-           "--algorithm\n"
-           "collective  one collective per mesh group, all at once (--collective, --group, "
-           "--bytes)\n"
-           "chain       smoke test: a wavefront of --steps delays of --step-time on a ring of "
-           "--chips\n";
+    for (const std::string& name : Workloads()) {
+      out << absl::StrFormat("%-11s %s\n", name, WorkloadDescription(name));
+    }
   } else if (w == "collectives") {
     out << "allgather      ring, P-1 steps; --bytes = the shard each chip contributes\n"
            "reducescatter  ring, P-1 steps with HBM-bound reductions; --bytes = the piece each "

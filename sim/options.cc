@@ -35,6 +35,29 @@ const std::vector<std::string>& Workloads() {
       new std::vector<std::string>{"llm", "gemm", "collective", "chain", "layer", "pipeline"};
   return *v;
 }
+std::string WorkloadDescription(const std::string& workload) {
+  if (workload == "llm")
+    return "one transformer block's FC layers (--model, --batch, --seq, --pass)";
+  if (workload == "layer") {
+    return "one whole transformer layer, forward + backward (FC GeMMs, attention core, "
+           "element-wise ops) by a layer plugin: atp, megatron, tp2d (--model, --batch, --seq, "
+           "--chunks)";
+  }
+  if (workload == "gemm")
+    return "a GeMM (--gemm M,N,K): local on --chips 1, else distributed by --algorithm";
+  if (workload == "collective") {
+    return "one collective per mesh group, all at once (--collective, --group, --bytes)";
+  }
+  if (workload == "chain") {
+    return "smoke test: a wavefront of --steps delays of --step-time on a ring of --chips";
+  }
+  if (workload == "pipeline") {
+    return "a whole model's training step over pipeline stages on disjoint chips, with DP "
+           "replicas and cross-mesh resharding (--stages, --dp, --microbatches, --schedule, "
+           "docs/pipelines.md)";
+  }
+  return "";
+}
 const std::vector<std::string>& Topologies() {
   static const auto* v = new std::vector<std::string>{"torus2d", "torus3d", "ring",        "mesh2d",
                                                       "fattree", "switch",  "hierarchical"};

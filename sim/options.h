@@ -289,6 +289,8 @@ std::vector<std::string> RunOptionKeys();
 // The allowed values of the enumerated options, for `--help` and `list`.
 const std::vector<std::string>& Workloads();
 const std::vector<std::string>& Topologies();
+// One line on what workload `workload` (one of Workloads()) simulates, for `list workloads`.
+std::string WorkloadDescription(const std::string& workload);
 const std::vector<std::string>& Collectives();
 
 }  // namespace meshsim::sim

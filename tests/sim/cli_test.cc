@@ -757,6 +757,12 @@ TEST(CliTest, ListAndShow) {
   for (const char* what : {"algorithms", "models", "topologies", "collectives", "workloads"}) {
     EXPECT_EQ(Cli({"list", what}).status, 0) << what;
   }
+  // Every workload `--workload` accepts is listed with its description (pipeline was missing).
+  r = Cli({"list", "workloads"});
+  for (const std::string& w : Workloads()) {
+    EXPECT_THAT(r.out, HasSubstr(w + " ")) << w;
+    EXPECT_FALSE(WorkloadDescription(w).empty()) << w;
+  }
   r = Cli({"show", "system", "tpuv4"});
   EXPECT_EQ(r.status, 0);
   EXPECT_THAT(r.out,
