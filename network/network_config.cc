@@ -59,10 +59,9 @@ std::vector<core::Param> NetworkConfig::Params() {
        &two_level, 0, 1},
       {"comm.torus_algorithm",
        Unit::kCount,
-       "torus2d/torus3d: AllReduce/AllGather/ReduceScatter over a full grid of the torus (all "
-       "chips, or every chip of a plane or line set): flat = one ring in group order; "
-       "dimension-order = ReduceScatter along dim 0, 1, (2), AllGather back, a ring phase per "
-       "dimension",
+       "torus2d/torus3d: AllReduce/AllGather/ReduceScatter over a full grid of the torus (every "
+       "chip, or a whole plane of a torus3d): flat = one ring in group order; dimension-order = "
+       "a ring phase per dimension (ReduceScatter along dim 0, 1, 2, AllGather back)",
        &torus_algorithm,
        0,
        0,
