@@ -3,6 +3,7 @@
 // (shared links, HBM) is real.
 #include "network/network_model.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -595,6 +596,20 @@ std::vector<ChipId> Chips(const std::vector<int>& ids) {
   return v;
 }
 
+// The kTransfer rows of `chip`, in step order: each step's flows and reductions, in seconds.
+std::vector<double> TransferSeconds(const Rig& rig, int chip) {
+  std::vector<std::pair<Time, Time>> rows;
+  for (const core::TimelineRow& r : rig.rows) {
+    if (r.phase == core::Phase::kTransfer && r.chip == ChipId(chip)) {
+      rows.emplace_back(r.start, r.end);
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  std::vector<double> seconds;
+  for (const auto& [start, end] : rows) seconds.push_back((end - start).seconds());
+  return seconds;
+}
+
 TEST(TorusDimensionOrderTest, TwoDimensionalAllReduceMatchesClosedForm) {
   // AllReduce of b over every chip of an n0×n1 = 4×8 torus, rings both ways (d = 2), links of bw
   // per direction, hop latency lat. Phase along dimension j moves pieces b/N_j (N_0 = n0,
@@ -616,6 +631,15 @@ TEST(TorusDimensionOrderTest, TwoDimensionalAllReduceMatchesClosedForm) {
                 (n - 1) * 3 * piece / hbm;
   }
   EXPECT_NEAR(rig.Run(), expected, 1e-6 * expected);
+  // Step by step: 3 reducing steps of b/4, 7 of b/32, then 7 of b/32 and 3 of b/4 without.
+  const std::vector<double> steps = TransferSeconds(rig, 0);
+  ASSERT_EQ(steps.size(), 20u);
+  for (int i = 0; i < 20; ++i) {
+    const bool outer = i < 3 || i >= 17, reduce = i < 10;
+    const double piece = outer ? b / 4 : b / 32;
+    const double want = c.link_latency_s + piece / (2 * bw) + (reduce ? 3 * piece / hbm : 0);
+    EXPECT_NEAR(steps[i], want, 1e-6 * want) << "step " << i;
+  }
 }
 
 TEST(TorusDimensionOrderTest, ThreeDimensionalAllReduceMatchesClosedFormPerAxisBandwidth) {
@@ -663,6 +687,16 @@ TEST(TorusDimensionOrderTest, AllGatherAndReduceScatterAloneMatchClosedForm) {
     rig.graph.Add(op);
     EXPECT_EQ(rig.net->GroupSteps(op, Chips(Snake(4, 8))), 10) << ToString(kind);
     EXPECT_NEAR(rig.Run(), expected, 1e-6 * expected) << ToString(kind);
+    // The phase order: AllGather's 7 steps of s come first, ReduceScatter's 3 steps of 8·s.
+    const std::vector<double> steps = TransferSeconds(rig, 5);
+    ASSERT_EQ(steps.size(), 10u);
+    const bool gather = kind == CollectiveKind::kAllGather;
+    const double small = c.link_latency_s + s / (2 * bw) + (gather ? 0 : 3 * s / hbm);
+    const double large = c.link_latency_s + 8 * s / (2 * bw) + (gather ? 0 : 3 * 8 * s / hbm);
+    for (int i = 0; i < 10; ++i) {
+      const double want = (i < (gather ? 7 : 3)) == gather ? small : large;
+      EXPECT_NEAR(steps[i], want, 1e-6 * want) << ToString(kind) << " step " << i;
+    }
   }
 }
 
