@@ -198,6 +198,26 @@ TEST(MachineTest, DimensionOrderAllReduceOverTheWholeTorus) {
             flat);
 }
 
+// Plugins reach the algorithm through the network model: a pipeline whose 16 data-parallel
+// replicas fill the 4x4 torus (--stages 1 --dp 16 --mesh 1x1) reduces its gradients with one
+// AllReduce over every chip, which dimension-order decomposes (the flat ring in replica order,
+// row-major, has two-hop steps at row ends that share links); fsdp lowers its gradient
+// ReduceScatter as SendRecv ring steps, which stay as they are.
+TEST(MachineTest, DimensionOrderReachesWholeTorusReductionsOfPlugins) {
+  const auto run = [](std::vector<std::string> args, const std::string& algorithm) {
+    args.insert(args.end(), {"--chips", "16", "--set", "comm.torus_algorithm=" + algorithm});
+    return Makespan(args);
+  };
+  const std::vector<std::string> dp = {
+      "--workload", "pipeline", "--hidden", "1024", "--heads", "16",  "--layers",       "2",
+      "--stages",   "1",        "--dp",     "16",   "--mesh",  "1x1", "--microbatches", "2",
+      "--batch",    "32",       "--seq",    "512"};
+  EXPECT_LT(run(dp, "dimension-order"), run(dp, "flat"));
+  const std::vector<std::string> fsdp = {"--model", "gpt3",        "--batch", "8",          "--seq",
+                                         "512",     "--algorithm", "fsdp",    "--dataflow", "rs"};
+  EXPECT_EQ(run(fsdp, "dimension-order"), run(fsdp, "flat"));
+}
+
 // The presets that existed before the per-axis parameters leave them at 0, so every grid link
 // runs at link.bandwidth as before (the golden fingerprints hold the tpuv4 results).
 TEST(MachineTest, OtherPresetsKeepOneLinkBandwidth) {
