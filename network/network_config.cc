@@ -57,6 +57,15 @@ std::vector<core::Param> NetworkConfig::Params() {
        "1 = AllReduce/AllGather/ReduceScatter over several hosts run intra-host, across hosts, "
        "intra-host (hierarchical topologies)",
        &two_level, 0, 1},
+      {"comm.torus_algorithm",
+       Unit::kCount,
+       "torus2d/torus3d: AllReduce/AllGather/ReduceScatter over a full grid of the torus (every "
+       "chip, or a whole plane of a torus3d): flat = one ring in group order; dimension-order = "
+       "a ring phase per dimension (ReduceScatter along dim 0, 1, 2, AllGather back)",
+       &torus_algorithm,
+       0,
+       0,
+       {"flat", "dimension-order"}},
       // Read by --topology hierarchical only.
       {"node.gpus", Unit::kCount, "hierarchical: GPUs per host", &hierarchical.gpus_per_node, 1,
        256},

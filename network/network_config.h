@@ -38,6 +38,10 @@ struct NetworkConfig {
   double oversubscription = 1.0;  // Fat-tree switch links run at bandwidth / this.
   int two_level = 0;  // 1: AllReduce/AllGather/ReduceScatter of groups spanning several hosts
                       // run hierarchically (intra-host, then across hosts, then intra-host).
+  // torus2d/torus3d: how an AllGather, ReduceScatter or AllReduce over a group that is a full
+  // grid of the torus runs: "flat" (one ring in group order) or "dimension-order" (a ring phase
+  // per dimension, network_model.h). Other topologies do not read it.
+  std::string torus_algorithm = "flat";
   // Per direction, the links along dimension k of a torus2d or mesh2d (k < 2) or torus3d (k < 3);
   // 0 = link_bandwidth_bytes_per_s. Other topologies ignore them. On a torus2d shaped like the
   // logical R×C mesh, axis 0 links join neighbouring rows (they carry the column groups: the

@@ -42,7 +42,9 @@ NetworkModel::NetworkModel(core::FairShare& fs, const Topology& topology,
       config_(config),
       hbm_(std::move(hbm)),
       reduce_bytes_per_s_(reduce_bytes_per_s),
-      switched_(topology.name() == "switch" || topology.name() == "fattree") {
+      switched_(topology.name() == "switch" || topology.name() == "fattree"),
+      dimension_order_(config.torus_algorithm == "dimension-order" &&
+                       (topology.name() == "torus2d" || topology.name() == "torus3d")) {
   MESHSIM_CHECK_EQ(static_cast<int>(hbm_.size()), topology.num_chips());
   for (const Link& l : topology.links()) {
     core::ResourceInfo info;
@@ -124,6 +126,124 @@ NetworkModel::HostSplit NetworkModel::SplitByHost(const core::Op& op,
   return hosts;
 }
 
+std::vector<NetworkModel::RingPhase> NetworkModel::TorusPhases(
+    const core::Op& op, const std::vector<ChipId>& members) const {
+  if (!dimension_order_ || op.kind != OpKind::kCollective) return {};
+  if (op.collective != CollectiveKind::kAllGather &&
+      op.collective != CollectiveKind::kReduceScatter &&
+      op.collective != CollectiveKind::kAllReduce) {
+    return {};
+  }
+  const std::vector<int>& dims = topology_.dims();
+  const int rank = static_cast<int>(dims.size());
+  const int p = static_cast<int>(members.size());
+  std::vector<int> stride(rank, 1);
+  for (int d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * dims[d + 1];
+  // Per dimension: the coordinates the members take, and how many distinct ones.
+  std::vector<std::vector<char>> taken(rank);
+  std::vector<int> distinct(rank, 0);
+  for (int d = 0; d < rank; ++d) taken[d].assign(dims[d], 0);
+  for (ChipId c : members) {
+    for (int d = 0; d < rank; ++d) {
+      const int x = (static_cast<int>(c.value()) / stride[d]) % dims[d];
+      if (!taken[d][x]) {
+        taken[d][x] = 1;
+        ++distinct[d];
+      }
+    }
+  }
+  std::vector<int> axes;  // The dimensions taken whole, in topology order.
+  int64_t points = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (distinct[d] == dims[d] && dims[d] > 1) {
+      axes.push_back(d);
+      points *= dims[d];
+    } else if (distinct[d] != 1) {
+      return {};  // Part of a line: not a grid of the torus.
+    }
+  }
+  if (axes.size() < 2 || points != p) return {};
+  // Member index by position in the grid (row-major over `axes`); a repeated point is no grid.
+  const int k = static_cast<int>(axes.size());
+  std::vector<int> local_stride(k, 1);
+  for (int j = k - 2; j >= 0; --j) local_stride[j] = local_stride[j + 1] * dims[axes[j + 1]];
+  std::vector<int> at(p, -1);
+  for (int i = 0; i < p; ++i) {
+    int local = 0;
+    for (int j = 0; j < k; ++j) {
+      local += (static_cast<int>(members[i].value()) / stride[axes[j]]) % dims[axes[j]] *
+               local_stride[j];
+    }
+    if (at[local] >= 0) return {};
+    at[local] = i;
+  }
+  // The phase along axes[j]: every line of the grid along it, in coordinate order.
+  const auto phase = [&](int j, int64_t bytes, bool reduce) {
+    RingPhase ph;
+    const int n = dims[axes[j]], s = local_stride[j];
+    for (int base = 0; base < p; ++base) {
+      if ((base / s) % n != 0) continue;
+      std::vector<int>& ring = ph.rings.emplace_back();
+      for (int x = 0; x < n; ++x) ring.push_back(at[base + x * s]);
+    }
+    ph.steps = n - 1;
+    ph.bytes = bytes;
+    ph.reduce = reduce;
+    return ph;
+  };
+  std::vector<int64_t> prefix(k);  // N_j = n_0·…·n_j over the taken dimensions.
+  for (int j = 0; j < k; ++j) prefix[j] = (j == 0 ? 1 : prefix[j - 1]) * dims[axes[j]];
+  std::vector<RingPhase> phases;
+  switch (op.collective) {
+    case CollectiveKind::kReduceScatter:
+      for (int j = 0; j < k; ++j) phases.push_back(phase(j, op.bytes * p / prefix[j], true));
+      break;
+    case CollectiveKind::kAllGather:
+      for (int j = k - 1; j >= 0; --j) phases.push_back(phase(j, op.bytes * p / prefix[j], false));
+      break;
+    case CollectiveKind::kAllReduce:
+      for (int j = 0; j < k; ++j) phases.push_back(phase(j, op.bytes / prefix[j], true));
+      for (int j = k - 1; j >= 0; --j) phases.push_back(phase(j, op.bytes / prefix[j], false));
+      break;
+    default:
+      break;
+  }
+  return phases;
+}
+
+void NetworkModel::PlanPhasedStep(const Run& r, int step, std::vector<Send>& out) const {
+  out.clear();
+  const int d = Directions(*r.op);
+  for (const RingPhase& ph : r.phases) {
+    if (step >= ph.steps) {
+      step -= ph.steps;
+      continue;
+    }
+    for (const std::vector<int>& ring : ph.rings) {
+      const int n = static_cast<int>(ring.size());
+      for (int i = 0; i < n; ++i) {
+        out.push_back({ring[i], ring[(i + 1) % n], ph.bytes / d, ph.reduce});
+        if (d == 2)
+          out.push_back({ring[i], ring[(i + n - 1) % n], ph.bytes - ph.bytes / 2, ph.reduce});
+      }
+    }
+    return;
+  }
+  MESHSIM_CHECK(false) << "phased collective has no step " << step;
+}
+
+int NetworkModel::GroupSteps(const core::Op& op, const std::vector<ChipId>& members) const {
+  if (const HostSplit hosts = SplitByHost(op, members); !hosts.empty()) {
+    return TwoLevelSteps(op, hosts);
+  }
+  if (const std::vector<RingPhase> phases = TorusPhases(op, members); !phases.empty()) {
+    int steps = 0;
+    for (const RingPhase& ph : phases) steps += ph.steps;
+    return steps;
+  }
+  return Steps(op, static_cast<int>(members.size()));
+}
+
 int NetworkModel::TwoLevelSteps(const core::Op& op, const HostSplit& hosts) const {
   const int n = static_cast<int>(hosts.size()), l = static_cast<int>(hosts[0].size());
   if (op.collective == CollectiveKind::kAllReduce) return 2 * (l - 1) + 2 * (n - 1);
@@ -187,6 +307,10 @@ void NetworkModel::PlanTwoLevelStep(const Run& r, int step, std::vector<Send>& o
 void NetworkModel::PlanStep(const Run& r, int step, std::vector<Send>& out) const {
   if (!r.hosts.empty()) {
     PlanTwoLevelStep(r, step, out);
+    return;
+  }
+  if (!r.phases.empty()) {
+    PlanPhasedStep(r, step, out);
     return;
   }
   out.clear();
@@ -299,7 +423,15 @@ void NetworkModel::Start(core::OpId id, const core::Op& op, core::Executor& exec
   const int p = static_cast<int>(r.members.size());
   r.step = 0;
   r.hosts = SplitByHost(op, r.members);
-  r.steps = r.hosts.empty() ? Steps(op, p) : TwoLevelSteps(op, r.hosts);
+  r.phases = r.hosts.empty() ? TorusPhases(op, r.members) : std::vector<RingPhase>();
+  if (!r.hosts.empty()) {
+    r.steps = TwoLevelSteps(op, r.hosts);
+  } else if (!r.phases.empty()) {
+    r.steps = 0;
+    for (const RingPhase& ph : r.phases) r.steps += ph.steps;
+  } else {
+    r.steps = Steps(op, p);
+  }
   r.pending = 0;
   r.arrived.assign(p, Time());
   r.sent.assign(p, 0);

@@ -40,6 +40,24 @@
 // groups (one host, uneven hosts) run the flat algorithms. Hosts are ordered by their first
 // member in the group, local ranks by group order within the host.
 //
+// Dimension-order collectives on tori (comm.torus_algorithm = dimension-order, torus2d/torus3d).
+// When an AllGather, ReduceScatter or AllReduce group is a full grid of the torus — along every
+// dimension its members take either one coordinate or all n_d of them, each point once, and at
+// least two dimensions are taken whole (n_d > 1): the whole torus, a plane of a torus3d — it
+// runs as TPUs and ASTRA-sim run it, one ring phase per taken dimension a_0 < a_1 < … (in
+// topology order). A phase along a_j runs n_j − 1 ring steps on every line of the grid along
+// a_j at once (rings in coordinate order, so each hop is one link and the wraparound closes the
+// ring; d directions as above); the lines of one phase share no link. With N_j = n_0·…·n_j:
+//   ReduceScatter (s)  phases a_0, a_1, …: along a_j, steps of s·P/N_j, reducing;
+//   AllGather of s     phases …, a_1, a_0: along a_j, steps of s·P/N_j;
+//   AllReduce of b     ReduceScatter phases a_0, a_1, … with steps of b/N_j (integer division),
+//                      then AllGather phases in reverse order with the same pieces:
+//                      Σ_j 2(n_j − 1) steps. Uncontended, links of bw_j per direction:
+//                      t_launch + Σ_j 2(n_j−1)·(t_sync + latency + b/(N_j·d·bw_j))
+//                      + Σ_j (n_j−1)·(reduction of b/N_j).
+// Other groups (a row, a strided subset, any order that is not a full grid) run flat. The ring
+// order of the group does not matter to a grid group: its phases use coordinate order.
+//
 // Timeline: per member, a kLaunch row, a kSync and a kTransfer row per step (the transfer row ends
 // when that chip's incoming data has arrived and been reduced), and a kOp row over the whole op
 // with the bytes that chip sent; all on unit (kNic, 0).
@@ -83,8 +101,12 @@ class NetworkModel : public core::OpRunner {
 
   core::ResourceId link_resource(core::LinkId link) const { return links_[link.value()]; }
 
-  // Number of steps a collective of `kind` on `members` chips runs (for tests and reports).
+  // Number of steps a flat collective of `kind` on `members` chips runs (for tests and reports).
   int Steps(const core::Op& op, int members) const;
+
+  // Number of steps `op` runs on the ordered group `members`, whichever algorithm it takes
+  // (flat, two-level, dimension-order). Cost: O(members).
+  int GroupSteps(const core::Op& op, const std::vector<core::ChipId>& members) const;
 
   // The most flows one step of a collective of `kind` on P = `members` chips holds at once, an
   // upper bound for any configuration: P·(P−1) for AllToAll (its one step), 2·P for the others
@@ -103,9 +125,19 @@ class NetworkModel : public core::OpRunner {
   // local rank l of host h), empty when the group runs flat.
   using HostSplit = std::vector<std::vector<int>>;
 
+  // One phase of a phased ring collective (dimension-order): `steps` ring steps on every ring
+  // of `rings` at once (member indices in ring order), each member sending `bytes` per step.
+  struct RingPhase {
+    std::vector<std::vector<int>> rings;
+    int steps = 0;
+    int64_t bytes = 0;
+    bool reduce = false;
+  };
+
   struct Run {
     core::OpId id;
     HostSplit hosts;
+    std::vector<RingPhase> phases;  // Dimension-order phases; empty when the run is not phased.
     const core::Op* op = nullptr;
     core::Executor* exec = nullptr;
     std::vector<core::ChipId> members;
@@ -129,6 +161,11 @@ class NetworkModel : public core::OpRunner {
   int TwoLevelSteps(const core::Op& op, const HostSplit& hosts) const;
   // The sends of step `step` of a two-level run.
   void PlanTwoLevelStep(const Run& r, int step, std::vector<Send>& out) const;
+  // The dimension-order phases of `op` on `members` (see the banner), else empty.
+  std::vector<RingPhase> TorusPhases(const core::Op& op,
+                                     const std::vector<core::ChipId>& members) const;
+  // The sends of step `step` of a phased run.
+  void PlanPhasedStep(const Run& r, int step, std::vector<Send>& out) const;
   bool HalvingDoubling(const core::Op& op, int members) const;
   // The sends of `step` of run `r` into `out` (cleared first).
   void PlanStep(const Run& r, int step, std::vector<Send>& out) const;
@@ -158,7 +195,8 @@ class NetworkModel : public core::OpRunner {
   double reduce_bytes_per_s_;
   std::vector<core::ResourceId> links_;
   std::vector<double> link_latency_s_;
-  bool switched_;  // Topology without direct chip-to-chip links (switch, fattree).
+  bool switched_;         // Topology without direct chip-to-chip links (switch, fattree).
+  bool dimension_order_;  // comm.torus_algorithm = dimension-order on a torus2d or torus3d.
   std::vector<Run> runs_;
   std::vector<uint32_t> free_runs_;
   std::vector<core::ResourceId> path_;

@@ -42,15 +42,16 @@ const std::vector<Family>& Families() {
       {{"torus2d",
         "R×C torus, wraparound per dimension (extent 2: one link); reads chips, dims RxC "
         "(default most-square, R ≤ C), link.bandwidth (per dimension d: link.bandwidth_axisd), "
-        "link.latency; dimension-order routing",
-        {"link.bandwidth_axis0", "link.bandwidth_axis1"}},
+        "link.latency, comm.torus_algorithm; dimension-order routing",
+        {"link.bandwidth_axis0", "link.bandwidth_axis1", "comm.torus_algorithm"}},
        true,
        [](const TopologyParams& p) { return internal::BuildGrid(p, 2, /*wraps=*/true); }},
       {{"torus3d",
         "X×Y×Z torus, wraparound per dimension (extent 2: one link); reads chips, dims XxYxZ "
         "(default most-square), link.bandwidth (per dimension d: link.bandwidth_axisd), "
-        "link.latency; dimension-order routing",
-        {"link.bandwidth_axis0", "link.bandwidth_axis1", "link.bandwidth_axis2"}},
+        "link.latency, comm.torus_algorithm; dimension-order routing",
+        {"link.bandwidth_axis0", "link.bandwidth_axis1", "link.bandwidth_axis2",
+         "comm.torus_algorithm"}},
        true,
        [](const TopologyParams& p) { return internal::BuildGrid(p, 3, /*wraps=*/true); }},
       {{"mesh2d",

@@ -3,7 +3,10 @@
 // (shared links, HBM) is real.
 #include "network/network_model.h"
 
+#include <algorithm>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/executor.h"
@@ -559,6 +562,203 @@ TEST(HierarchicalNetworkTest, PipelinedBroadcastAcrossHostsIsNicBoundPerStage) {
       c.t_launch_s + d * (c.t_sync_s + InterHostLatency(c) + b / d / h.nic_bandwidth_bytes_per_s) +
       6 * (c.t_sync_s + 2 * h.nvlink_latency_s + b / d / h.nvlink_bandwidth_bytes_per_s);
   EXPECT_NEAR(rig.Run(), expected, 0.01 * expected);
+}
+
+// Dimension-order collectives on tori (comm.torus_algorithm = dimension-order).
+
+TopologyParams Grid(const std::string& name, std::vector<int> dims) {
+  TopologyParams p;
+  p.name = name;
+  p.dims = std::move(dims);
+  p.chips = 1;
+  for (int e : p.dims) p.chips *= e;
+  return p;
+}
+
+NetworkConfig DimensionOrder(int directions) {
+  NetworkConfig c = Config(directions);
+  c.torus_algorithm = "dimension-order";
+  return c;
+}
+
+// Every chip of an R×C torus in boustrophedon order (Mesh::All's ring order for --group all).
+std::vector<int> Snake(int rows, int cols) {
+  std::vector<int> v;
+  for (int r = 0; r < rows; ++r) {
+    for (int i = 0; i < cols; ++i) v.push_back(r * cols + (r % 2 == 0 ? i : cols - 1 - i));
+  }
+  return v;
+}
+
+std::vector<ChipId> Chips(const std::vector<int>& ids) {
+  std::vector<ChipId> v;
+  for (int c : ids) v.push_back(ChipId(c));
+  return v;
+}
+
+// The kTransfer rows of `chip`, in step order: each step's flows and reductions, in seconds.
+std::vector<double> TransferSeconds(const Rig& rig, int chip) {
+  std::vector<std::pair<Time, Time>> rows;
+  for (const core::TimelineRow& r : rig.rows) {
+    if (r.phase == core::Phase::kTransfer && r.chip == ChipId(chip)) {
+      rows.emplace_back(r.start, r.end);
+    }
+  }
+  std::sort(rows.begin(), rows.end());
+  std::vector<double> seconds;
+  for (const auto& [start, end] : rows) seconds.push_back((end - start).seconds());
+  return seconds;
+}
+
+TEST(TorusDimensionOrderTest, TwoDimensionalAllReduceMatchesClosedForm) {
+  // AllReduce of b over every chip of an n0×n1 = 4×8 torus, rings both ways (d = 2), links of bw
+  // per direction, hop latency lat. Phase along dimension j moves pieces b/N_j (N_0 = n0,
+  // N_1 = n0·n1): ReduceScatter along 0 then 1, AllGather along 1 then 0; every ring of a phase
+  // is a line of the torus (one hop per step, lines share no link). Each reducing step adds
+  // 3·piece on the chip's HBM (both halves at once):
+  //   t_launch + Σ_j 2(n_j−1)·(t_sync + lat + (b/N_j)/(2·bw)) + Σ_j (n_j−1)·3·(b/N_j)/hbm_bw
+  // (the bandwidth term is Σ_j 2(n_j−1)/N_j · b/(2·bw)); 2·(3 + 7) = 20 steps in all.
+  const NetworkConfig c = DimensionOrder(2);
+  const double b = 64 * kMiB, bw = 50e9, hbm = 1.2e12;
+  Rig rig(Grid("torus2d", {4, 8}), c, hbm);
+  Op op =
+      Op::Collective(CollectiveKind::kAllReduce, rig.Group(Snake(4, 8)), static_cast<int64_t>(b));
+  rig.graph.Add(op);
+  EXPECT_EQ(rig.net->GroupSteps(op, Chips(Snake(4, 8))), 20);
+  double expected = c.t_launch_s;
+  for (auto [n, piece] : {std::pair{4, b / 4}, std::pair{8, b / 32}}) {
+    expected += 2 * (n - 1) * (c.t_sync_s + c.link_latency_s + piece / (2 * bw)) +
+                (n - 1) * 3 * piece / hbm;
+  }
+  EXPECT_NEAR(rig.Run(), expected, 1e-6 * expected);
+  // Step by step: 3 reducing steps of b/4, 7 of b/32, then 7 of b/32 and 3 of b/4 without.
+  const std::vector<double> steps = TransferSeconds(rig, 0);
+  ASSERT_EQ(steps.size(), 20u);
+  for (int i = 0; i < 20; ++i) {
+    const bool outer = i < 3 || i >= 17, reduce = i < 10;
+    const double piece = outer ? b / 4 : b / 32;
+    const double want = c.link_latency_s + piece / (2 * bw) + (reduce ? 3 * piece / hbm : 0);
+    EXPECT_NEAR(steps[i], want, 1e-6 * want) << "step " << i;
+  }
+}
+
+TEST(TorusDimensionOrderTest, ThreeDimensionalAllReduceMatchesClosedFormPerAxisBandwidth) {
+  // 3×4×4 torus3d, links along dimension j at bw_j = 20, 40, 80 GB/s per direction, d = 2:
+  //   t_launch + Σ_j 2(n_j−1)·(t_sync + lat + (b/N_j)/(2·bw_j)) + Σ_j (n_j−1)·3·(b/N_j)/hbm_bw
+  // with N = 3, 12, 48 and b = 192 MiB (every piece whole); 2·(2 + 3 + 3) = 16 steps.
+  NetworkConfig c = DimensionOrder(2);
+  c.axis_bandwidth_bytes_per_s = {20e9, 40e9, 80e9};
+  const double b = 192 * kMiB, hbm = 1.2e12;
+  Rig rig(Grid("torus3d", {3, 4, 4}), c, hbm);
+  Op op = Op::Collective(CollectiveKind::kAllReduce, rig.Group(Rig::Range(0, 48)),
+                         static_cast<int64_t>(b));
+  rig.graph.Add(op);
+  EXPECT_EQ(rig.net->GroupSteps(op, Chips(Rig::Range(0, 48))), 16);
+  double expected = c.t_launch_s;
+  const int n[3] = {3, 4, 4};
+  const double bw[3] = {20e9, 40e9, 80e9};
+  double prefix = 1;
+  for (int j = 0; j < 3; ++j) {
+    prefix *= n[j];
+    const double piece = b / prefix;
+    expected += 2 * (n[j] - 1) * (c.t_sync_s + c.link_latency_s + piece / (2 * bw[j])) +
+                (n[j] - 1) * 3 * piece / hbm;
+  }
+  EXPECT_NEAR(rig.Run(), expected, 1e-6 * expected);
+}
+
+TEST(TorusDimensionOrderTest, AllGatherAndReduceScatterAloneMatchClosedForm) {
+  // Shard s on a 4×8 torus (P = 32), d = 2. AllGather runs the phases last dimension first:
+  // along 1, 7 steps of s; along 0, 3 steps of 8·s (= s·P/N_0):
+  //   t_launch + 7·(t_sync + lat + s/(2·bw)) + 3·(t_sync + lat + 8s/(2·bw)).
+  // ReduceScatter (s = the piece each chip keeps, buffer P·s) runs dimension 0 first: 3 steps of
+  // 8·s, then 7 steps of s, each step followed by its reduction (3 × the bytes on HBM):
+  //   t_launch + 3·(t_sync + lat + 8s/(2·bw) + 3·8s/hbm) + 7·(t_sync + lat + s/(2·bw) + 3s/hbm).
+  const NetworkConfig c = DimensionOrder(2);
+  const double s = 2 * kMiB, bw = 50e9, hbm = 1.2e12;
+  const double sync = c.t_sync_s + c.link_latency_s;
+  const double ag = c.t_launch_s + 7 * (sync + s / (2 * bw)) + 3 * (sync + 8 * s / (2 * bw));
+  const double rs = c.t_launch_s + 3 * (sync + 8 * s / (2 * bw) + 3 * 8 * s / hbm) +
+                    7 * (sync + s / (2 * bw) + 3 * s / hbm);
+  for (auto [kind, expected] :
+       {std::pair{CollectiveKind::kAllGather, ag}, std::pair{CollectiveKind::kReduceScatter, rs}}) {
+    Rig rig(Grid("torus2d", {4, 8}), c, hbm);
+    Op op = Op::Collective(kind, rig.Group(Snake(4, 8)), static_cast<int64_t>(s));
+    rig.graph.Add(op);
+    EXPECT_EQ(rig.net->GroupSteps(op, Chips(Snake(4, 8))), 10) << ToString(kind);
+    EXPECT_NEAR(rig.Run(), expected, 1e-6 * expected) << ToString(kind);
+    // The phase order: AllGather's 7 steps of s come first, ReduceScatter's 3 steps of 8·s.
+    const std::vector<double> steps = TransferSeconds(rig, 5);
+    ASSERT_EQ(steps.size(), 10u);
+    const bool gather = kind == CollectiveKind::kAllGather;
+    const double small = c.link_latency_s + s / (2 * bw) + (gather ? 0 : 3 * s / hbm);
+    const double large = c.link_latency_s + 8 * s / (2 * bw) + (gather ? 0 : 3 * 8 * s / hbm);
+    for (int i = 0; i < 10; ++i) {
+      const double want = (i < (gather ? 7 : 3)) == gather ? small : large;
+      EXPECT_NEAR(steps[i], want, 1e-6 * want) << ToString(kind) << " step " << i;
+    }
+  }
+}
+
+TEST(TorusDimensionOrderTest, OnlyFullGridGroupsDecompose) {
+  // On a 3×4×4 torus3d: a plane (dimension 0 fixed, chips 16..31) is a 4×4 sub-torus:
+  // 2·(3 + 3) AllReduce steps. A line, half a plane, a strided set and a group with a repeated
+  // chip keep the flat ring's 2(P−1).
+  const NetworkConfig c = DimensionOrder(2);
+  Rig rig(Grid("torus3d", {3, 4, 4}), c);
+  const Op op = Op::Collective(CollectiveKind::kAllReduce, core::GroupId(0), 1 << 20);
+  EXPECT_EQ(rig.net->GroupSteps(op, Chips(Rig::Range(16, 16))), 12);
+  EXPECT_EQ(rig.net->GroupSteps(op, Chips(Rig::Range(0, 3, 16))), 4);   // Line along 0.
+  EXPECT_EQ(rig.net->GroupSteps(op, Chips(Rig::Range(16, 8))), 14);     // Half a plane.
+  EXPECT_EQ(rig.net->GroupSteps(op, Chips(Rig::Range(0, 24, 2))), 46);  // Every other chip.
+  EXPECT_EQ(rig.net->GroupSteps(op, Chips({0, 1, 4, 4})), 6);           // Repeated chip.
+  // Other collectives, and a mesh (no wraparound), stay flat whatever the parameter says.
+  const Op bcast = Op::Collective(CollectiveKind::kBroadcast, core::GroupId(0), 1 << 20);
+  EXPECT_EQ(rig.net->GroupSteps(bcast, Chips(Rig::Range(16, 16))), rig.net->Steps(bcast, 16));
+  Rig mesh(Grid("mesh2d", {4, 4}), c);
+  EXPECT_EQ(mesh.net->GroupSteps(op, Chips(Rig::Range(0, 16))), 30);
+}
+
+TEST(TorusDimensionOrderTest, GroupsThatAreNoGridRunExactlyAsFlat) {
+  // Half of a 4×8 torus (rows 0 and 1): not a full grid, so dimension-order runs the flat ring,
+  // to the picosecond.
+  Time end[2];
+  for (int i = 0; i < 2; ++i) {
+    Rig rig(Grid("torus2d", {4, 8}), i == 0 ? Config(2) : DimensionOrder(2));
+    rig.graph.Add(Op::Collective(CollectiveKind::kAllReduce, rig.Group(Snake(2, 8)), 16 << 20));
+    rig.Run();
+    end[i] = rig.end[0];
+  }
+  EXPECT_EQ(end[0], end[1]);
+}
+
+TEST(TorusDimensionOrderTest, BeatsTheFlatRingOn16x16AndFlatIsTheDefault) {
+  // AllReduce of 1 GiB over all 256 chips of a 16×16 torus. Both algorithms send the same bytes
+  // per chip and reduce the same bytes: Σ_j 2(n_j−1)/N_j = 2(1/1·15/16 + 15/256) = 2·255/256 =
+  // 2(P−1)/P, and every ring hop is one link (the snake closes on a 16-row torus). They differ in
+  // steps: flat 2(P−1) = 510, dimension-order Σ_j 2(n_j−1) = 60, so flat takes
+  // (510 − 60)·(t_sync + lat) longer.
+  EXPECT_EQ(NetworkConfig().torus_algorithm, "flat");
+  const double b = 1024 * kMiB;
+  double t[3];
+  const NetworkConfig configs[3] = {Config(2), DimensionOrder(2), [] {
+                                      NetworkConfig c = Config(2);
+                                      c.torus_algorithm = "flat";
+                                      return c;
+                                    }()};
+  for (int i = 0; i < 3; ++i) {
+    Rig rig(Grid("torus2d", {16, 16}), configs[i]);
+    Op op = Op::Collective(CollectiveKind::kAllReduce, rig.Group(Snake(16, 16)),
+                           static_cast<int64_t>(b));
+    rig.graph.Add(op);
+    EXPECT_EQ(rig.net->GroupSteps(op, Chips(Snake(16, 16))), i == 1 ? 60 : 510);
+    t[i] = rig.Run();
+  }
+  const NetworkConfig& c = configs[0];
+  EXPECT_EQ(t[0], t[2]);  // The default is flat.
+  EXPECT_LT(t[1], t[0]);
+  const double gap = 450 * (c.t_sync_s + c.link_latency_s);
+  EXPECT_NEAR(t[0] - t[1], gap, 1e-3 * gap);
 }
 
 }  // namespace

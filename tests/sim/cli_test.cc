@@ -309,6 +309,15 @@ INSTANTIATE_TEST_SUITE_P(
                  "nvlink.bandwidth=1e11"},
                 {"--set: 'nvlink.bandwidth=1e11' does not apply to --topology switch",
                  "--topology hierarchical"}},
+        BadCase{{"run", "--workload", "chain", "--topology", "fattree", "--set",
+                 "comm.torus_algorithm=dimension-order"},
+                {"--set: 'comm.torus_algorithm=dimension-order' does not apply to --topology "
+                 "fattree; it is read by --topology torus2d, torus3d"}},
+        BadCase{{"run", "--workload", "chain", "--topology", "mesh2d", "--set",
+                 "comm.torus_algorithm=dimension-order"},
+                {"does not apply to --topology mesh2d", "--topology torus2d, torus3d"}},
+        BadCase{{"run", "--set", "comm.torus_algorithm=dimension"},
+                {"comm.torus_algorithm", "'dimension'", "flat, dimension-order"}},
         BadCase{
             {"compare", "--chips", "16", "--algorithms", "meshslice,wang", "--set", "fattree.k=8"},
             {"--fattree.k: '8' is read by none of the compared runs (meshslice, wang)",

@@ -174,6 +174,50 @@ TEST(MachineTest, AxisBandwidthOverridesOnlyItsAxis) {
   EXPECT_EQ(run("row", "link.bandwidth_axis2=0"), run("row", "link.bandwidth_axis1=0"));
 }
 
+// comm.torus_algorithm=dimension-order through the CLI: `--group all` on tpuv4's 4x4 torus (30
+// GB/s per direction, both ways, t_launch 100 us, t_sync 5 us, 1 us a hop, HBM 1.2 TB/s) runs
+// an AllReduce of b as ReduceScatter along dimension 0, then 1, then AllGather back — 2·(3 + 3)
+// steps instead of the flat ring's 2·15 — with pieces b/4 along 0 and b/16 along 1:
+//   100 us + Σ_{N in 4, 16} [6·(5 us + 1 us + (b/N)/(2·30 GB/s)) + 3·3·(b/N)/1.2 TB/s].
+// The flat ring sends and reduces the same bytes in 30 steps: (30 − 12)·6 us slower.
+TEST(MachineTest, DimensionOrderAllReduceOverTheWholeTorus) {
+  const double b = 64 * kMiB;
+  const auto run = [&](const std::string& algorithm) {
+    return Makespan({"--workload", "collective", "--collective", "allreduce", "--group", "all",
+                     "--bytes", "64MiB", "--chips", "16", "--mesh", "4x4", "--set",
+                     "comm.torus_algorithm=" + algorithm});
+  };
+  double expected = 100e-6;
+  for (double n : {4.0, 16.0}) expected += 6 * (6e-6 + b / n / 60e9) + 9 * (b / n) / 1.2e12;
+  const double dimension_order = run("dimension-order"), flat = run("flat");
+  EXPECT_NEAR(dimension_order, expected, 1e-6 * expected);
+  EXPECT_NEAR(flat - dimension_order, 18 * 6e-6, 1e-3 * 18 * 6e-6);
+  // The default is flat.
+  EXPECT_EQ(Makespan({"--workload", "collective", "--collective", "allreduce", "--group", "all",
+                      "--bytes", "64MiB", "--chips", "16", "--mesh", "4x4"}),
+            flat);
+}
+
+// Plugins reach the algorithm through the network model: a pipeline whose 16 data-parallel
+// replicas fill the 4x4 torus (--stages 1 --dp 16 --mesh 1x1) reduces its gradients with one
+// AllReduce over every chip, which dimension-order decomposes (the flat ring in replica order,
+// row-major, has two-hop steps at row ends that share links); fsdp lowers its gradient
+// ReduceScatter as SendRecv ring steps, which stay as they are.
+TEST(MachineTest, DimensionOrderReachesWholeTorusReductionsOfPlugins) {
+  const auto run = [](std::vector<std::string> args, const std::string& algorithm) {
+    args.insert(args.end(), {"--chips", "16", "--set", "comm.torus_algorithm=" + algorithm});
+    return Makespan(args);
+  };
+  const std::vector<std::string> dp = {
+      "--workload", "pipeline", "--hidden", "1024", "--heads", "16",  "--layers",       "2",
+      "--stages",   "1",        "--dp",     "16",   "--mesh",  "1x1", "--microbatches", "2",
+      "--batch",    "32",       "--seq",    "512"};
+  EXPECT_LT(run(dp, "dimension-order"), run(dp, "flat"));
+  const std::vector<std::string> fsdp = {"--model", "gpt3",        "--batch", "8",          "--seq",
+                                         "512",     "--algorithm", "fsdp",    "--dataflow", "rs"};
+  EXPECT_EQ(run(fsdp, "dimension-order"), run(fsdp, "flat"));
+}
+
 // The presets that existed before the per-axis parameters leave them at 0, so every grid link
 // runs at link.bandwidth as before (the golden fingerprints hold the tpuv4 results).
 TEST(MachineTest, OtherPresetsKeepOneLinkBandwidth) {
