@@ -276,12 +276,12 @@ struct Occupancy {
 
 // What the exporter draws instead of RunRecord::timeline when chips are merged or left out.
 struct TraceRows {
-  bool replaced = false;              // `rows` replaces the timeline.
-  std::vector<TimelineRow> rows;      // Unmerged rows in timeline order, then the merged ones.
-  std::vector<Occupancy> occupancy;   // Per merged chip.
-  int64_t merged_chips = 0;           // Chips drawn with one compute thread.
-  int64_t omitted_rows = 0;           // Op rows left out by max_op_slices.
-  int64_t omitted_chips = 0;          // ... of this many chips (the highest-numbered).
+  bool replaced = false;             // `rows` replaces the timeline.
+  std::vector<TimelineRow> rows;     // Unmerged rows in timeline order, then the merged ones.
+  std::vector<Occupancy> occupancy;  // Per merged chip.
+  int64_t merged_chips = 0;          // Chips drawn with one compute thread.
+  int64_t omitted_rows = 0;          // Op rows left out by max_op_slices.
+  int64_t omitted_chips = 0;         // ... of this many chips (the highest-numbered).
 };
 
 // Applies max_core_threads (merges the core rows of many-core chips per op and records their
@@ -1045,10 +1045,10 @@ class Exporter {
       }
     }
     if (selected_.omitted_rows > 0) {
-      f.emplace_back("slices", absl::StrCat("omitted: ", selected_.omitted_rows, " op rows of ",
-                                            selected_.omitted_chips,
-                                            " chips exceed the budget of ", options_.max_op_slices,
-                                            " (ChromeTraceOptions::max_op_slices)"));
+      f.emplace_back("slices",
+                     absl::StrCat("omitted: ", selected_.omitted_rows, " op rows of ",
+                                  selected_.omitted_chips, " chips exceed the budget of ",
+                                  options_.max_op_slices, " (ChromeTraceOptions::max_op_slices)"));
     }
     if (options_.flows) {
       const int64_t written = static_cast<int64_t>(flows_.size());
@@ -1091,7 +1091,7 @@ class Exporter {
   int64_t counter_bucket_ps_ = 0;    // 0 = exact counter samples.
   int64_t occupancy_base_ = 2;       // The SM occupancy tracks' first id.
   int64_t occupancy_bucket_ps_ = 0;  // 0 = exact occupancy samples.
-  bool phases_ = true;             // Phase rows written (options and budget).
+  bool phases_ = true;               // Phase rows written (options and budget).
   int64_t phases_omitted_ = 0;
 };
 

@@ -805,15 +805,15 @@ RunRecord MakeGpuRecord() {
   run.chips = 2;
   for (uint32_t op = 0; op < 2; ++op) {
     for (uint16_t sm = 0; sm < 16; ++sm) {
-      TimelineRow r = Row(op, 0, OpKind::kGemm, 10.0 * op, 10.0 * op + 5 + 0.25 * sm,
-                          UnitKind::kCore, sm);
+      TimelineRow r =
+          Row(op, 0, OpKind::kGemm, 10.0 * op, 10.0 * op + 5 + 0.25 * sm, UnitKind::kCore, sm);
       r.flops = 100;
       r.bytes = 10;
       run.timeline.push_back(r);
     }
     for (uint16_t core = 0; core < 2; ++core)
-      run.timeline.push_back(Row(op, 1, OpKind::kGemm, 10.0 * op, 10.0 * op + 6, UnitKind::kCore,
-                                 core));
+      run.timeline.push_back(
+          Row(op, 1, OpKind::kGemm, 10.0 * op, 10.0 * op + 6, UnitKind::kCore, core));
   }
   run.timeline.push_back(Row(2, 0, OpKind::kCollective, 20, 22, UnitKind::kNic, 0));
   return run;
@@ -853,8 +853,8 @@ TEST(ChromeTraceTest, GpuChipIsOneComputeTrackWithSmOccupancy) {
   EXPECT_THAT(t.root.Get("otherData")->Str("cores"), HasSubstr("1 chips drawn as one compute"));
 
   // The most detailed level keeps a thread per SM.
-  const Trace full = Export(run, "chrome_trace_gpu_full.json",
-                            *TraceOptionsForDetail("trace-detail", "full"));
+  const Trace full =
+      Export(run, "chrome_trace_gpu_full.json", *TraceOptionsForDetail("trace-detail", "full"));
   std::set<std::string> full_threads;
   for (const Json* e : full.Phase("M"))
     if (e->Str("name") == "thread_name" && e->Num("pid") == 1)
