@@ -88,6 +88,9 @@ class MetricsAccumulator : public core::TimelineSink {
   std::vector<std::string> labels_;
   absl::flat_hash_map<std::string, size_t> label_index_;
   std::vector<GemmSpan> spans_;
+  // Per span: disjoint busy intervals sorted by start, and which chips computed it.
+  std::vector<std::vector<Interval>> busy_;
+  absl::flat_hash_map<std::pair<size_t, uint32_t>, std::vector<Interval>> span_chip_busy_;
   absl::flat_hash_map<std::tuple<int32_t, int, int32_t>, size_t> span_index_;
 };
 
