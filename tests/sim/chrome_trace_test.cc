@@ -29,6 +29,7 @@
 #include "sim/perfetto_trace.pb.h"
 #include "sim/run.h"
 #include "sim/run_record.h"
+#include "tests/test_temp_dir.h"
 
 namespace meshsim::sim {
 namespace {
@@ -299,11 +300,7 @@ bool Exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-std::string TempPath(const std::string& name) {
-  std::string dir = ::testing::TempDir();
-  if (!dir.empty() && dir.back() != '/') dir += '/';
-  return dir + name;
-}
+std::string TempPath(const std::string& name) { return testing_temp::TestPath(name); }
 
 Time Us(double us) { return Time::Picoseconds(static_cast<int64_t>(us * 1e6 + 0.5)); }
 
