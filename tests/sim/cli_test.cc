@@ -870,6 +870,31 @@ TEST(CliTest, RunWritesHdf5AndTraceThatReportAndTraceReadBack) {
   EXPECT_EQ(ReadFile(t1), ReadFile(t2));  // `trace` on the file == `run --trace`.
 }
 
+TEST(CliTest, GpuTraceDrawsEachChipAsOneComputeTrackUnlessFull) {
+  // A V100 has 80 SMs, each with a row of every GeMM: by default one compute track per chip and
+  // an SM occupancy counter; --trace-detail full keeps a thread per SM.
+  const std::string t = TempPath("gpu.json"), full = TempPath("gpu_full.json");
+  const std::vector<std::string> run = {"run",     "--system", "p3.8xlarge",
+                                        "--chips", "4",        "--workload",
+                                        "gemm",    "--gemm",   "4096,4096,4096"};
+  std::vector<std::string> args = run;
+  args.insert(args.end(), {"--trace", t});
+  Result r = Cli(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string text = ReadFile(t);
+  EXPECT_THAT(text, HasSubstr("{\"name\":\"compute\"}"));
+  EXPECT_THAT(text, HasSubstr("\"chip0.sms busy\""));
+  EXPECT_THAT(text, Not(HasSubstr("{\"name\":\"core 1\"}")));
+  args = run;
+  args.insert(args.end(), {"--trace", full, "--trace-detail", "full"});
+  r = Cli(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string full_text = ReadFile(full);
+  EXPECT_THAT(full_text, HasSubstr("{\"name\":\"core 79\"}"));
+  EXPECT_THAT(full_text, Not(HasSubstr("\"chip0.sms busy\"")));
+  EXPECT_GT(full_text.size(), text.size());
+}
+
 TEST(CliTest, PerfettoTraceByExtensionOrOption) {
   const std::string h5 = TempPath("pf_roundtrip.h5"), t1 = TempPath("t1.pftrace"),
                     t2 = TempPath("t2.pftrace"), t3 = TempPath("t3.trace");
