@@ -264,10 +264,156 @@ int64_t RoundToNs(int64_t ps) {
 
 constexpr int64_t kOneNs = 1000;
 
+// The unit index of the "compute" thread of a chip drawn as one compute track.
+constexpr uint16_t kComputeUnit = 0xFFFF;
+
+// Busy cores of one chip drawn as one compute track, piecewise constant: (time, busy cores).
+struct Occupancy {
+  uint32_t chip;
+  int64_t cores;
+  std::vector<std::pair<int64_t, int64_t>> samples;
+};
+
+// What the exporter draws instead of RunRecord::timeline when chips are merged or left out.
+struct TraceRows {
+  bool replaced = false;             // `rows` replaces the timeline.
+  std::vector<TimelineRow> rows;     // Unmerged rows in timeline order, then the merged ones.
+  std::vector<Occupancy> occupancy;  // Per merged chip.
+  int64_t merged_chips = 0;          // Chips drawn with one compute thread.
+  int64_t omitted_rows = 0;          // Op rows left out by max_op_slices.
+  int64_t omitted_chips = 0;         // ... of this many chips (the highest-numbered).
+};
+
+// Applies max_core_threads (merges the core rows of many-core chips per op and records their
+// occupancy) and max_op_slices (leaves out the op rows of the highest-numbered chips).
+TraceRows SelectRows(const std::vector<TimelineRow>& timeline, int64_t chips,
+                     const ChromeTraceOptions& options) {
+  TraceRows out;
+  int64_t max_chip = chips - 1;
+  for (const TimelineRow& r : timeline)
+    if (r.chip.valid()) max_chip = std::max<int64_t>(max_chip, r.chip.value());
+  const size_t num_chips = static_cast<size_t>(max_chip + 1);
+
+  // Distinct cores with op rows per chip (a bitmap of 65536 core indices per chip is too much;
+  // count first appearances with a sorted unique list per chip instead).
+  std::vector<bool> merge(num_chips, false);
+  std::vector<int64_t> cores(num_chips, 0);
+  if (options.max_core_threads >= 0) {
+    std::vector<std::vector<uint16_t>> seen(num_chips);
+    for (const TimelineRow& r : timeline) {
+      if (r.phase != Phase::kOp || r.unit_kind != UnitKind::kCore || !r.chip.valid()) continue;
+      seen[r.chip.value()].push_back(r.unit_index);
+    }
+    for (size_t c = 0; c < num_chips; ++c) {
+      auto& v = seen[c];
+      std::sort(v.begin(), v.end());
+      cores[c] = std::unique(v.begin(), v.end()) - v.begin();
+      merge[c] = cores[c] > options.max_core_threads;
+      out.merged_chips += merge[c];
+      v = {};
+    }
+  }
+  const auto merged = [&](const TimelineRow& r) {
+    return r.phase == Phase::kOp && r.unit_kind == UnitKind::kCore && r.chip.valid() &&
+           merge[r.chip.value()];
+  };
+
+  // Op slices per chip after the merge; the chips kept are the longest prefix within budget.
+  std::vector<int64_t> op_slices(num_chips, 0);
+  std::vector<std::pair<core::OpId, ChipId>> merged_keys;
+  for (const TimelineRow& r : timeline) {
+    if (r.phase != Phase::kOp || !r.chip.valid()) continue;
+    if (merged(r))
+      merged_keys.emplace_back(r.op, r.chip);
+    else
+      ++op_slices[r.chip.value()];
+  }
+  std::sort(merged_keys.begin(), merged_keys.end());
+  merged_keys.erase(std::unique(merged_keys.begin(), merged_keys.end()), merged_keys.end());
+  for (const auto& [op, chip] : merged_keys) ++op_slices[chip.value()];
+  size_t kept_chips = num_chips;
+  if (options.max_op_slices >= 0) {
+    int64_t total = 0;
+    for (const TimelineRow& r : timeline) total += r.phase == Phase::kOp && !r.chip.valid();
+    for (size_t c = 0; c < num_chips; ++c) {
+      if (total + op_slices[c] > options.max_op_slices) {
+        kept_chips = c;
+        break;
+      }
+      total += op_slices[c];
+    }
+  }
+  const auto kept = [&](const TimelineRow& r) {
+    return !r.chip.valid() || r.chip.value() < kept_chips;
+  };
+  for (size_t c = kept_chips; c < num_chips; ++c) {
+    out.omitted_rows += op_slices[c];
+    out.omitted_chips += op_slices[c] > 0;
+  }
+  if (out.merged_chips == 0 && kept_chips == num_chips) return out;
+
+  out.replaced = true;
+  for (const TimelineRow& r : timeline)
+    if (kept(r) && !merged(r)) out.rows.push_back(r);
+  // One row per (op, chip) of a merged chip: first start, last end, sums.
+  std::vector<uint32_t> core_rows;
+  for (uint32_t i = 0; i < timeline.size(); ++i)
+    if (merged(timeline[i]) && kept(timeline[i])) core_rows.push_back(i);
+  std::sort(core_rows.begin(), core_rows.end(), [&](uint32_t a, uint32_t b) {
+    const TimelineRow &x = timeline[a], &y = timeline[b];
+    if (x.chip != y.chip) return x.chip < y.chip;
+    if (x.op != y.op) return x.op < y.op;
+    return a < b;
+  });
+  for (size_t g = 0; g < core_rows.size();) {
+    TimelineRow row = timeline[core_rows[g]];
+    row.unit_index = kComputeUnit;
+    int64_t end = EndPs(row);
+    size_t e = g + 1;
+    for (; e < core_rows.size(); ++e) {
+      const TimelineRow& r = timeline[core_rows[e]];
+      if (r.chip != row.chip || r.op != row.op) break;
+      row.start = std::min(row.start, r.start);
+      end = std::max(end, EndPs(r));
+      row.flops += r.flops;
+      row.bytes += r.bytes;
+    }
+    row.end = core::Time::Picoseconds(end);
+    out.rows.push_back(row);
+    g = e;
+  }
+  // Occupancy: +1 at each core row's start, -1 at its end, one sample per distinct time.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> steps(num_chips);
+  for (const uint32_t i : core_rows) {
+    const TimelineRow& r = timeline[i];
+    steps[r.chip.value()].emplace_back(r.start.ps(), 1);
+    steps[r.chip.value()].emplace_back(EndPs(r), -1);
+  }
+  for (size_t c = 0; c < num_chips; ++c) {
+    auto& v = steps[c];
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    Occupancy occ{static_cast<uint32_t>(c), cores[c], {}};
+    int64_t busy = 0;
+    for (size_t k = 0; k < v.size();) {
+      const int64_t t = v[k].first;
+      for (; k < v.size() && v[k].first == t; ++k) busy += v[k].second;
+      if (!occ.samples.empty() && occ.samples.back().second == busy) continue;
+      occ.samples.emplace_back(t, busy);
+    }
+    out.occupancy.push_back(std::move(occ));
+    v = {};
+  }
+  return out;
+}
+
 class Exporter {
  public:
-  Exporter(const RunRecord& run, const ChromeTraceOptions& options)
-      : run_(run), rows_(run.timeline), options_(options) {}
+  Exporter(const RunRecord& run, const TraceRows& selected, const ChromeTraceOptions& options)
+      : run_(run),
+        rows_(selected.replaced ? selected.rows : run.timeline),
+        selected_(selected),
+        options_(options) {}
 
   // Computes the layout and hands the whole trace to `enc`. I/O errors are left in `enc`.
   void Write(TraceEncoder& enc) {
@@ -281,13 +427,21 @@ class Exporter {
     ComputeTaskSpans();
     if (options_.flows) ComputeFlows();
     counter_base_ = tid_base_ + static_cast<int64_t>(layout_.threads.size());
-    stage_base_ = counter_base_ + 2 * static_cast<int64_t>(run_.resources.size());
+    occupancy_base_ = counter_base_ + 2 * static_cast<int64_t>(run_.resources.size());
+    stage_base_ = occupancy_base_ + static_cast<int64_t>(selected_.occupancy.size());
     WriteMetadata(enc);
     if (options_.counters) WriteCounterTracks(enc);
+    if (options_.counters) {
+      for (size_t k = 0; k < selected_.occupancy.size(); ++k) {
+        enc.CounterTrack(occupancy_base_ + static_cast<int64_t>(k),
+                         Pid(ChipId(selected_.occupancy[k].chip)), OccupancyName(k), " busy");
+      }
+    }
     WriteSlices(enc);
     WriteTaskSpans(enc);
     if (options_.flows) WriteFlows(enc);
     if (options_.counters) WriteCounters(enc);
+    if (options_.counters) WriteOccupancy(enc);
     enc.Finish(Facts(), stage_base_ + static_cast<int64_t>(stage_lanes_.size()));
   }
 
@@ -594,6 +748,8 @@ class Exporter {
   int64_t Tid(uint32_t thread) const { return tid_base_ + thread; }
 
   static std::string ThreadName(const Thread& t) {
+    if (t.unit_kind == UnitKind::kCore && t.unit_index == kComputeUnit)
+      return t.lane > 0 ? absl::StrCat("compute #", t.lane + 1) : std::string("compute");
     std::string name = core::ToString(t.unit_kind);
     const bool bare =
         (t.unit_kind == UnitKind::kHbm || t.unit_kind == UnitKind::kChip) && t.unit_index == 0;
@@ -794,6 +950,59 @@ class Exporter {
     }
   }
 
+  std::string OccupancyName(size_t k) const {
+    return absl::StrCat("chip", selected_.occupancy[k].chip, ".sms");
+  }
+
+  // Busy cores of the chips drawn as one compute track: exact when all their samples fit
+  // max_counter_samples, else averages over equal buckets sized to fit (written where they
+  // change by at least 0.1 core).
+  void WriteOccupancy(TraceEncoder& enc) {
+    const auto& occupancy = selected_.occupancy;
+    if (occupancy.empty()) return;
+    int64_t samples = 0, makespan = 0;
+    for (const Occupancy& o : occupancy) {
+      samples += static_cast<int64_t>(o.samples.size());
+      makespan = std::max(makespan, o.samples.back().first);
+    }
+    const int64_t budget = options_.max_counter_samples;
+    const bool exact = budget < 0 || samples <= budget;
+    if (!exact) {
+      occupancy_bucket_ps_ = std::max<int64_t>(
+          1, (makespan * static_cast<int64_t>(occupancy.size()) + budget - 1) / budget);
+    }
+    for (size_t k = 0; k < occupancy.size() && enc.ok(); ++k) {
+      const Occupancy& o = occupancy[k];
+      const int64_t track = occupancy_base_ + static_cast<int64_t>(k);
+      const int64_t pid = Pid(ChipId(o.chip));
+      const std::string name = OccupancyName(k);
+      if (exact) {
+        for (const auto& [t, busy] : o.samples)
+          enc.Counter(track, pid, name, " busy", "SMs busy", Out(t), static_cast<double>(busy));
+        continue;
+      }
+      size_t i = 0;
+      double busy = 0, last_written = -1;
+      for (int64_t start = 0; start <= makespan; start += occupancy_bucket_ps_) {
+        const int64_t end = start + occupancy_bucket_ps_;
+        double area = 0;
+        int64_t t = start;
+        while (true) {
+          const int64_t next = i < o.samples.size() ? o.samples[i].first : INT64_MAX;
+          const int64_t until = std::min(next, end);
+          area += busy * static_cast<double>(until - t);
+          t = until;
+          if (next >= end) break;
+          busy = static_cast<double>(o.samples[i++].second);
+        }
+        const double average = area / static_cast<double>(occupancy_bucket_ps_);
+        if (last_written >= 0 && std::abs(average - last_written) < 0.1) continue;
+        last_written = average;
+        enc.Counter(track, pid, name, " busy", "SMs busy", Out(start), average);
+      }
+    }
+  }
+
   static std::string ExactMicros(int64_t ps) {
     char buf[32];
     return std::string(buf, FormatMicros(buf, ps));
@@ -807,7 +1016,7 @@ class Exporter {
     f.emplace_back("generator", "meshsim");
     f.emplace_back("run", run_.name);
     f.emplace_back("chips", absl::StrCat(run_.chips));
-    f.emplace_back("rows", absl::StrCat(rows_.size()));
+    f.emplace_back("rows", absl::StrCat(run_.timeline.size()));
     f.emplace_back("makespan", core::Time::Picoseconds(makespan).ToString());
     f.emplace_back("makespan_us", ExactMicros(makespan));
     if (phases_omitted_ > 0) {
@@ -821,6 +1030,25 @@ class Exporter {
                          ? absl::StrCat("averaged over buckets of ",
                                         core::Time::Picoseconds(counter_bucket_ps_).ToString())
                          : "exact");
+    }
+    if (selected_.merged_chips > 0) {
+      f.emplace_back("cores", absl::StrCat(selected_.merged_chips,
+                                           " chips drawn as one compute track with SM occupancy "
+                                           "(ChromeTraceOptions::max_core_threads = ",
+                                           options_.max_core_threads, ")"));
+      if (options_.counters) {
+        f.emplace_back("occupancy",
+                       occupancy_bucket_ps_ > 0
+                           ? absl::StrCat("averaged over buckets of ",
+                                          core::Time::Picoseconds(occupancy_bucket_ps_).ToString())
+                           : "exact");
+      }
+    }
+    if (selected_.omitted_rows > 0) {
+      f.emplace_back("slices",
+                     absl::StrCat("omitted: ", selected_.omitted_rows, " op rows of ",
+                                  selected_.omitted_chips, " chips exceed the budget of ",
+                                  options_.max_op_slices, " (ChromeTraceOptions::max_op_slices)"));
     }
     if (options_.flows) {
       const int64_t written = static_cast<int64_t>(flows_.size());
@@ -841,6 +1069,7 @@ class Exporter {
 
   const RunRecord& run_;
   const std::vector<TimelineRow>& rows_;
+  const TraceRows& selected_;
   const ChromeTraceOptions& options_;
   Layout layout_;
   bool uses_cluster_ = false;
@@ -859,8 +1088,10 @@ class Exporter {
   std::vector<std::pair<uint32_t, uint32_t>>
       flows_;  // (source row, destination row); id = index + 1
   int64_t flows_total_ = 0;
-  int64_t counter_bucket_ps_ = 0;  // 0 = exact counter samples.
-  bool phases_ = true;             // Phase rows written (options and budget).
+  int64_t counter_bucket_ps_ = 0;    // 0 = exact counter samples.
+  int64_t occupancy_base_ = 2;       // The SM occupancy tracks' first id.
+  int64_t occupancy_bucket_ps_ = 0;  // 0 = exact occupancy samples.
+  bool phases_ = true;               // Phase rows written (options and budget).
   int64_t phases_omitted_ = 0;
 };
 
@@ -1071,6 +1302,8 @@ absl::StatusOr<ChromeTraceOptions> TraceOptionsForDetail(const std::string& key,
     options.max_phase_rows = -1;
     options.max_counter_samples = -1;
     options.max_flows = -1;
+    options.max_core_threads = -1;
+    options.max_op_slices = -1;
   } else if (detail == "minimal") {
     options.phases = options.counters = options.flows = false;
   } else if (detail != "auto") {
@@ -1147,7 +1380,8 @@ absl::Status WriteChromeTrace(const RunRecord& run, const std::string& path,
     } else {
       encoder = std::make_unique<JsonEncoder>(file);
     }
-    Exporter(run, effective).Write(*encoder);
+    const TraceRows selected = SelectRows(run.timeline, run.chips, effective);
+    Exporter(run, selected, effective).Write(*encoder);
     if (!encoder->Flush()) error = encoder->error();
   }
   if (std::fclose(file) != 0 && error == 0) error = errno != 0 ? errno : EIO;

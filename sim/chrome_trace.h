@@ -96,6 +96,17 @@ struct ChromeTraceOptions {
   int64_t max_counter_samples = 400000;
   // At most this many arrows are written; otherData records when the cap was hit. < 0 = no cap.
   int64_t max_flows = 100000;
+  // A chip whose op rows use more than this many cores (a GPU: one core per SM, 80-132 of them,
+  // each with a row of every GeMM) is drawn with one "compute" thread — one slice per op, from
+  // its first start to its last end on the chip, flops and bytes summed — and a counter track
+  // "chipN.sms busy" with the number of busy cores over time (exact when the samples fit
+  // max_counter_samples, else averaged over buckets like the other counters). < 0 = every core
+  // its own thread (TPU chips have 2 cores and are always drawn per core).
+  int64_t max_core_threads = 8;
+  // Budget of op slices (after the GPU merge above). Above it the op rows of the highest-numbered
+  // chips are left out, whole chips at a time, until the rest fits; otherData.slices says how
+  // many rows of how many chips. < 0 = no budget.
+  int64_t max_op_slices = 500000;
   // Resolution of every `ts` / `dur` in the file (JSON only; Perfetto is always kNanosecond).
   TraceTimeResolution resolution = TraceTimeResolution::kNanosecond;
   // File format.

@@ -73,6 +73,31 @@ RunMetrics ComputeMetrics(const std::vector<core::TimelineRow>& timeline, int ch
   return acc.Metrics(peak_flops, makespan);
 }
 
+namespace {
+
+// Adds [iv.first, iv.second) to `set`, disjoint intervals sorted by start. Rows come about in
+// order of their ends, so the merge is usually at the back.
+void AddInterval(std::vector<std::pair<int64_t, int64_t>>& set, std::pair<int64_t, int64_t> iv) {
+  if (iv.second <= iv.first) return;
+  // First interval ending at or after iv's start: everything before it is untouched.
+  auto lo = std::lower_bound(set.begin(), set.end(), iv.first,
+                             [](const auto& a, int64_t start) { return a.second < start; });
+  auto hi = lo;
+  while (hi != set.end() && hi->first <= iv.second) {
+    iv.first = std::min(iv.first, hi->first);
+    iv.second = std::max(iv.second, hi->second);
+    ++hi;
+  }
+  if (lo == hi) {
+    set.insert(lo, iv);
+  } else {
+    *lo = iv;
+    set.erase(lo + 1, hi);
+  }
+}
+
+}  // namespace
+
 void SetGemmShares(std::vector<GemmSpan>& spans) {
   std::vector<GemmSpan*> by_end;
   by_end.reserve(spans.size());
@@ -128,6 +153,13 @@ void MetricsAccumulator::Add(const core::TimelineRow& r) {
       g.start = std::min(g.start, r.start);
       g.end = std::max(g.end, r.end);
       g.flops += r.flops;
+      if (r.flops > 0) {
+        if (busy_.size() < spans_.size()) busy_.resize(spans_.size());
+        AddInterval(busy_[it->second], {r.start.ps(), r.end.ps()});
+        if (r.chip.valid()) {
+          AddInterval(span_chip_busy_[{it->second, r.chip.value()}], {r.start.ps(), r.end.ps()});
+        }
+      }
     }
   }
   const double d = static_cast<double>((r.end - r.start).ps());
@@ -187,6 +219,17 @@ RunMetrics MetricsAccumulator::Metrics(double peak_flops, core::Time makespan) {
 
 std::vector<GemmSpan> MetricsAccumulator::Gemms() const {
   std::vector<GemmSpan> spans = spans_;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    int64_t busy = 0;
+    if (i < busy_.size())
+      for (const auto& [start, end] : busy_[i]) busy += end - start;
+    spans[i].busy = core::Time::Picoseconds(busy);
+  }
+  for (const auto& [key, intervals] : span_chip_busy_) {
+    GemmSpan& g = spans[key.first];
+    ++g.chips;
+    for (const auto& [start, end] : intervals) g.chip_busy += core::Time::Picoseconds(end - start);
+  }
   // Joins and other bookkeeping rows carry names too; keep groups that computed something.
   std::erase_if(spans, [](const GemmSpan& g) { return g.flops == 0; });
   SetGemmShares(spans);

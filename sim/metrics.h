@@ -57,7 +57,8 @@ RunMetrics ComputeMetrics(const std::vector<core::TimelineRow>& timeline, int ch
 // The metrics and GeMM spans of a run, streamed from its rows in recording order, so that a run
 // need not keep its timeline (millions of rows at thousands of chips). ComputeMetrics and
 // GemmSpans are this class over a stored timeline: both ways give bit-identical results. Memory:
-// 16 bytes per op row (kOp) of a comm or compute op, for the exposed-time interval unions.
+// 16 bytes per op row (kOp) of a comm or compute op, for the exposed-time interval unions, and
+// per GeMM span and chip its disjoint busy intervals (GemmSpan::busy, chip_busy).
 //
 // Example:
 //   MetricsAccumulator acc(chips, &graph.names().all());
@@ -88,6 +89,9 @@ class MetricsAccumulator : public core::TimelineSink {
   std::vector<std::string> labels_;
   absl::flat_hash_map<std::string, size_t> label_index_;
   std::vector<GemmSpan> spans_;
+  // Per span: disjoint busy intervals sorted by start, and which chips computed it.
+  std::vector<std::vector<Interval>> busy_;
+  absl::flat_hash_map<std::pair<size_t, uint32_t>, std::vector<Interval>> span_chip_busy_;
   absl::flat_hash_map<std::tuple<int32_t, int, int32_t>, size_t> span_index_;
 };
 

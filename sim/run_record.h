@@ -45,6 +45,13 @@ struct GemmSpan {
   core::Time start, end;
   double flops = 0;
   core::Time share;
+  // The time during which some chip computed this GeMM (the union of its rows with flops), the
+  // same summed over the chips (each chip's union) and the chips that did. A pipeline runs each
+  // GeMM once per microbatch on one stage's chips, so there `start`..`end` spans the step and
+  // flops / (peak × chip_busy) is the utilization. Derived from the rows, not stored in the
+  // archive (zero when read from one).
+  core::Time busy, chip_busy;
+  int32_t chips = 0;
 };
 
 struct RunRecord {

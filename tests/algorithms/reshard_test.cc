@@ -10,6 +10,7 @@
 #include "core/op_graph.h"
 #include "gtest/gtest.h"
 #include "sim/cli.h"
+#include "tests/test_temp_dir.h"
 
 namespace meshsim::algorithms::reshard {
 namespace {
@@ -427,7 +428,7 @@ TEST(ReshardCli, BroadcastBeatsSendRecvAcrossHosts) {
 
 TEST(ReshardCli, DeterministicAndArchived) {
   // Case 3 of Table 2 on a 64 MiB tensor, randomized greedy: the same seed, the same run.
-  const std::string h5 = ::testing::TempDir() + "/reshard_test.h5";
+  const std::string h5 = meshsim::testing_temp::TestPath("reshard_test.h5");
   const std::vector<std::string> args = {
       "--system",        "p3.8xlarge", "--chips",    "16",   "--src-mesh", "2x4",
       "--src-placement", "0-7",        "--src-spec", "RS0R", "--dst-mesh", "2x4",

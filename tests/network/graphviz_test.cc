@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "network/topology.h"
+#include "tests/test_temp_dir.h"
 
 namespace meshsim::network {
 namespace {
@@ -22,7 +23,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 std::string WriteFile(const std::string& name, const std::string& text) {
-  const std::string path = absl::StrCat(testing::TempDir(), "/graphviz_test_", name);
+  const std::string path = meshsim::testing_temp::TestPath("graphviz_test_" + name);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
   EXPECT_TRUE(out.good()) << path;
@@ -303,7 +304,7 @@ TEST(GraphvizTest, ToDotIsDeterministicAndLabelled) {
 // ---- One test per class of bad input. ----
 
 TEST(GraphvizErrorTest, MissingFile) {
-  const std::string path = absl::StrCat(testing::TempDir(), "/graphviz_test_no_such_file.dot");
+  const std::string path = meshsim::testing_temp::TestPath("graphviz_test_no_such_file.dot");
   absl::StatusOr<Topology> t = Topology::Build(GraphvizParams(path, 1));
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);

@@ -29,6 +29,7 @@
 #include "sim/perfetto_trace.pb.h"
 #include "sim/run.h"
 #include "sim/run_record.h"
+#include "tests/test_temp_dir.h"
 
 namespace meshsim::sim {
 namespace {
@@ -299,11 +300,7 @@ bool Exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-std::string TempPath(const std::string& name) {
-  std::string dir = ::testing::TempDir();
-  if (!dir.empty() && dir.back() != '/') dir += '/';
-  return dir + name;
-}
+std::string TempPath(const std::string& name) { return testing_temp::TestPath(name); }
 
 Time Us(double us) { return Time::Picoseconds(static_cast<int64_t>(us * 1e6 + 0.5)); }
 
@@ -797,6 +794,87 @@ TEST(ChromeTraceTest, PhaseRowsOverBudgetAreLeftOutAndSaidSo) {
   EXPECT_GT(phases, 0);
 }
 
+// Chip 0 is a GPU (16 SMs, each with a row of both GeMMs, ending one after the other), chip 1
+// has 2 cores like a TPU; op 2 is a collective on chip 0's NIC after the GeMMs.
+RunRecord MakeGpuRecord() {
+  RunRecord run;
+  run.name = "gpu";
+  run.chips = 2;
+  for (uint32_t op = 0; op < 2; ++op) {
+    for (uint16_t sm = 0; sm < 16; ++sm) {
+      TimelineRow r =
+          Row(op, 0, OpKind::kGemm, 10.0 * op, 10.0 * op + 5 + 0.25 * sm, UnitKind::kCore, sm);
+      r.flops = 100;
+      r.bytes = 10;
+      run.timeline.push_back(r);
+    }
+    for (uint16_t core = 0; core < 2; ++core)
+      run.timeline.push_back(
+          Row(op, 1, OpKind::kGemm, 10.0 * op, 10.0 * op + 6, UnitKind::kCore, core));
+  }
+  run.timeline.push_back(Row(2, 0, OpKind::kCollective, 20, 22, UnitKind::kNic, 0));
+  return run;
+}
+
+TEST(ChromeTraceTest, GpuChipIsOneComputeTrackWithSmOccupancy) {
+  const RunRecord run = MakeGpuRecord();
+  const Trace t = Export(run, "chrome_trace_gpu.json");
+  std::set<std::string> chip0_threads, chip1_threads;
+  for (const Json* e : t.Phase("M")) {
+    if (e->Str("name") != "thread_name") continue;
+    (e->Num("pid") == 1 ? chip0_threads : chip1_threads).insert(e->Get("args")->Str("name"));
+  }
+  EXPECT_EQ(chip0_threads, (std::set<std::string>{"compute", "nic 0"}));
+  EXPECT_EQ(chip1_threads, (std::set<std::string>{"core 0", "core 1"}));  // 2 cores: as before
+  // One slice per GeMM on chip 0: first start to last end, flops and bytes summed.
+  for (int op = 0; op < 2; ++op) {
+    const Json* gemm = t.Slice(op, 1, "op");
+    ASSERT_NE(gemm, nullptr);
+    EXPECT_EQ(gemm->Get("ts")->text, op == 0 ? "0" : "10");
+    EXPECT_EQ(gemm->Get("dur")->text, "8.75");
+    EXPECT_EQ(gemm->Get("args")->Num("flops"), 1600);
+    EXPECT_EQ(gemm->Get("args")->Num("bytes"), 160);
+  }
+  EXPECT_EQ(t.Phase("X").size(), 2u + 4u + 1u);
+  // SM occupancy: 16 busy at each GeMM's start, one fewer every 0.25 us from 5 us, 0 at the end.
+  std::vector<std::pair<std::string, double>> busy;
+  for (const Json* e : t.Phase("C")) {
+    if (e->Str("name") == "chip0.sms busy")
+      busy.emplace_back(e->Get("ts")->text, e->Get("args")->Num("SMs busy"));
+  }
+  ASSERT_EQ(busy.size(), 2u * 17u);
+  EXPECT_EQ(busy[0], std::make_pair(std::string("0"), 16.0));
+  EXPECT_EQ(busy[1], std::make_pair(std::string("5"), 15.0));
+  EXPECT_EQ(busy[16], std::make_pair(std::string("8.75"), 0.0));
+  EXPECT_EQ(busy[17], std::make_pair(std::string("10"), 16.0));
+  EXPECT_THAT(t.root.Get("otherData")->Str("cores"), HasSubstr("1 chips drawn as one compute"));
+
+  // The most detailed level keeps a thread per SM.
+  const Trace full =
+      Export(run, "chrome_trace_gpu_full.json", *TraceOptionsForDetail("trace-detail", "full"));
+  std::set<std::string> full_threads;
+  for (const Json* e : full.Phase("M"))
+    if (e->Str("name") == "thread_name" && e->Num("pid") == 1)
+      full_threads.insert(e->Get("args")->Str("name"));
+  EXPECT_EQ(full_threads.size(), 17u);
+  EXPECT_TRUE(full_threads.count("core 15"));
+  EXPECT_EQ(full.Phase("X").size(), run.timeline.size());
+  EXPECT_FALSE(full.root.Get("otherData")->Has("cores"));
+}
+
+TEST(ChromeTraceTest, OpSlicesOverBudgetLeaveOutWholeChipsAndSaySo) {
+  const RunRecord run = MakeGpuRecord();
+  ChromeTraceOptions options;
+  options.max_op_slices = 3;  // chip 0: 2 GeMMs + 1 collective; chip 1's 4 rows do not fit
+  const Trace t = Export(run, "chrome_trace_slice_budget.json", options);
+  EXPECT_EQ(t.Phase("X").size(), 3u);
+  for (const Json* e : t.Phase("X")) EXPECT_EQ(e->Num("pid"), 1);
+  EXPECT_EQ(t.root.Get("otherData")->Str("slices"),
+            "omitted: 4 op rows of 1 chips exceed the budget of 3 "
+            "(ChromeTraceOptions::max_op_slices)");
+  EXPECT_EQ(t.ProcessName(2), "chip 1");  // the process stays, empty
+}
+
 TEST(ChromeTraceTest, OptionsTurnPartsOff) {
   const RunRecord run = MakeRecord();
   ChromeTraceOptions options;
@@ -1233,6 +1311,11 @@ TEST(PerfettoTraceTest, ShowsWhatTheJsonShowsForASimulatedRun) {
   EXPECT_GE(max_depth, 1);  // phases nest in their ops
 }
 
+TEST(PerfettoTraceTest, ShowsWhatTheJsonShowsForAGpuChip) {
+  const Shown s = ExpectSameInBothFormats(MakeGpuRecord(), "perfetto_gpu");
+  EXPECT_EQ(s.slices.size(), 7u);
+}
+
 TEST(PerfettoTraceTest, NamesAreInternedOnceAndTheFileIsSmaller) {
   RunRecord run = MakeRecord();
   // Many rows with few distinct names: each name is sent once.
@@ -1338,6 +1421,8 @@ TEST(TraceFormatTest, DetailLevels) {
   EXPECT_EQ(full.max_phase_rows, -1);
   EXPECT_EQ(full.max_counter_samples, -1);
   EXPECT_EQ(full.max_flows, -1);
+  EXPECT_EQ(full.max_core_threads, -1);
+  EXPECT_EQ(full.max_op_slices, -1);
   const ChromeTraceOptions minimal = *TraceOptionsForDetail("detail", "minimal");
   EXPECT_FALSE(minimal.phases || minimal.flows || minimal.counters);
   EXPECT_EQ(TraceOptionsForDetail("trace-detail", "most").status().message(),

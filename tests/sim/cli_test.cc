@@ -837,6 +837,39 @@ TEST(CliTest, SeedIsAPipelineRunsResolvedOptionAndAbsentElsewhere) {
   EXPECT_THAT(llm.out, Not(HasSubstr("\"seed\"")));
 }
 
+TEST(CliTest, PipelineGemmTableUtilizationsAreFractions) {
+  // Each GeMM runs once per microbatch on one stage's chips: its first start to last end spans
+  // the step, so the table sums busy time (it once printed 0.2% FLOP util, 3920% share util).
+  const Result r =
+      Cli({"run", "--workload", "pipeline", "--system", "p3.8xlarge", "--chips", "8", "--model",
+           "gpt-2.6b", "--stages", "2", "--mesh", "4x1", "--batch", "8", "--microbatches", "4"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string line;
+  int gemms = 0;
+  bool in_table = false;
+  while (std::getline(lines, line)) {
+    if (line.find("GeMM") != std::string::npos && line.find("FLOP util") != std::string::npos) {
+      in_table = true;
+      continue;
+    }
+    if (!in_table || line.find('%') == std::string::npos || line.find('(') != std::string::npos)
+      continue;
+    std::vector<double> percents;
+    std::istringstream words(line);
+    for (std::string w; words >> w;)
+      if (w.size() > 1 && w.back() == '%') percents.push_back(std::stod(w));
+    ASSERT_EQ(percents.size(), 2u) << line;
+    SCOPED_TRACE(line);
+    EXPECT_GT(percents[0], 20);  // FLOP util: a V100 GeMM of GPT-2.6B, 30-85%
+    EXPECT_LE(percents[0], 100);
+    EXPECT_GT(percents[1], 0);  // of step
+    EXPECT_LE(percents[1], 100);
+    ++gemms;
+  }
+  EXPECT_EQ(gemms, 18);  // 6 forward GeMMs, 12 backward
+}
+
 TEST(CliTest, RunWritesHdf5AndTraceThatReportAndTraceReadBack) {
   const std::string h5 = TempPath("roundtrip.h5"), t1 = TempPath("t1.json"),
                     t2 = TempPath("t2.json");
@@ -851,6 +884,31 @@ TEST(CliTest, RunWritesHdf5AndTraceThatReportAndTraceReadBack) {
   r = Cli({"trace", h5, "--out", t2});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(ReadFile(t1), ReadFile(t2));  // `trace` on the file == `run --trace`.
+}
+
+TEST(CliTest, GpuTraceDrawsEachChipAsOneComputeTrackUnlessFull) {
+  // A V100 has 80 SMs, each with a row of every GeMM: by default one compute track per chip and
+  // an SM occupancy counter; --trace-detail full keeps a thread per SM.
+  const std::string t = TempPath("gpu.json"), full = TempPath("gpu_full.json");
+  const std::vector<std::string> run = {"run",     "--system", "p3.8xlarge",
+                                        "--chips", "4",        "--workload",
+                                        "gemm",    "--gemm",   "4096,4096,4096"};
+  std::vector<std::string> args = run;
+  args.insert(args.end(), {"--trace", t});
+  Result r = Cli(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string text = ReadFile(t);
+  EXPECT_THAT(text, HasSubstr("{\"name\":\"compute\"}"));
+  EXPECT_THAT(text, HasSubstr("\"chip0.sms busy\""));
+  EXPECT_THAT(text, Not(HasSubstr("{\"name\":\"core 1\"}")));
+  args = run;
+  args.insert(args.end(), {"--trace", full, "--trace-detail", "full"});
+  r = Cli(args);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string full_text = ReadFile(full);
+  EXPECT_THAT(full_text, HasSubstr("{\"name\":\"core 79\"}"));
+  EXPECT_THAT(full_text, Not(HasSubstr("\"chip0.sms busy\"")));
+  EXPECT_GT(full_text.size(), text.size());
 }
 
 TEST(CliTest, PerfettoTraceByExtensionOrOption) {

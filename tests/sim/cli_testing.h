@@ -13,6 +13,7 @@
 
 #include "gtest/gtest.h"
 #include "sim/cli.h"
+#include "tests/test_temp_dir.h"
 
 namespace meshsim::sim::testing_cli {
 
@@ -29,12 +30,7 @@ inline Result Cli(std::vector<std::string> args) {
 }
 
 // A path named `name` in this test binary's scratch directory (created on demand).
-inline std::string TempPath(const std::string& name) {
-  const std::filesystem::path dir =
-      std::filesystem::path(::testing::TempDir()) / "meshsim_cli_tests";
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
-}
+inline std::string TempPath(const std::string& name) { return testing_temp::TestPath(name); }
 
 // A fresh directory for one test, removed with everything in it when the object goes.
 class ScopedTempDir {

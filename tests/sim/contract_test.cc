@@ -18,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/sim/contract_testing.h"
+#include "tests/test_temp_dir.h"
 
 namespace meshsim::sim {
 namespace {
@@ -38,7 +39,7 @@ const std::string kBinary =
 
 // A fresh directory for one test.
 std::string Dir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("meshsim_contract_" + name);
+  const fs::path dir = testing_temp::TestDir() / ("meshsim_contract_" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir.string();

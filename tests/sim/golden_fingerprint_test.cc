@@ -23,6 +23,7 @@
 #include "sim/hdf5_io.h"
 #include "sim/options.h"
 #include "sim/run.h"
+#include "tests/test_temp_dir.h"
 
 namespace meshsim::sim {
 namespace {
@@ -124,7 +125,7 @@ void ExpectReplaysTheSameRun(const std::string& name, const std::string& args) {
   EXPECT_EQ(second->Metric("makespan_s"), first->Metric("makespan_s"));
   EXPECT_EQ(second->config, first->config);
 
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = testing_temp::TestDir().string();
   const std::string archive = absl::StrCat(dir, "/replay_", name, ".h5");
   const std::string config_file = absl::StrCat(dir, "/replay_", name, ".ini");
   ASSERT_TRUE(WriteRuns(archive, {&*first}, "test").ok());

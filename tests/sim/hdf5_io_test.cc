@@ -28,6 +28,10 @@
 #include "gtest/gtest.h"
 #include "sim/run_record.h"
 
+#ifdef MESHSIM_HDF5_SLOW_TESTS
+#pragma GCC diagnostic ignored "-Wunused-function"  // Helpers of the fast tests.
+#endif
+
 namespace meshsim::sim {
 namespace {
 
@@ -264,6 +268,10 @@ class Hdf5IoTest : public testing::Test {
   fs::path dir_;
   ssize_t open_objects_ = 0;
 };
+
+// The slow test (the flipped-byte sweep, about a minute) is built alone into sim_hdf5_slow_tests
+// (LABELS slow, tests/CMakeLists.txt): this file compiled with MESHSIM_HDF5_SLOW_TESTS.
+#ifndef MESHSIM_HDF5_SLOW_TESTS
 
 TEST_F(Hdf5IoTest, RoundTripsEveryField) {
   const RunRecord run = MakeRecord("main");
@@ -570,28 +578,6 @@ TEST_F(Hdf5IoTest, ForeignAndNewerHdf5FilesAreRefused) {
   status = ReadRun(newer).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("schema version " + std::to_string(version)));
-}
-
-// A flipped bit anywhere in an archive is DataLoss naming the damage, never a crash: libhdf5
-// checksums neither its global heap (variable-length strings) nor raw data, and reading a
-// damaged heap segfaulted inside H5HG_read. The trailer's hash catches every flip.
-TEST_F(Hdf5IoTest, EveryFlippedByteIsDamagedNotACrash) {
-  const RunRecord run = MakeRecord("r");
-  const std::string path = Path("clean.h5"), flipped = Path("flipped.h5");
-  ASSERT_TRUE(WriteRuns(path, {&run}, "v").ok());
-  const std::string clean = ReadBytes(path);
-  ASSERT_GT(clean.size(), 1000u);
-  for (size_t at = 0; at < clean.size(); at += 3) {
-    std::string bytes = clean;
-    bytes[at] = static_cast<char>(bytes[at] ^ (1 << (at % 8)));
-    std::ofstream(flipped, std::ios::binary | std::ios::trunc) << bytes;
-    const absl::Status status = ReadRun(flipped, "r").status();
-    // A flip in the trailer's magic leaves the HDF5 contents intact, and they read back fine.
-    if (at >= clean.size() - 16 && at < clean.size() - 8 && status.ok()) continue;
-    ASSERT_EQ(status.code(), absl::StatusCode::kDataLoss)
-        << "byte " << at << " of " << clean.size() << ": " << status;
-    ASSERT_THAT(status.message(), HasSubstr("damaged")) << "byte " << at;
-  }
 }
 
 // Written by HDF5 tools (which drop the trailer), an attribute out of its schema range is
@@ -1449,6 +1435,32 @@ TEST_F(Hdf5IoTest, EnumColumnStoredAsIntegersIsDataLoss) {
               HasSubstr("run 'r': dataset 'resources': column kind is stored as integers, not as "
                         "meshsim's enum"));
 }
+
+#else  // MESHSIM_HDF5_SLOW_TESTS
+
+// A flipped bit anywhere in an archive is DataLoss naming the damage, never a crash: libhdf5
+// checksums neither its global heap (variable-length strings) nor raw data, and reading a
+// damaged heap segfaulted inside H5HG_read. The trailer's hash catches every flip.
+TEST_F(Hdf5IoTest, EveryFlippedByteIsDamagedNotACrash) {
+  const RunRecord run = MakeRecord("r");
+  const std::string path = Path("clean.h5"), flipped = Path("flipped.h5");
+  ASSERT_TRUE(WriteRuns(path, {&run}, "v").ok());
+  const std::string clean = ReadBytes(path);
+  ASSERT_GT(clean.size(), 1000u);
+  for (size_t at = 0; at < clean.size(); at += 3) {
+    std::string bytes = clean;
+    bytes[at] = static_cast<char>(bytes[at] ^ (1 << (at % 8)));
+    std::ofstream(flipped, std::ios::binary | std::ios::trunc) << bytes;
+    const absl::Status status = ReadRun(flipped, "r").status();
+    // A flip in the trailer's magic leaves the HDF5 contents intact, and they read back fine.
+    if (at >= clean.size() - 16 && at < clean.size() - 8 && status.ok()) continue;
+    ASSERT_EQ(status.code(), absl::StatusCode::kDataLoss)
+        << "byte " << at << " of " << clean.size() << ": " << status;
+    ASSERT_THAT(status.message(), HasSubstr("damaged")) << "byte " << at;
+  }
+}
+
+#endif  // MESHSIM_HDF5_SLOW_TESTS
 
 }  // namespace
 }  // namespace meshsim::sim

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include "sim/cli.h"
 #include "sim/hdf5_io.h"
 #include "sim/options.h"
+#include "sim/temp_files.h"
 #include "tests/sim/cli_testing.h"
 
 namespace meshsim::sim {
@@ -432,17 +434,30 @@ TEST(SweepTest, KeepGoingStoresFailedRunsWithTheirErrors) {
 }
 
 TEST(SweepTest, InterruptLeavesNoArchive) {
-  // Enough runs that the interrupt lands mid-sweep; SIGINT is handled (flag), not fatal.
-  // Eight runs of ~0.8 s each: the signal at 0.3 s lands during the first; the sweep must never
-  // finish first (a SIGINT after the sweep restored the default handler would end the test).
+  // SIGINT is handled by the sweep (a flag), not fatal, only while the sweep's own handler is
+  // installed: the signal is raised as soon as that handler replaces meshsim's (installed here
+  // first, as Main does), not after a guessed delay. Eight runs of ~0.8 s each: the sweep cannot
+  // finish (and restore meshsim's handler, which would exit) before the signal lands.
   const std::string ini = Write("long.ini",
                                 "hidden = 1024\nbatch = 128\nseq = 512\nchips = 256\nmesh = "
                                 "16x16\nslices = 8\nlayers = 1 2 3 4 5 6 7 8\n");
   const std::string h5 = Temp("interrupted.h5");
   fs::remove(h5);
-  std::thread killer([] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    std::raise(SIGINT);
+  InstallInterruptCleanup();
+  struct sigaction meshsim_handler {};
+  ASSERT_EQ(sigaction(SIGINT, nullptr, &meshsim_handler), 0);
+  std::thread killer([&] {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < give_up) {
+      struct sigaction now {};
+      sigaction(SIGINT, nullptr, &now);
+      if (now.sa_handler != meshsim_handler.sa_handler) {
+        std::raise(SIGINT);  // The sweep's handler is in place.
+        return;
+      }
+      std::this_thread::yield();
+    }
+    ADD_FAILURE() << "the sweep never installed its SIGINT handler";
   });
   std::string out, err;
   const int status = Cli({"sweep", ini, "--out", h5, "--jobs", "1"}, &out, &err);
