@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """ATP Figure 10: out/sweep.h5 (8 GPUs: IC1 as run, IC1 peer-to-peer, IC2, IC3), out/ib16.h5
 (16 GPUs, IC4) and out/ic1_ring_bridge.h5 (IC1, bridge fitted to the 8-GPU ring) →
 atp_fig10_sota.{png,svg,csv} (committed) and out/table.md. TFLOPS per GPU of Megatron-LM, 2D/2.5D
@@ -32,6 +32,9 @@ PAPER = {
 
 def main():
     here = mr.here(__file__)
+    mr.require(__file__, "out/sweep.h5",
+               "out/ib16.h5",
+               "out/ic1_ring_bridge.h5")  # else: what to run first, exit 2
     out = mr.here(__file__, "out")
     rows = mr.read_summary(os.path.join(out, "sweep.h5"), config_keys=["system", "mesh"])
     rows += mr.read_summary(os.path.join(out, "ib16.h5"), config_keys=["system", "mesh"])

@@ -83,13 +83,10 @@ def run_cases(here, name, methods):
 def plot_cases(here, name, methods, title):
     """HERE/NAME.csv → NAME.png (200 dpi) + NAME.svg: grouped bars per Table 2 case, one bar per
     (label, color) of `methods`."""
-    import matplotlib
+    import plotenv  # re-executes under /usr/bin/python3 when matplotlib is missing
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams["svg.hashsalt"] = "meshsim"  # Reproducible SVG ids.
-    rows = read_csv(os.path.join(here, f"{name}.csv"))
+    plt = plotenv.pyplot()
+    rows = read_csv(plotenv.require(os.path.join(here, "plot.py"), f"{name}.csv"))
     fig, ax = plt.subplots(figsize=(11, 3.8))
     width = 0.8 / len(methods)
     for k, (method, color) in enumerate(methods):

@@ -1,9 +1,9 @@
 """Shared helpers for the results/ plot scripts (a python3 with h5py + matplotlib).
 
-Importing this module first makes sure the interpreter has h5py and matplotlib: the `python3` on
-PATH may be a pyenv or venv interpreter without them, in which case the script is re-executed
-under Debian's /usr/bin/python3; if no interpreter has them it stops with one line saying what to
-install. So every plot script runs as `python3 plot.py` (or `./plot.py`).
+Importing this module first makes sure the interpreter has h5py and matplotlib (plotenv.py: the
+script is re-executed under Debian's /usr/bin/python3 when the `python3` on PATH lacks them). So
+every plot script runs as `python3 plot.py` in its folder or `python3 results/<item>/plot.py`
+from the repository root.
 
 Read a meshsim sweep archive's /summary (docs/hdf5.md) into rows, pick the best run per group,
 and write markdown tables. Usage from a plot script in results/<item>/:
@@ -12,7 +12,7 @@ and write markdown tables. Usage from a plot script in results/<item>/:
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
     import meshsim_results as mr
 
-    rows = mr.read_summary("out/sweep.h5", config_keys=["batch"])
+    rows = mr.read_summary(mr.require(__file__, "out/sweep.h5"), config_keys=["batch"])
     best = mr.best_by(rows, ["model", "chips", "algorithm"])      # max flop_utilization
     print(mr.markdown_table(["model", "util"], [[m, mr.pct(r["flop_utilization"])] for ...]))
 
@@ -24,34 +24,14 @@ adds values from each run's stored /runs/<name>/config (for keys that were fixed
 swept, e.g. "batch" or "topology"; None where the run does not read the key).
 """
 
-import importlib.util
 import math
 import os
 import sys
 
-DEBIAN_PYTHON = "/usr/bin/python3"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plotenv  # noqa: E402  (the interpreter check; see plotenv.py)
 
-
-def _ensure_interpreter():
-    """Re-exec under Debian's python3 when this one lacks h5py or matplotlib; else exit 2 with a
-    one-line message."""
-    missing = [m for m in ("matplotlib", "h5py") if importlib.util.find_spec(m) is None]
-    if not missing:
-        return
-    here_exe = os.path.realpath(sys.executable or "")
-    if (os.path.exists(DEBIAN_PYTHON) and os.path.realpath(DEBIAN_PYTHON) != here_exe
-            and not os.environ.get("MESHSIM_PLOT_REEXEC")):
-        os.environ["MESHSIM_PLOT_REEXEC"] = "1"
-        # orig_argv (3.10+) keeps `-c CODE` and `-m MODULE`, which sys.argv loses.
-        args = sys.orig_argv[1:] if hasattr(sys, "orig_argv") else sys.argv
-        os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON] + args)
-    sys.stderr.write(f"{os.path.basename(sys.argv[0] or 'plot')}: no python3 with "
-                     f"{' and '.join(missing)} (tried {sys.executable}, {DEBIAN_PYTHON}); "
-                     "install them: apt install python3-matplotlib python3-h5py\n")
-    sys.exit(2)
-
-
-_ensure_interpreter()
+plotenv.ensure("matplotlib", "h5py")
 
 import h5py  # noqa: E402
 
@@ -81,9 +61,8 @@ COLORS = {
 MODELS = {"gpt3": "GPT-3", "megatron-nlg": "Megatron-NLG"}
 
 
-def here(script_file, *parts):
-    """Path relative to the folder of `script_file` (pass __file__)."""
-    return os.path.join(os.path.dirname(os.path.abspath(script_file)), *parts)
+here = plotenv.here        # path relative to a plot script's folder
+require = plotenv.require  # its input files, or one line saying what to run first (exit 2)
 
 
 def _to_number(text):
@@ -189,15 +168,7 @@ def pct(x, digits=1):
     return f"{100 * x:.{digits}f}%"
 
 
-def markdown_table(headers, rows, align=None):
-    """A GitHub markdown table; `align` is a string of 'l'/'r' per column (default: l then r)."""
-    if align is None:
-        align = "l" + "r" * (len(headers) - 1)
-    sep = ["---:" if a == "r" else "---" for a in align]
-    lines = ["| " + " | ".join(str(h) for h in headers) + " |", "|" + "|".join(sep) + "|"]
-    for r in rows:
-        lines.append("| " + " | ".join(str(c) for c in r) + " |")
-    return "\n".join(lines) + "\n"
+markdown_table = plotenv.markdown_table
 
 
 def write_text(path, text):

@@ -17,6 +17,8 @@ PAPER_MESHSLICE_256 = {"gpt3": 0.674, "megatron-nlg": 0.822}   # Table 2 "optimi
 
 
 def main():
+    mr.require(__file__, "out/sweep.h5",
+               "out/meshslice_search.h5")  # else: what to run first, exit 2
     out = mr.here(__file__, "out")
     best = mr.scaling_rows(mr.read_summary(os.path.join(out, "sweep.h5")),
                            mr.read_summary(os.path.join(out, "meshslice_search.h5")))

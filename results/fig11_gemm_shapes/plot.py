@@ -91,6 +91,8 @@ def draw_panel(ax, model, util, label, title):
 
 
 def main():
+    mr.require(__file__, "out/sweep.h5",
+               "out/block.h5")  # else: what to run first, exit 2
     out = mr.here(__file__, "out")
     rows = mr.read_summary(os.path.join(out, "sweep.h5"))
     best = mr.best_by(rows, ["gemm", "dataflow", "algorithm"])

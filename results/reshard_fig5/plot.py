@@ -1,17 +1,13 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Figure 5 plot: fig5.csv → fig5.png (200 dpi) + fig5.svg."""
 import os
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-plt.rcParams["svg.hashsalt"] = "meshsim"  # Reproducible SVG ids.
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import plotenv  # noqa: E402  (first: re-executes under /usr/bin/python3 without matplotlib)
 import meshsim_reshard as mrs  # noqa: E402
+
+plt = plotenv.pyplot()
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LABELS = {"send-recv": "Send/Recv", "local-allgather": "Alpa (local all-gather)",
@@ -22,7 +18,7 @@ STYLE = {"send-recv": ("#1f77b4", "o"), "local-allgather": ("#ff7f0e", "s"),
 
 
 def main():
-    rows = mrs.read_csv(os.path.join(HERE, "fig5.csv"))
+    rows = mrs.read_csv(plotenv.require(__file__, "fig5.csv"))
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     for ax, group, xkey, xlabel in [(axes[0], "1 host", "receiver_gpus", "#GPUs (one host)"),
                                     (axes[1], "2 GPUs/host", "receiver_hosts",

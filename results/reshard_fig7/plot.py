@@ -1,10 +1,11 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Figure 7 plot: fig7.csv → fig7.png (200 dpi) + fig7.svg, aggregate TFLOPS per case and method."""
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
+import plotenv  # noqa: E402,F401  (first: re-executes under /usr/bin/python3 without matplotlib)
 import meshsim_reshard as mrs  # noqa: E402
 
 METHODS = [("Send/Recv", "#1f77b4"), ("Alpa", "#ff7f0e"), ("Broadcast", "#2ca02c"),
@@ -17,7 +18,7 @@ if __name__ == "__main__":
     import matplotlib.pyplot as plt
 
     plt.rcParams["svg.hashsalt"] = "meshsim"  # Reproducible SVG ids.
-    rows = mrs.read_csv(os.path.join(HERE, "fig7.csv"))
+    rows = mrs.read_csv(plotenv.require(__file__, "fig7.csv"))
     groups = []
     for r in rows:
         if (r["case"], r["dp_op_pp"]) not in groups:

@@ -1,10 +1,11 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Figure 9 plot: fig9.csv → fig9.png (200 dpi) + fig9.svg, aggregate TFLOPS per microbatch count."""
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
+import plotenv  # noqa: E402,F401  (first: re-executes under /usr/bin/python3 without matplotlib)
 import meshsim_reshard as mrs  # noqa: E402
 
 METHODS = [("Broadcast", "#2ca02c"), ("Overlap", "#1f77b4"), ("Eager-1F1B", "#d62728"),
@@ -17,7 +18,7 @@ if __name__ == "__main__":
     import matplotlib.pyplot as plt
 
     plt.rcParams["svg.hashsalt"] = "meshsim"  # Reproducible SVG ids.
-    rows = mrs.read_csv(os.path.join(HERE, "fig9.csv"))
+    rows = mrs.read_csv(plotenv.require(__file__, "fig9.csv"))
     counts = sorted({int(r["microbatches"]) for r in rows})
     fig, ax = plt.subplots(figsize=(7, 3.6))
     width = 0.8 / len(METHODS)
