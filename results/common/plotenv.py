@@ -126,3 +126,10 @@ def readme_table(readme, name, headers, rows, align=None):
         f.write(new)
     print(f"wrote {rel(readme)} ({name})")
     return True
+
+
+def read_csv(path):
+    """A CSV as a list of dicts (one per row)."""
+    import csv
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
