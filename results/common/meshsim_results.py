@@ -226,10 +226,12 @@ def scaling_rows(main_rows, search_rows):
     return best_by(rows, ["model", "chips", "algorithm"])
 
 
-def plot_scaling(best, chips_list, algorithms, title, path, na_note=None):
+def plot_scaling(best, chips_list, algorithms, title, path, na_note=None, paper=()):
     """Grouped bars: FLOP utilization per chip count, one bar per algorithm, one panel per model.
-    Missing (model, chips, algorithm) points are marked N/A. Writes `path` (without .png) as
-    PNG + SVG (save_figure)."""
+    Missing (model, chips, algorithm) points are marked N/A. `paper`: [(model, chips, algorithm,
+    utilization, legend label, marker)] drawn as black markers over that algorithm's bar, with
+    the value written beside (the paper's number beside meshsim's). Writes `path` (without .png)
+    as PNG + SVG (save_figure)."""
     plt = setup_matplotlib()
     models = [m for m in MODELS if any(k[0] == m for k in best)]
     fig, axes = plt.subplots(len(models), 1, figsize=(11, 3.6 * len(models)), squeeze=False)
@@ -249,12 +251,27 @@ def plot_scaling(best, chips_list, algorithms, title, path, na_note=None):
             ax.bar(xs, ys, width, label=LABELS[alg], color=COLORS[alg],
                    hatch="//" if alg == "meshslice-search" else None, edgecolor="white",
                    linewidth=0.3)
+        seen = set()
+        for p_model, p_chips, p_alg, value, p_label, marker in paper:
+            if p_model != model or p_chips not in chips_list or p_alg not in algorithms:
+                continue
+            x = (chips_list.index(p_chips) +
+                 (algorithms.index(p_alg) - (len(algorithms) - 1) / 2) * width)
+            ax.plot([x], [100 * value], marker=marker, color="black", ms=8, ls="none",
+                    label=p_label if p_label not in seen else None)
+            seen.add(p_label)
+            ax.annotate(f"{100 * value:.1f}", (x, 100 * value), xytext=(5, 0),
+                        textcoords="offset points", fontsize=7, va="center")
         ax.set_xticks(range(len(chips_list)))
         ax.set_xticklabels([f"{c} chips" for c in chips_list])
         ax.set_ylabel("FLOP utilization (%)")
         ax.set_ylim(0, 100)
         ax.set_title(f"{MODELS[model]}")
-    axes[0, 0].legend(ncol=4, fontsize=8, loc="upper right")
+    if paper:  # Each panel: its bars and the paper markers it draws.
+        for ax in axes[:, 0]:
+            ax.legend(ncol=5, fontsize=7, loc="upper right")
+    else:
+        axes[0, 0].legend(ncol=4, fontsize=8, loc="upper right")
     axes[-1, 0].set_xlabel("cluster size (each algorithm on its best mesh shape)")
     fig.suptitle(title)
     if na_note:
@@ -262,6 +279,20 @@ def plot_scaling(best, chips_list, algorithms, title, path, na_note=None):
     fig.tight_layout()
     save_figure(fig, path[:-4] if path.endswith(".png") else path)
     plt.close(fig)
+
+
+def scaling_from_csv(path):
+    """The `best` dict of a scaling figure read back from its committed CSV (scaling_csv), so the
+    figure can be redrawn without the archives: {(model, chips, algorithm): row}."""
+    import csv
+    best = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            best[(r["model"], int(r["chips"]), r["algorithm"])] = {
+                "mesh": r["mesh"], "slices": r["slices"],
+                "flop_utilization": float(r["flop_utilization"]),
+                "makespan_s": float(r["makespan_s"])}
+    return best
 
 
 def scaling_table(best, chips_list, algorithms):
