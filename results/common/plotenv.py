@@ -47,9 +47,12 @@ def ensure(*modules):
         # orig_argv (3.10+) keeps `-c CODE` and `-m MODULE`, which sys.argv loses.
         args = sys.orig_argv[1:] if hasattr(sys, "orig_argv") else sys.argv
         os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON] + args)
+    # The install hint names every plotting module this interpreter lacks (the results/ scripts
+    # use both), not only the one this check was asked about first.
+    install = missing + [m for m in _APT if m not in missing and importlib.util.find_spec(m) is None]
     sys.stderr.write(f"{_script_name()}: no python3 with {' and '.join(missing)} (tried "
                      f"{sys.executable}, {DEBIAN_PYTHON}); install them: apt install "
-                     f"{' '.join(_APT.get(m, m) for m in missing)}\n")
+                     f"{' '.join(_APT.get(m, m) for m in install)}\n")
     sys.exit(2)
 
 
