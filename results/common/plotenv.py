@@ -78,14 +78,16 @@ def run_hint(script_file):
     return f"results/run_all.sh {os.path.basename(folder)}"
 
 
-def require(script_file, *paths, hint=None):
+def require(script_file, *paths, hint=None, note=None):
     """Absolute paths of `paths` (relative to the script's folder). When one is missing, print
-    one line naming it and the command to run first, and exit 2. Returns one path or a list."""
+    one line naming it and the command to run first (`hint`, default run_hint; `note` appended
+    in parentheses), and exit 2. Returns one path or a list."""
     full = [here(script_file, p) for p in paths]
     for p in full:
         if not os.path.exists(p):
             sys.stderr.write(f"{_script_name()}: {rel(p)} is missing; run "
-                             f"{hint or run_hint(script_file)} first\n")
+                             f"{hint or run_hint(script_file)} first"
+                             f"{f' ({note})' if note else ''}\n")
             sys.exit(2)
     return full[0] if len(full) == 1 else full
 

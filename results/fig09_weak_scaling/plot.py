@@ -46,7 +46,8 @@ def main():
         draw(mr.scaling_from_csv(mr.require(__file__, "fig09_weak_scaling.csv")))
         return
     mr.require(__file__, "out/sweep.h5",
-               "out/meshslice_search.h5")  # else: what to run first, exit 2
+               "out/meshslice_search.h5",
+               note="or plot.py --from-csv to redraw from the committed CSV")
     out = mr.here(__file__, "out")
     best = mr.scaling_rows(mr.read_summary(os.path.join(out, "sweep.h5")),
                            mr.read_summary(os.path.join(out, "meshslice_search.h5")))

@@ -161,7 +161,8 @@ def main():
         draw_in_block(plt, util_from_csv(path), lambda m, a: meshes[(m, a)])
         return
     mr.require(__file__, "out/sweep.h5",
-               "out/block.h5")  # else: what to run first, exit 2
+               "out/block.h5",
+               note="or plot.py --from-csv to redraw from the committed CSV")
     out = mr.here(__file__, "out")
     rows = mr.read_summary(os.path.join(out, "sweep.h5"))
     best = mr.best_by(rows, ["gemm", "dataflow", "algorithm"])
