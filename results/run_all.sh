@@ -9,7 +9,7 @@
 #   - run.sh if the folder has one (items that need `meshsim tune --validate` or several tools),
 #   - else `meshsim sweep` of every *.ini in it: experiment.ini → out/sweep.h5, NAME.ini →
 #     out/NAME.h5 (the printed summary goes to out/<same>.txt),
-#   - then `python3 plot.py` (results/common re-executes it under Debian's /usr/bin/python3 when
+#   - then `python3 plot.py` (results/common/plotenv.py re-executes it under Debian's /usr/bin/python3 when
 #     the python3 on PATH lacks h5py or matplotlib): out/table.md and the committed figure
 #     (NAME.png at 200 dpi, NAME.svg, NAME.csv) beside each item's README.
 # Prints each item's wall time and the total, and keeps them in results/out/run_all_times.txt.

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """ATP Figure 12: out/switch.h5 (IC5 nvl-switch), out/torus.h5 (IC6 gpu-torus) →
 atp_fig12_topologies.{png,svg,csv} (committed) and out/table.md.
 
@@ -33,6 +33,8 @@ def formula_opt(n):
 
 def main():
     here = mr.here(__file__)
+    mr.require(__file__, "out/switch.h5",
+               "out/torus.h5")  # else: what to run first, exit 2
     out = mr.here(__file__, "out")
     plt = mr.setup_matplotlib()
     fig, axes = plt.subplots(1, len(SYSTEMS), figsize=(11, 4), squeeze=False)

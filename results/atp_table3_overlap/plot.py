@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """ATP Table 3 (chunk-based overlap): out/sweep.h5 → out/table.md and
 atp_table3_overlap.{png,svg,csv} (committed). TFLOPS per GPU of ATP with
 chunks 1 (its best mesh: the baseline), 2 and 4 (on the baseline's mesh) on four interconnects,
@@ -23,6 +23,7 @@ PAPER = {
 
 
 def main():
+    mr.require(__file__, "out/sweep.h5")  # else one line: what to run first (exit 2)
     out = mr.here(__file__, "out")
     rows = mr.read_summary(os.path.join(out, "sweep.h5"))
     by = {(r["system"], r["model"], r["mesh"], int(r["chunks"])): r for r in rows}

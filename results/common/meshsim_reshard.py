@@ -80,17 +80,8 @@ def run_cases(here, name, methods):
                "model_time_s", "inter_host_bytes"], rows)
 
 
-def plot_cases(here, name, methods, title):
-    """HERE/NAME.csv → NAME.png (200 dpi) + NAME.svg: grouped bars per Table 2 case, one bar per
-    (label, color) of `methods`."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams["svg.hashsalt"] = "meshsim"  # Reproducible SVG ids.
-    rows = read_csv(os.path.join(here, f"{name}.csv"))
-    fig, ax = plt.subplots(figsize=(11, 3.8))
+def draw_cases(ax, rows, methods, title):
+    """Grouped bars on `ax`: time per Table 2 case, one bar per (label, color) of `methods`."""
     width = 0.8 / len(methods)
     for k, (method, color) in enumerate(methods):
         xs, ys = [], []
@@ -106,6 +97,17 @@ def plot_cases(here, name, methods, title):
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8, ncol=len(methods))
     ax.set_title(title, fontsize=10)
+
+
+def plot_cases(here, name, methods, title):
+    """HERE/NAME.csv → NAME.png (200 dpi) + NAME.svg: grouped bars per Table 2 case, one bar per
+    (label, color) of `methods`."""
+    import plotenv  # re-executes under /usr/bin/python3 when matplotlib is missing
+
+    plt = plotenv.pyplot()
+    rows = read_csv(plotenv.require(os.path.join(here, "plot.py"), f"{name}.csv"))
+    fig, ax = plt.subplots(figsize=(11, 3.8))
+    draw_cases(ax, rows, methods, title)
     fig.tight_layout()
     fig.savefig(os.path.join(here, f"{name}.png"), dpi=200)
     fig.savefig(os.path.join(here, f"{name}.svg"), metadata={"Date": None})

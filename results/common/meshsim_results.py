@@ -1,9 +1,9 @@
 """Shared helpers for the results/ plot scripts (a python3 with h5py + matplotlib).
 
-Importing this module first makes sure the interpreter has h5py and matplotlib: the `python3` on
-PATH may be a pyenv or venv interpreter without them, in which case the script is re-executed
-under Debian's /usr/bin/python3; if no interpreter has them it stops with one line saying what to
-install. So every plot script runs as `python3 plot.py` (or `./plot.py`).
+Importing this module first makes sure the interpreter has h5py and matplotlib (plotenv.py: the
+script is re-executed under Debian's /usr/bin/python3 when the `python3` on PATH lacks them). So
+every plot script runs as `python3 plot.py` in its folder or `python3 results/<item>/plot.py`
+from the repository root.
 
 Read a meshsim sweep archive's /summary (docs/hdf5.md) into rows, pick the best run per group,
 and write markdown tables. Usage from a plot script in results/<item>/:
@@ -12,7 +12,7 @@ and write markdown tables. Usage from a plot script in results/<item>/:
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
     import meshsim_results as mr
 
-    rows = mr.read_summary("out/sweep.h5", config_keys=["batch"])
+    rows = mr.read_summary(mr.require(__file__, "out/sweep.h5"), config_keys=["batch"])
     best = mr.best_by(rows, ["model", "chips", "algorithm"])      # max flop_utilization
     print(mr.markdown_table(["model", "util"], [[m, mr.pct(r["flop_utilization"])] for ...]))
 
@@ -24,34 +24,14 @@ adds values from each run's stored /runs/<name>/config (for keys that were fixed
 swept, e.g. "batch" or "topology"; None where the run does not read the key).
 """
 
-import importlib.util
 import math
 import os
 import sys
 
-DEBIAN_PYTHON = "/usr/bin/python3"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import plotenv  # noqa: E402  (the interpreter check; see plotenv.py)
 
-
-def _ensure_interpreter():
-    """Re-exec under Debian's python3 when this one lacks h5py or matplotlib; else exit 2 with a
-    one-line message."""
-    missing = [m for m in ("matplotlib", "h5py") if importlib.util.find_spec(m) is None]
-    if not missing:
-        return
-    here_exe = os.path.realpath(sys.executable or "")
-    if (os.path.exists(DEBIAN_PYTHON) and os.path.realpath(DEBIAN_PYTHON) != here_exe
-            and not os.environ.get("MESHSIM_PLOT_REEXEC")):
-        os.environ["MESHSIM_PLOT_REEXEC"] = "1"
-        # orig_argv (3.10+) keeps `-c CODE` and `-m MODULE`, which sys.argv loses.
-        args = sys.orig_argv[1:] if hasattr(sys, "orig_argv") else sys.argv
-        os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON] + args)
-    sys.stderr.write(f"{os.path.basename(sys.argv[0] or 'plot')}: no python3 with "
-                     f"{' and '.join(missing)} (tried {sys.executable}, {DEBIAN_PYTHON}); "
-                     "install them: apt install python3-matplotlib python3-h5py\n")
-    sys.exit(2)
-
-
-_ensure_interpreter()
+plotenv.ensure("matplotlib", "h5py")
 
 import h5py  # noqa: E402
 
@@ -81,9 +61,8 @@ COLORS = {
 MODELS = {"gpt3": "GPT-3", "megatron-nlg": "Megatron-NLG"}
 
 
-def here(script_file, *parts):
-    """Path relative to the folder of `script_file` (pass __file__)."""
-    return os.path.join(os.path.dirname(os.path.abspath(script_file)), *parts)
+here = plotenv.here        # path relative to a plot script's folder
+require = plotenv.require  # its input files, or one line saying what to run first (exit 2)
 
 
 def _to_number(text):
@@ -189,15 +168,7 @@ def pct(x, digits=1):
     return f"{100 * x:.{digits}f}%"
 
 
-def markdown_table(headers, rows, align=None):
-    """A GitHub markdown table; `align` is a string of 'l'/'r' per column (default: l then r)."""
-    if align is None:
-        align = "l" + "r" * (len(headers) - 1)
-    sep = ["---:" if a == "r" else "---" for a in align]
-    lines = ["| " + " | ".join(str(h) for h in headers) + " |", "|" + "|".join(sep) + "|"]
-    for r in rows:
-        lines.append("| " + " | ".join(str(c) for c in r) + " |")
-    return "\n".join(lines) + "\n"
+markdown_table = plotenv.markdown_table
 
 
 def write_text(path, text):
@@ -255,10 +226,12 @@ def scaling_rows(main_rows, search_rows):
     return best_by(rows, ["model", "chips", "algorithm"])
 
 
-def plot_scaling(best, chips_list, algorithms, title, path, na_note=None):
+def plot_scaling(best, chips_list, algorithms, title, path, na_note=None, paper=()):
     """Grouped bars: FLOP utilization per chip count, one bar per algorithm, one panel per model.
-    Missing (model, chips, algorithm) points are marked N/A. Writes `path` (without .png) as
-    PNG + SVG (save_figure)."""
+    Missing (model, chips, algorithm) points are marked N/A. `paper`: [(model, chips, algorithm,
+    utilization, legend label, marker)] drawn as black markers over that algorithm's bar, with
+    the value written beside (the paper's number beside meshsim's). Writes `path` (without .png)
+    as PNG + SVG (save_figure)."""
     plt = setup_matplotlib()
     models = [m for m in MODELS if any(k[0] == m for k in best)]
     fig, axes = plt.subplots(len(models), 1, figsize=(11, 3.6 * len(models)), squeeze=False)
@@ -278,12 +251,27 @@ def plot_scaling(best, chips_list, algorithms, title, path, na_note=None):
             ax.bar(xs, ys, width, label=LABELS[alg], color=COLORS[alg],
                    hatch="//" if alg == "meshslice-search" else None, edgecolor="white",
                    linewidth=0.3)
+        seen = set()
+        for p_model, p_chips, p_alg, value, p_label, marker in paper:
+            if p_model != model or p_chips not in chips_list or p_alg not in algorithms:
+                continue
+            x = (chips_list.index(p_chips) +
+                 (algorithms.index(p_alg) - (len(algorithms) - 1) / 2) * width)
+            ax.plot([x], [100 * value], marker=marker, color="black", ms=8, ls="none",
+                    label=p_label if p_label not in seen else None)
+            seen.add(p_label)
+            ax.annotate(f"{100 * value:.1f}", (x, 100 * value), xytext=(5, 0),
+                        textcoords="offset points", fontsize=7, va="center")
         ax.set_xticks(range(len(chips_list)))
         ax.set_xticklabels([f"{c} chips" for c in chips_list])
         ax.set_ylabel("FLOP utilization (%)")
         ax.set_ylim(0, 100)
         ax.set_title(f"{MODELS[model]}")
-    axes[0, 0].legend(ncol=4, fontsize=8, loc="upper right")
+    if paper:  # Each panel: its bars and the paper markers it draws.
+        for ax in axes[:, 0]:
+            ax.legend(ncol=5, fontsize=7, loc="upper right")
+    else:
+        axes[0, 0].legend(ncol=4, fontsize=8, loc="upper right")
     axes[-1, 0].set_xlabel("cluster size (each algorithm on its best mesh shape)")
     fig.suptitle(title)
     if na_note:
@@ -291,6 +279,20 @@ def plot_scaling(best, chips_list, algorithms, title, path, na_note=None):
     fig.tight_layout()
     save_figure(fig, path[:-4] if path.endswith(".png") else path)
     plt.close(fig)
+
+
+def scaling_from_csv(path):
+    """The `best` dict of a scaling figure read back from its committed CSV (scaling_csv), so the
+    figure can be redrawn without the archives: {(model, chips, algorithm): row}."""
+    import csv
+    best = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            best[(r["model"], int(r["chips"]), r["algorithm"])] = {
+                "mesh": r["mesh"], "slices": r["slices"],
+                "flop_utilization": float(r["flop_utilization"]),
+                "makespan_s": float(r["makespan_s"])}
+    return best
 
 
 def scaling_table(best, chips_list, algorithms):

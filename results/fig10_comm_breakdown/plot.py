@@ -13,6 +13,7 @@ PARTS = [("comm.launch_s", "launch", "#1f77b4"), ("comm.transfer_s", "transfer",
 
 
 def main():
+    mr.require(__file__, "out/sweep.h5")  # else one line: what to run first (exit 2)
     out = mr.here(__file__, "out")
     best = mr.best_by(mr.read_summary(os.path.join(out, "sweep.h5")), ["model", "algorithm"])
     plt = mr.setup_matplotlib()

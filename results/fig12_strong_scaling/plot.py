@@ -12,6 +12,8 @@ ALGS = ["meshslice", "meshslice-search", "collective", "wang", "summa", "cannon"
 
 
 def main():
+    mr.require(__file__, "out/sweep.h5",
+               "out/meshslice_search.h5")  # else: what to run first, exit 2
     out = mr.here(__file__, "out")
     best = mr.scaling_rows(mr.read_summary(os.path.join(out, "sweep.h5")),
                            mr.read_summary(os.path.join(out, "meshslice_search.h5")))

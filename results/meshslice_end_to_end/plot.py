@@ -12,7 +12,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def main():
-    rows = list(csv.DictReader(open(os.path.join(HERE, "end_to_end.csv"))))
+    with open(mr.require(__file__, "end_to_end.csv")) as f:
+        rows = list(csv.DictReader(f))
     plt = mr.setup_matplotlib()
     fig, ax = plt.subplots(figsize=(7, 3.2))
     labels = [f"{r['model']}\n{'FC layers' if r['workload'] == 'llm' else 'whole layer'}"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Figure 8: the nine Table 2 cases under each method, then plot.
+# Figure 8: the nine Table 2 cases under each method -> fig8.csv (plot: plot.py).
 set -e
 here=$(dirname "$0")
 /usr/bin/python3 "$here/run.py"

@@ -12,6 +12,7 @@ PAPER = {"gpt3": (0.556, 0.674, 0.212), "megatron-nlg": (0.782, 0.822, 0.051)}
 
 
 def main():
+    mr.require(__file__, "out/sweep.h5")  # else one line: what to run first (exit 2)
     out = mr.here(__file__, "out")
     rows = mr.read_summary(os.path.join(out, "sweep.h5"), config_keys=["mesh", "slices"])
     r = {(x["model"], x["dataflow"]): x for x in rows}

@@ -66,6 +66,12 @@ def measured_cost_model(path):
 
 
 def main():
+    mr.require(__file__, "out/sweep.h5",
+               "out/batch.h5",
+               "out/tune_gpt3.json",
+               "out/tune_megatron-nlg.json",
+               "out/collective_gpt3.h5",
+               "out/collective_megatron-nlg.h5")  # else: what to run first, exit 2
     out = mr.here(__file__, "out")
     rows = mr.read_summary(os.path.join(out, "sweep.h5"))
     auto = {}  # the runs' resolved S for "auto" comes back as the per-layer list

@@ -1,0 +1,140 @@
+"""What every results/*/plot.py needs before it draws: the right interpreter, its own folder, and
+its input data. Import it first (its import does the interpreter check):
+
+    import os, sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+    import plotenv  # noqa: E402  (re-executes under /usr/bin/python3 when matplotlib is missing)
+
+    csv_path = plotenv.require(__file__, "fig5.csv")          # exit 2 with one line if missing
+    h5 = plotenv.require(__file__, "out/sweep.h5", "out/meshslice_search.h5")
+
+- The interpreter: the `python3` on PATH may be a pyenv or venv interpreter without matplotlib
+  (or h5py, for the scripts that read archives: meshsim_results calls `ensure("h5py")`). Then the
+  script is re-executed under Debian's /usr/bin/python3; if that one lacks them too it stops with
+  one line saying what to install (exit 2).
+- Paths: every path is taken relative to the script's own folder, so `python3 plot.py` in the
+  figure's folder and `python3 results/<item>/plot.py` from the repository root do the same.
+- Missing data: `require` prints `plot.py: results/<item>/out/sweep.h5 is missing; run
+  results/<item>/run.sh first` (or `results/run_all.sh <item>` for items without a run.sh) and
+  exits 2, instead of a traceback from h5py or open().
+- Markdown tables in READMEs: `readme_table` renders rows between two marker comments
+  (`<!-- NAME:begin -->` … `<!-- NAME:end -->`) so a script can rewrite them from a CSV.
+"""
+
+import importlib.util
+import os
+import sys
+
+DEBIAN_PYTHON = "/usr/bin/python3"
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+_APT = {"matplotlib": "python3-matplotlib", "h5py": "python3-h5py"}
+
+
+def _script_name():
+    return os.path.basename(sys.argv[0] or "plot.py") or "plot.py"
+
+
+def ensure(*modules):
+    """Re-exec the running script under Debian's python3 when this interpreter lacks one of
+    `modules`; exit 2 with one line when that one lacks them too."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if not missing:
+        return
+    here_exe = os.path.realpath(sys.executable or "")
+    if (os.path.exists(DEBIAN_PYTHON) and os.path.realpath(DEBIAN_PYTHON) != here_exe
+            and not os.environ.get("MESHSIM_PLOT_REEXEC")):
+        os.environ["MESHSIM_PLOT_REEXEC"] = "1"
+        # orig_argv (3.10+) keeps `-c CODE` and `-m MODULE`, which sys.argv loses.
+        args = sys.orig_argv[1:] if hasattr(sys, "orig_argv") else sys.argv
+        os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON] + args)
+    # The install hint names every plotting module this interpreter lacks (the results/ scripts
+    # use both), not only the one this check was asked about first.
+    install = missing + [m for m in _APT if m not in missing and importlib.util.find_spec(m) is None]
+    sys.stderr.write(f"{_script_name()}: no python3 with {' and '.join(missing)} (tried "
+                     f"{sys.executable}, {DEBIAN_PYTHON}); install them: apt install "
+                     f"{' '.join(_APT.get(m, m) for m in install)}\n")
+    sys.exit(2)
+
+
+ensure("matplotlib")
+
+
+def here(script_file, *parts):
+    """Path of `parts` relative to the folder of `script_file` (pass __file__)."""
+    return os.path.join(os.path.dirname(os.path.abspath(script_file)), *parts)
+
+
+def rel(path):
+    """`path` as written from the repository root (for messages)."""
+    p = os.path.relpath(os.path.abspath(path), ROOT)
+    return path if p.startswith("..") else p
+
+
+def run_hint(script_file):
+    """The command that generates a figure's data: its run.sh, else run_all.sh for its item."""
+    folder = here(script_file)
+    if os.path.exists(os.path.join(folder, "run.sh")):
+        return rel(os.path.join(folder, "run.sh"))
+    return f"results/run_all.sh {os.path.basename(folder)}"
+
+
+def require(script_file, *paths, hint=None, note=None):
+    """Absolute paths of `paths` (relative to the script's folder). When one is missing, print
+    one line naming it and the command to run first (`hint`, default run_hint; `note` appended
+    in parentheses), and exit 2. Returns one path or a list."""
+    full = [here(script_file, p) for p in paths]
+    for p in full:
+        if not os.path.exists(p):
+            sys.stderr.write(f"{_script_name()}: {rel(p)} is missing; run "
+                             f"{hint or run_hint(script_file)} first"
+                             f"{f' ({note})' if note else ''}\n")
+            sys.exit(2)
+    return full[0] if len(full) == 1 else full
+
+
+def pyplot():
+    """Headless matplotlib with reproducible SVG ids; returns pyplot."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plt.rcParams["svg.hashsalt"] = "meshsim"
+    return plt
+
+
+def markdown_table(headers, rows, align=None):
+    """A GitHub Markdown table; `align` is a string of 'l'/'r' per column (default: l then r)."""
+    if align is None:
+        align = "l" + "r" * (len(headers) - 1)
+    sep = ["---:" if a == "r" else "---" for a in align]
+    lines = ["| " + " | ".join(str(h) for h in headers) + " |", "|" + "|".join(sep) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def readme_table(readme, name, headers, rows, align=None):
+    """Rewrite the text between `<!-- NAME:begin -->` and `<!-- NAME:end -->` in `readme` with the
+    Markdown table of `headers` and `rows`. Exits 2 with one line when the markers are absent.
+    Returns True when the file changed."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    with open(readme) as f:
+        text = f.read()
+    i, j = text.find(begin), text.find(end)
+    if i < 0 or j < i:
+        sys.stderr.write(f"{_script_name()}: {rel(readme)} has no '{begin}' … '{end}' markers\n")
+        sys.exit(2)
+    new = (text[:i + len(begin)] + "\n<!-- generated by " + _script_name() +
+           " from the CSV; do not edit by hand -->\n" + markdown_table(headers, rows, align) +
+           text[j:])
+    if new == text:
+        return False
+    with open(readme, "w") as f:
+        f.write(new)
+    print(f"wrote {rel(readme)} ({name})")
+    return True
+
+
+def read_csv(path):
+    """A CSV as a list of dicts (one per row)."""
+    import csv
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
