@@ -63,19 +63,25 @@ void PrintTo(const Golden& g, std::ostream* os) { *os << g.name; }
 
 class GoldenFingerprint : public testing::TestWithParam<Golden> {};
 
-TEST_P(GoldenFingerprint, MatchesStoredValue) {
-  const Golden& g = GetParam();
+// A golden's "key=value key=value set=K=V" arguments as the options parser leaves them.
+RawOptions GoldenRawOptions(const std::string& args) {
   RawOptions raw;
   for (const std::string& kv :
-       std::vector<std::string>(absl::StrSplit(g.args, ' ', absl::SkipEmpty()))) {
+       std::vector<std::string>(absl::StrSplit(args, ' ', absl::SkipEmpty()))) {
     const size_t eq = kv.find('=');
-    ASSERT_NE(eq, std::string::npos) << kv;
+    EXPECT_NE(eq, std::string::npos) << kv;
     if (kv.substr(0, eq) == "set") {
       raw.sets.push_back(kv.substr(eq + 1));
     } else {
-      raw.values.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+      raw.values.emplace_back(kv.substr(0, eq), eq == std::string::npos ? "" : kv.substr(eq + 1));
     }
   }
+  return raw;
+}
+
+TEST_P(GoldenFingerprint, MatchesStoredValue) {
+  const Golden& g = GetParam();
+  const RawOptions raw = GoldenRawOptions(g.args);
   absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
   ASSERT_TRUE(o.ok()) << o.status();
   absl::StatusOr<RunRecord> r = Simulate(*o);
@@ -99,16 +105,7 @@ INSTANTIATE_TEST_SUITE_P(Runs, GoldenFingerprint, testing::ValuesIn(Goldens()),
 // ways: the record's config as options, and the archive's config as a --config file.
 void ExpectReplaysTheSameRun(const std::string& name, const std::string& args) {
   SCOPED_TRACE(name);
-  RawOptions raw;
-  for (const std::string& kv :
-       std::vector<std::string>(absl::StrSplit(args, ' ', absl::SkipEmpty()))) {
-    const size_t eq = kv.find('=');
-    if (kv.substr(0, eq) == "set") {
-      raw.sets.push_back(kv.substr(eq + 1));
-    } else {
-      raw.values.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-    }
-  }
+  const RawOptions raw = GoldenRawOptions(args);
   absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
   ASSERT_TRUE(o.ok()) << o.status();
   absl::StatusOr<RunRecord> first = Simulate(*o);
