@@ -437,6 +437,33 @@ absl::StatusOr<std::vector<RunOptions>> ResolveSweepRuns(const Experiment& e,
   return options;
 }
 
+bool InOrderWindow::MayStart(int i) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return closed_ || i < written_ + width_;
+}
+
+bool InOrderWindow::WaitToStart(int i) {
+  std::unique_lock<std::mutex> lock(mu_);
+  room_.wait(lock, [&] { return closed_ || i < written_ + width_; });
+  return !closed_;
+}
+
+void InOrderWindow::Written() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++written_;
+  }
+  room_.notify_all();
+}
+
+void InOrderWindow::Close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+  }
+  room_.notify_all();
+}
+
 absl::StatusOr<std::pair<int, int>> ParseShard(const std::string& text) {
   const size_t slash = text.find('/');
   int k = 0, n = 0;
@@ -576,8 +603,9 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
                            ArchiveWriter::Create(out_path, Version()));
   std::mutex mu;
   std::condition_variable done;  // A run finished (results[i] set).
-  std::condition_variable room;  // A run was written: one more may start.
-  int written = 0;               // Runs written to the archive, in run order; guarded by mu.
+  int written = 0;               // Runs written to the archive, in run order (this thread's).
+  // With --timelines, at most at_once runs hold unwritten timelines (InOrderWindow).
+  InOrderWindow window(at_once);
   std::atomic<int> next{0}, finished{0};  // Finished: in any order, failed ones too.
   for (const auto& r : results) finished += r.has_value() ? 1 : 0;
   std::atomic<bool> failed{false};
@@ -585,14 +613,7 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   for (int i : mine) options[i].cancel = &cancel;
   auto work = [&] {
     for (int i = next++; i < n && !g_interrupted && !failed; i = next++) {
-      if (timelines) {
-        // Runs are written in order, so a slow run holds back the finished ones after it; with
-        // their timelines those would pile up. At most at_once runs are unwritten (in flight or
-        // finished) at any time: run i starts only once run i - at_once has been written.
-        std::unique_lock<std::mutex> lock(mu);
-        room.wait(lock, [&] { return i < written + at_once || g_interrupted || failed; });
-        if (g_interrupted || failed) break;
-      }
+      if (timelines && !window.WaitToStart(i)) break;
       if (check_failed[i]) continue;  // Its error is in results[i] already (--keep-going).
       absl::StatusOr<RunRecord> r = Simulate(options[mine[i]]);
       if (r.ok()) {
@@ -672,18 +693,12 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
     light.error = std::move((*r)->error);
     summary.push_back(std::move(light));
     r.reset();  // The timeline is written: free it before waiting for the next run.
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      ++written;
-    }
-    room.notify_all();
+    ++written;
+    window.Written();
     draw();
   }
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    failed = failed || !status.ok();
-  }
-  room.notify_all();  // Workers waiting for room see the failure or the interrupt.
+  failed = failed || !status.ok();
+  window.Close();  // Workers waiting for room stop (after an error or an interrupt).
   if (tty && !status.ok() && finished < std::min(next.load(), n)) {
     // Interrupted: the runs in flight stop within a moment; failed: no new run starts, but
     // those in flight finish first.

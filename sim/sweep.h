@@ -27,7 +27,9 @@
 #ifndef MESHSIM_SIM_SWEEP_H_
 #define MESHSIM_SIM_SWEEP_H_
 
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -102,6 +104,34 @@ std::string SweepProgressLine(int finished, int total, double elapsed_s);
 //   SweepCheckLine(5, 12, 2) == "  checking 12 runs: 5/12 [############..................] 0m02s
 //                                elapsed "
 std::string SweepCheckLine(int checked, int total, double elapsed_s);
+
+// The rule that bounds what a sweep with --timelines holds: its runs are written in run order,
+// so a slow run holds back the finished ones after it, and with their timelines those would pile
+// up. Item i may start only once item i − width has been written, so at most `width` items are
+// unwritten (in flight or finished) at any time. Thread-safe: workers call WaitToStart, the
+// writer calls Written once per item in order, and Close on an error or an interrupt.
+//   InOrderWindow w(2);
+//   w.MayStart(1);  // true
+//   w.MayStart(2);  // false until w.Written()
+class InOrderWindow {
+ public:
+  explicit InOrderWindow(int width) : width_(width) {}
+  // Whether item i may start now (or the window is closed).
+  bool MayStart(int i) const;
+  // Blocks until item i may start; false when the window was closed instead (stop working).
+  bool WaitToStart(int i);
+  // One more item is written, in order: wakes the worker that waits for the next slot.
+  void Written();
+  // Wakes every waiting worker; WaitToStart returns false from now on.
+  void Close();
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable room_;
+  const int width_;
+  int written_ = 0;
+  bool closed_ = false;
+};
 
 // `meshsim merge OUT.h5 IN.h5...`.
 absl::Status RunMerge(const std::vector<std::string>& args, std::ostream& out);

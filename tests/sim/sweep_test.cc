@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -431,6 +432,27 @@ TEST(SweepTest, KeepGoingStoresFailedRunsWithTheirErrors) {
                 &out, &err),
             2);
   EXPECT_THAT(out, HasSubstr("\"error\": \""));
+}
+
+// The bound of sweep --timelines: item i starts once item i − width is written; Close wakes the
+// waiting workers and tells them to stop.
+TEST(InOrderWindowTest, AnItemStartsOnceTheItemWidthBeforeItIsWritten) {
+  InOrderWindow window(2);
+  EXPECT_TRUE(window.MayStart(0));
+  EXPECT_TRUE(window.MayStart(1));
+  EXPECT_FALSE(window.MayStart(2));
+  std::atomic<bool> started{false};
+  std::thread worker([&] { started = window.WaitToStart(2); });
+  window.Written();  // Item 0 written: item 2 may start.
+  worker.join();
+  EXPECT_TRUE(started);
+  EXPECT_TRUE(window.MayStart(2));
+  EXPECT_FALSE(window.MayStart(3));
+  std::atomic<bool> result{true};
+  std::thread stopped([&] { result = window.WaitToStart(5); });
+  window.Close();
+  stopped.join();
+  EXPECT_FALSE(result);  // Closed: the worker stops instead of starting item 5.
 }
 
 TEST(SweepTest, InterruptLeavesNoArchive) {
