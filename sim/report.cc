@@ -135,19 +135,21 @@ void PrintPipelineGemms(const RunRecord& r, std::vector<GemmSpan> spans, std::os
   }
   const double peak = r.Metric("chip_peak_flops_per_s", r.Metric("chip_peak_flops"));
   const double makespan = r.Metric("makespan_s");
-  os << absl::StrFormat("  %-22s %6s %12s %10s %10s\n", "GeMM", "chips", "busy", "FLOP util",
+  size_t width = 22;  // The label column fits the longest label.
+  for (const GemmSpan& g : spans) width = std::max(width, g.label.size());
+  os << absl::StrFormat("  %-*s %6s %12s %10s %10s\n", width, "GeMM", "chips", "busy", "FLOP util",
                         "of step");
   for (const GemmSpan& g : spans) {
     const double busy = g.busy.seconds();
     if (g.chips == 0 || busy <= 0) {
-      os << absl::StrFormat("  %-22s %6s %12s %10s %10s\n", g.label, "-", "-", "-", "-");
+      os << absl::StrFormat("  %-*s %6s %12s %10s %10s\n", width, g.label, "-", "-", "-", "-");
       continue;
     }
     const double chip_busy = g.chip_busy.seconds();
     const double util = peak > 0 && chip_busy > 0 ? 100 * g.flops / (peak * chip_busy) : 0.0;
     const double of_step = makespan > 0 ? 100 * busy / makespan : 0.0;
-    os << absl::StrFormat("  %-22s %6d %12s %9.1f%% %9.1f%%\n", g.label, g.chips, g.busy.ToString(),
-                          util, of_step);
+    os << absl::StrFormat("  %-*s %6d %12s %9.1f%% %9.1f%%\n", width, g.label, g.chips,
+                          g.busy.ToString(), util, of_step);
   }
   os << "  (per GeMM over all microbatches: busy = time some chip computed it, of step = busy / "
         "makespan, FLOP util = flops / (peak x the time each chip computed it, summed))\n";
