@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "algorithms/registry.h"
 #include "boost/program_options.hpp"
@@ -53,9 +54,9 @@ commands:
   sweep   EXPERIMENT.ini [--out SWEEP.h5] [--jobs N] [--shard K/N] [--timelines] [--format F]
           every combination of the experiment's values, in parallel (docs/experiments.md)
   merge   OUT.h5 IN.h5...                          join the archives of a sharded sweep
-  tune    [OPTIONS] [--cost-model simulation-fitted|simulation-fitted-max|tpuv4-measured]
-          [--validate] [--format F]
-          the MeshSlice autotuner's mesh and per-layer S (`meshsim tune --help`)
+  tune    [OPTIONS] [--cost-model M] [--validate] [--format F]
+          the MeshSlice autotuner's mesh and per-layer S (`meshsim tune --help`);
+          M: $COST_MODELS
   compare [--algorithms A,B,...] [run options] [--out RUNS.h5] [--trace FIRST.json]
           the same scenario under several algorithms, side by side (with --mesh auto the
           2D baselines share MeshSlice's tuned mesh; Cannon keeps a square one)
@@ -77,6 +78,9 @@ commands:
 
 exit status: 0 success, 2 bad input, 1 failure inside the simulator
 )";
+
+// kUsage with the cost-model names filled in from their one list.
+std::string Usage() { return absl::StrReplaceAll(kUsage, {{"$COST_MODELS", CostModelChoices()}}); }
 
 // Prefixes an output error with the option that named the file: "--out: cannot write ...".
 absl::Status ForOption(const std::string& key, absl::Status s) {
@@ -538,7 +542,7 @@ absl::Status Help(const std::vector<std::string>& args, std::ostream& out, std::
     return absl::OkStatus();
   }
   if (a.positional.empty()) {
-    out << kUsage;
+    out << Usage();
     return absl::OkStatus();
   }
   const std::string& cmd = a.positional[0];
@@ -574,7 +578,7 @@ absl::Status Completion(const std::vector<std::string>& args, std::ostream& out)
 
 absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    out << kUsage;
+    out << Usage();
     return absl::OkStatus();
   }
   if (args[0] == "--version") {

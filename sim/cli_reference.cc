@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "algorithms/autotune/cost_model.h"
 #include "algorithms/registry.h"
 #include "boost/program_options.hpp"
 #include "core/params.h"
@@ -163,16 +164,15 @@ std::vector<CommandDoc> Commands() {
   {
     CommandDoc d;
     d.name = "tune";
-    d.synopsis =
-        "tune [run options] [--cost-model simulation-fitted|simulation-fitted-max|tpuv4-measured] "
-        "[--validate] [--format table|json]";
+    d.synopsis = absl::StrCat("tune [run options] [--cost-model ", CostModelChoices(),
+                              "] [--validate] [--format table|json]");
     d.summary =
         "The MeshSlice autotuner's mesh and per-layer slice count, or with --algorithm atp ATP's "
         "mesh search.";
     d.options = Docs(TuneDescription());
     for (OptionDoc& o : d.options) {
       if (o.name == "cost-model") {
-        o.choices = {"simulation-fitted", "simulation-fitted-max", "tpuv4-measured"};
+        o.choices = algorithms::CostModel::Names();
       }
     }
     d.all_run_options = true;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "algorithms/autotune/atp_tuner.h"
+#include "algorithms/autotune/cost_model.h"
 #include "algorithms/llm.h"
 #include "boost/program_options.hpp"
 #include "core/did_you_mean.h"
@@ -24,10 +25,8 @@ namespace meshsim::sim {
 
 namespace {
 
-constexpr char kUsage[] =
-    "usage: meshsim tune [run options] [--cost-model "
-    "simulation-fitted|simulation-fitted-max|tpuv4-measured] "
-    "[--validate] [--format table|json]\n\n"
+// `meshsim tune --help` after its first line (TuneUsage()).
+constexpr char kUsageBody[] =
     "The MeshSlice LLM autotuner (ISCA'25 §3.2): phase 1 picks each FC layer's dataflow, phase 2\n"
     "the mesh shape and each layer's slice count S with the analytical cost model. --validate\n"
     "also simulates every candidate mesh (tuned S) and, on the chosen mesh, every candidate S of\n"
@@ -46,6 +45,11 @@ constexpr char kUsage[] =
     "layer of each mesh (--workload layer --algorithm atp --mesh D1xD2). Not allowed with atp:\n"
     "--workload other than layer, --slices, --out, --trace, --placement, --cost-model.\n\n";
 
+std::string TuneUsage() {
+  return absl::StrCat("usage: meshsim tune [run options] [--cost-model ", CostModelChoices(),
+                      "] [--validate] [--format table|json]\n\n", kUsageBody);
+}
+
 // The options `tune` takes itself, parsed with the run options by one parser.
 struct TuneArgs {
   std::string cost_model = "simulation-fitted";
@@ -59,12 +63,17 @@ struct TuneArgs {
 
 }  // namespace
 
+std::string CostModelChoices(const std::string& separator) {
+  return absl::StrJoin(algorithms::CostModel::Names(), separator);
+}
+
 boost::program_options::options_description TuneDescription() {
   namespace po = boost::program_options;
   po::options_description own("Options of `meshsim tune`");
   // clang-format off
   own.add_options()
-      ("cost-model", po::value<std::string>(), "simulation-fitted (default), simulation-fitted-max, tpuv4-measured")
+      ("cost-model", po::value<std::string>(),
+       absl::StrCat(CostModelChoices(", "), " (default simulation-fitted)").c_str())
       ("validate", po::bool_switch(), "also simulate every candidate and print both")
       ("atp-bandwidth", po::value<std::vector<std::string>>()->composing(),
        "--algorithm atp: calibrated all-reduce bandwidths D1xD2:B1,B2 in GB/s (repeatable)");
@@ -618,7 +627,7 @@ absl::Status Tune(const std::vector<std::string>& args, std::ostream& out, std::
   MESHSIM_ASSIGN_OR_RETURN(const TuneArgs targs, ParseTuneArgs(args));
   const RawOptions& raw = targs.raw;
   if (raw.help) {
-    out << kUsage << RunHelp();
+    out << TuneUsage() << RunHelp();
     return absl::OkStatus();
   }
   if (targs.atp) return AtpTune(targs, out, err);

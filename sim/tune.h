@@ -2,7 +2,8 @@
 // line, and its validation against the simulator (MeshSlice §5.2, Figures 13 and 14).
 //
 //   meshsim tune [run options]
-//                [--cost-model simulation-fitted|simulation-fitted-max|tpuv4-measured]
+//                [--cost-model simulation-fitted|simulation-fitted-max|authors-simulation|
+//                              tpuv4-measured]
 //                [--validate] [--format table|json]
 //
 // Run options (`meshsim run --help`) describe the workload: --model or --hidden …, --chips,
@@ -48,6 +49,9 @@
 #include "sim/run_record.h"
 
 namespace meshsim::sim {
+
+// The --cost-model values joined by `separator` (algorithms::CostModel::Names(), the one list).
+std::string CostModelChoices(const std::string& separator = "|");
 
 // `meshsim tune` (banner); `args` exclude the subcommand. Bad input → InvalidArgument/NotFound
 // one-liners (exit 2).

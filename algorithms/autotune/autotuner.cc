@@ -177,6 +177,7 @@ absl::StatusOr<TuneResult> Autotune(const TuneProblem& problem, const CostModel&
   // Near-ties: the strict total of each mesh's tuned layers decides (banner).
   CostConstants strict_constants = cost_model.constants();
   strict_constants.mean_of_concurrent = false;
+  strict_constants.mean_of_first_last = false;
   const CostModel strict(std::move(strict_constants));
   for (MeshChoice& mc : result.meshes) {
     if (!mc.valid) continue;

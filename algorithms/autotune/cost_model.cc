@@ -1,6 +1,7 @@
 #include "algorithms/autotune/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -47,6 +48,21 @@ const CostModel& CostModel::SimulationFittedMax() {
   return *m;
 }
 
+const CostModel& CostModel::AuthorsSimulation() {
+  static const CostModel* m = new CostModel([] {
+    CostConstants c = SimulationFitted().constants();
+    c.name = "authors-simulation";
+    // Autotuner.py (simulation branch) builds its DeviceMesh with 242·1024⁴ FLOP/s; only its
+    // stand-alone "emulated compute time" print uses 249e12.
+    c.flops_per_s = 242.0 * 1024 * 1024 * 1024 * 1024;
+    c.mean_of_concurrent = true;
+    c.mean_of_first_last = true;
+    c.floor_division = true;
+    return c;
+  }());
+  return *m;
+}
+
 const CostModel& CostModel::Tpuv4Measured() {
   static const CostModel* m = new CostModel([] {
     CostConstants c;
@@ -62,12 +78,13 @@ const CostModel& CostModel::Tpuv4Measured() {
 }
 
 std::vector<std::string> CostModel::Names() {
-  return {"simulation-fitted", "simulation-fitted-max", "tpuv4-measured"};
+  return {"simulation-fitted", "simulation-fitted-max", "authors-simulation", "tpuv4-measured"};
 }
 
 absl::StatusOr<const CostModel*> CostModel::Find(const std::string& name) {
   if (name == "simulation-fitted") return &SimulationFitted();
   if (name == "simulation-fitted-max") return &SimulationFittedMax();
+  if (name == "authors-simulation") return &AuthorsSimulation();
   if (name == "tpuv4-measured") return &Tpuv4Measured();
   return absl::InvalidArgumentError(
       absl::StrFormat("--cost-model: '%s' is not allowed; allowed: %s%s", name,
@@ -114,33 +131,46 @@ GemmEstimate CostModel::MeshSliceTime(const GemmProblem& p, const Mesh& mesh, in
   const double r = mesh.rows, c = mesh.cols, s = std::max(slices, 1), e = element_bytes;
   const double m = static_cast<double>(p.m), n = static_cast<double>(p.n),
                k = static_cast<double>(p.k);
+  // x/y, or ⌊x/y⌋ where the authors' code divides shapes with Python's `//` (for positive
+  // integers ⌊⌊x/a⌋/b⌋ = ⌊x/(a·b)⌋, so one floor per shape dimension is theirs).
+  const auto div = [this](double x, double y) {
+    return c_.floor_division ? std::floor(x / y) : x / y;
+  };
   GemmEstimate est;
   est.slices = static_cast<int>(s);
   switch (p.dataflow) {
     case Dataflow::kOS:  // first = AGx (axis 1), second = AGw (axis 0).
-      est.first_s = AllGather(MeshAxis::kInterColumn, mesh.cols, (m / r) * (k / (c * s)) * e);
-      est.second_s = AllGather(MeshAxis::kInterRow, mesh.rows, (k / (r * s)) * (n / c) * e);
-      est.compute_s = Compute(m / r, n / c, k / s);
+      est.first_s = AllGather(MeshAxis::kInterColumn, mesh.cols, div(m, r) * div(k, c * s) * e);
+      est.second_s = AllGather(MeshAxis::kInterRow, mesh.rows, div(k, r * s) * div(n, c) * e);
+      est.compute_s = Compute(div(m, r), div(n, c), div(k, s));
       // Both AllGathers of slice 0 run together; the last GeMM is exposed.
       est.prologue_s = Concurrent(est.first_s, est.second_s);
       est.epilogue_s = est.compute_s;
       break;
     case Dataflow::kLS:  // first = AGw (axis 0), second = RdSy (axis 1).
-      est.first_s = AllGather(MeshAxis::kInterRow, mesh.rows, (n / (r * s)) * (k / c) * e);
-      est.second_s = ReduceScatter(MeshAxis::kInterColumn, mesh.cols, (m / r) * (n / (c * s)) * e);
-      est.compute_s = Compute(m / r, n / s, k / c);
+      est.first_s = AllGather(MeshAxis::kInterRow, mesh.rows, div(n, r * s) * div(k, c) * e);
+      est.second_s =
+          ReduceScatter(MeshAxis::kInterColumn, mesh.cols, div(m, r) * div(n, c * s) * e);
+      est.compute_s = Compute(div(m, r), div(n, s), div(k, c));
+      break;
+    case Dataflow::kRS:  // first = AGx (axis 1), second = RdSy (axis 0).
+      est.first_s = AllGather(MeshAxis::kInterColumn, mesh.cols, div(k, r) * div(m, c * s) * e);
+      est.second_s = ReduceScatter(MeshAxis::kInterRow, mesh.rows, div(m, r * s) * div(n, c) * e);
+      est.compute_s = Compute(div(m, s), div(n, c), div(k, r));
+      break;
+  }
+  if (p.dataflow != Dataflow::kOS) {
+    if (c_.mean_of_first_last) {
+      // The authors' MeshFlow_LS/RS return (AG + RdS)/2 as their first term although the first
+      // AllGather and the last ReduceScatter never overlap.
+      est.prologue_s = (est.first_s + est.second_s) / 2;
+      est.epilogue_s = est.compute_s;
+    } else {
       // The first AllGather before any GeMM; the last ReduceScatter after every GeMM; one GeMM
       // that overlaps neither (reference: (AGw + RdSy) + comp).
       est.prologue_s = est.first_s;
       est.epilogue_s = est.second_s + est.compute_s;
-      break;
-    case Dataflow::kRS:  // first = AGx (axis 1), second = RdSy (axis 0).
-      est.first_s = AllGather(MeshAxis::kInterColumn, mesh.cols, (k / r) * (m / (c * s)) * e);
-      est.second_s = ReduceScatter(MeshAxis::kInterRow, mesh.rows, (m / (r * s)) * (n / c) * e);
-      est.compute_s = Compute(m / s, n / c, k / r);
-      est.prologue_s = est.first_s;
-      est.epilogue_s = est.second_s + est.compute_s;
-      break;
+    }
   }
   est.steady_s = std::max(Concurrent(est.first_s, est.second_s), est.compute_s);
   est.total_s = est.prologue_s + (s - 1) * est.steady_s + est.epilogue_s;

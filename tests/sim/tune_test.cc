@@ -131,8 +131,8 @@ TEST(TuneCliTest, BadInputExitsTwoWithOneLine) {
 TEST(TuneCliTest, HelpListsTheTuneOptions) {
   const Result r = Cli({"tune", "--help"});
   ASSERT_EQ(r.status, 0);
-  EXPECT_THAT(r.out,
-              HasSubstr("--cost-model simulation-fitted|simulation-fitted-max|tpuv4-measured"));
+  EXPECT_THAT(r.out, HasSubstr("--cost-model simulation-fitted|simulation-fitted-max|"
+                               "authors-simulation|tpuv4-measured"));
   EXPECT_THAT(r.out, HasSubstr("--validate"));
 }
 
