@@ -77,3 +77,6 @@ if __name__ == "__main__":
     fig.suptitle("Figure 7 (meshsim, p3.8xlarge, 2 stages): end-to-end throughput", fontsize=10)
     fig.savefig(os.path.join(HERE, "fig7.png"), dpi=200, bbox_inches="tight")
     fig.savefig(os.path.join(HERE, "fig7.svg"), metadata={"Date": None}, bbox_inches="tight")
+
+import table  # noqa: E402,E305  (the README's tables and verdicts, from the same CSV)
+table.main()
