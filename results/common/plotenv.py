@@ -163,11 +163,12 @@ def readme_table(readme, name, headers, rows, align=None, note=None):
 # ---- numbers and verdicts, one spelling for every README -------------------------------------
 
 def num(x, digits=1, sign=False, unit=""):
-    """`x` with `digits` decimals (a leading + when `sign` and x > 0) and `unit` appended."""
+    """`x` with `digits` decimals (a leading + when `sign` and x > 0, − when x < 0) and `unit`
+    appended."""
     s = f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
     if s.lstrip("+-").strip("0.") == "":  # -0.0 / +0.0 → 0.0
         s = f"{0:.{digits}f}"
-    return s + unit
+    return s.replace("-", "−") + unit  # the typographic minus the READMEs use
 
 
 def pct(frac, digits=1, sign=False):
