@@ -11,7 +11,7 @@ T = 262144  # batch 128 x seq 2048 (weak scaling at 256 chips)
 ALGS = ["meshslice", "collective", "wang", "summa", "cannon"]
 # MeshSlice paper §5.1.4 (Figure 11's text): "On average, MeshSlice is 27.8% and 19.1% faster than
 # Collective and Wang, respectively" over the 16 GeMMs.
-PAPER_AVG = {"collective": 0.278, "wang": 0.191}
+from table import PAPER_AVG  # noqa: E402  (the paper's numbers, one place)
 
 
 def cells():
@@ -159,6 +159,8 @@ def main():
         with open(path, newline="") as f:
             meshes = {(r["model"], r["algorithm"]): r["mesh"] for r in csv.DictReader(f)}
         draw_in_block(plt, util_from_csv(path), lambda m, a: meshes[(m, a)])
+        import table  # noqa: E402  (the README's tables and verdicts, from the same CSVs)
+        table.main()
         return
     mr.require(__file__, "out/sweep.h5",
                "out/block.h5",
@@ -280,3 +282,5 @@ def in_block(out, plt, alone):
 
 if __name__ == "__main__":
     main()
+    import table  # noqa: E402  (the README's tables and verdicts, from the same CSVs)
+    table.main()
