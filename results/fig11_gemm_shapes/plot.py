@@ -159,8 +159,6 @@ def main():
         with open(path, newline="") as f:
             meshes = {(r["model"], r["algorithm"]): r["mesh"] for r in csv.DictReader(f)}
         draw_in_block(plt, util_from_csv(path), lambda m, a: meshes[(m, a)])
-        import table  # noqa: E402  (the README's tables and verdicts, from the same CSVs)
-        table.main()
         return
     mr.require(__file__, "out/sweep.h5",
                "out/block.h5",
