@@ -29,19 +29,8 @@ PAPER = {
     "a100-ib": "ATP +4% for the larger models (DeviceMesh(8,2)); 2D far below",
 }
 
-# The paper's numbers drawn beside meshsim's. ATP's TFLOPS per GPU on its optimal mesh without
-# chunks, 8 GPUs: ATP paper Table 3, "Baseline" rows (the same runs as Figure 10's ATP bars on
-# IC1-IC3; Table 3's IC4 has 8 GPUs, Figure 10's 16, so it is not drawn). M1 is not in Table 3.
-PAPER_ATP_TFLOPS = {
-    "a100-pcie-shm": {"atp-m2": 3.45, "atp-m3": 6.68, "atp-m4": 10.71},
-    "a100-nvlink2": {"atp-m2": 42.82, "atp-m3": 73.61, "atp-m4": 96.83},
-    "dgx-a100": {"atp-m2": 97.45, "atp-m3": 151.98, "atp-m4": 178.19},
-}
-PAPER_ATP_TFLOPS["a100-pcie-shm/ring"] = PAPER_ATP_TFLOPS["a100-pcie-shm"]
-# ATP's gain over Megatron-LM as §5.1 states it (the text of Figure 10).
-PAPER_GAIN = {"a100-pcie-shm": "+37% to +64%", "a100-pcie-shm/ring": "+37% to +64%",
-              "a100-nvlink2": "up to ~+10%", "dgx-a100": "up to ~+10%",
-              "a100-ib": "+4% (larger models)"}
+# The paper's numbers drawn beside meshsim's (Table 3 baselines, §5.1's gains), one place:
+from table import PAPER_ATP_TFLOPS, PAPER_GAIN  # noqa: E402
 
 
 def main():
@@ -115,3 +104,5 @@ def main():
 
 if __name__ == "__main__":
     main()
+    import table  # noqa: E402  (the README's tables and verdicts, from the same CSV)
+    table.main()

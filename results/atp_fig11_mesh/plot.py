@@ -17,14 +17,8 @@ MODELS = ["atp-m1", "atp-m2", "atp-m3", "atp-m4"]
 ATP_I = [1, 2, 4, 8]
 COLORS = {1: "#1f77b4", 2: "#ff7f0e", 4: "#2ca02c", 8: "#9467bd"}
 # The paper's optimal ATP-i (§5.3, Figure 11).
-PAPER_BEST = {"a100-pcie-shm": "ATP-4", "a100-pcie-shm/ring": "ATP-4", "a100-nvlink2": "ATP-1",
-              "dgx-a100": "ATP-1", "a100-ib": "ATP-2 (slightly, on M4)"}
-
-# The same, as (i, models it is stated for) for the figure: a marker over the paper's best bar.
-# §5.3: IC1 ATP-4 ("significantly improved"), IC2 and IC3 ATP-1, IC4 ATP-2 "a slight
-# improvement on M4" (degrading on the small models).
-PAPER_BEST_I = {"a100-pcie-shm": (4, MODELS), "a100-pcie-shm/ring": (4, MODELS),
-                "a100-nvlink2": (1, MODELS), "dgx-a100": (1, MODELS), "a100-ib": (2, ["atp-m4"])}
+# The paper's best ATP-i per interconnect (§5.3), one place: table.py.
+from table import PAPER_BEST, PAPER_BEST_I  # noqa: E402
 
 
 def mesh_of(chips, i):
@@ -88,3 +82,5 @@ def main():
 
 if __name__ == "__main__":
     main()
+    import table  # noqa: E402  (the README's tables and verdicts, from the same CSV)
+    table.main()

@@ -92,3 +92,5 @@ def main():
 
 if __name__ == "__main__":
     main()
+    import table  # noqa: E402  (the README's tables and verdicts, from the same CSV)
+    table.main()

@@ -11,7 +11,7 @@ T = 262144  # batch 128 x seq 2048 (weak scaling at 256 chips)
 ALGS = ["meshslice", "collective", "wang", "summa", "cannon"]
 # MeshSlice paper §5.1.4 (Figure 11's text): "On average, MeshSlice is 27.8% and 19.1% faster than
 # Collective and Wang, respectively" over the 16 GeMMs.
-PAPER_AVG = {"collective": 0.278, "wang": 0.191}
+from table import PAPER_AVG  # noqa: E402  (the paper's numbers, one place)
 
 
 def cells():
@@ -280,3 +280,5 @@ def in_block(out, plt, alone):
 
 if __name__ == "__main__":
     main()
+    import table  # noqa: E402  (the README's tables and verdicts, from the same CSVs)
+    table.main()

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Figure 7's "Measured" table in README.md, generated from fig7.csv (between the
 `<!-- fig7-measured:begin/end -->` markers): aggregate TFLOPS per case and method, and the
-ratios of the paper's claims (§5.2), so no cell is typed by hand. Rerun after run.sh."""
+ratios of the paper's claims (§5.2), so no cell is typed by hand; and the claims' verdicts
+(`fig7-claims`), each with its tolerance. plot.py calls this; so does results/check_readmes.sh."""
 import os
 import sys
 
@@ -9,6 +10,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import plotenv  # noqa: E402
 
 METHODS = ["Send/Recv", "Alpa", "Broadcast", "Ours", "Signal"]
+# The paper's numbers, one place: Zhuang et al. MLSys'23 §5.2 (the text of Figure 7) and §4.
+PAPER_OURS_OVER_ALPA = {"GPT": 1.1, "U-Trans": 1.5}   # "≈ 1.1×", "≈ 1.5×"
+PAPER_OURS_OF_SIGNAL = 0.97                           # "more than 97% of Signal in all cases"
+PAPER_SIGNAL_OVER_SYNC = (1.1, 1.5)                   # §4: Signal 1.1–1.5× over synchronous
+ROUNDING_TOL = 0.05   # the paper's one-decimal "≈ 1.1×": ±0.05×
+CLOSE_TOL = 0.10      # "close to Signal": within 10% of Signal's throughput
 CASE_NAMES = {"GPT case1": "GPT case 1", "GPT case2": "GPT case 2", "U-Trans case1": "U-Trans"}
 
 
@@ -29,6 +36,50 @@ def main():
     plotenv.readme_table(plotenv.here(__file__, "README.md"), "fig7-measured",
                          ["case"] + METHODS + ["Ours / Alpa", "Ours / Signal", "Signal / Alpa"],
                          out)
+    claims(tf, order)
+
+
+def claims(tf, order):
+    def of(kind):
+        return [(c, g) for c, g in order if c.startswith(kind)]
+
+    def r(g, a, b):
+        return tf[g + (a,)] / tf[g + (b,)]
+
+    gpt, ut = of("GPT"), of("U-Trans")
+    al_sig = [r(g, "Alpa", "Signal") for g in gpt]
+    ou_sig = [r(g, "Ours", "Signal") for g in gpt]
+    close = all(x >= 1 - CLOSE_TOL for x in al_sig + ou_sig)
+    rows = [["GPT: Ours and Alpa both close to Signal (NVLink offloads the resharding)",
+             f"Alpa {plotenv.pct(min(al_sig))}–{plotenv.pct(max(al_sig))} of Signal, Ours "
+             f"{plotenv.pct(min(ou_sig))}–{plotenv.pct(max(ou_sig))}",
+             plotenv.verdict_bool(close, f"each ≥ {100 * (1 - CLOSE_TOL):g}% of Signal")]]
+    for kind, groups in (("GPT", gpt), ("U-Trans", ut)):
+        p = PAPER_OURS_OVER_ALPA[kind]
+        rows.append([f"{kind}: Ours ≈ {p:g}× Alpa" + (" (overlap)" if kind == "GPT" else ""),
+                     ", ".join(f"{plotenv.ratio(r((c, cfg), 'Ours', 'Alpa'))} "
+                               f"({CASE_NAMES.get(c, c)} {cfg})" for c, cfg in groups),
+                     "; ".join(f"{cfg} " + plotenv.verdict(r((c, cfg), "Ours", "Alpa"), p,
+                                                           ROUNDING_TOL, unit="×", digits=2)
+                               for c, cfg in groups)])
+    sig = [(f"{CASE_NAMES.get(c, c)} {cfg}", r((c, cfg), "Ours", "Signal")) for c, cfg in order]
+    short = [(n, x) for n, x in sig if x < PAPER_OURS_OF_SIGNAL]
+    rows.append([f"Ours ≥ {100 * PAPER_OURS_OF_SIGNAL:g}% of Signal everywhere",
+                 ", ".join(plotenv.pct(x) for _, x in sig),
+                 plotenv.verdict_bool(not short, "; ".join(
+                     f"{n} {100 * (PAPER_OURS_OF_SIGNAL - x):.1f} pts short" for n, x in short))])
+    lo, hi = PAPER_SIGNAL_OVER_SYNC
+    sa = [(f"{CASE_NAMES.get(c, c)} {cfg}", r((c, cfg), "Signal", "Alpa")) for c, cfg in order]
+
+    def where(x):
+        return ("in range" if lo - ROUNDING_TOL <= x <= hi + ROUNDING_TOL else
+                "higher" if x > hi else "lower")
+    rows.append([f"Signal {lo:g}–{hi:g}× over the synchronous baseline (Alpa; §4)",
+                 ", ".join(f"{plotenv.ratio(x)} ({n})" for n, x in sa),
+                 "; ".join(f"{n}: {'yes' if where(x) == 'in range' else 'no, ' + where(x)}"
+                           for n, x in sa) + f" (range ±{ROUNDING_TOL:g}×)"])
+    plotenv.readme_table(plotenv.here(__file__, "README.md"), "fig7-claims",
+                         ["claim (§5.2)", "meshsim", "holds?"], rows, align="lll")
 
 
 if __name__ == "__main__":

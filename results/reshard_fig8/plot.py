@@ -12,3 +12,5 @@ METHODS = [("Naive", "#9467bd"), ("Load balance only", "#2ca02c"), ("Ours", "#d6
 
 if __name__ == "__main__":
     mrs.plot_cases(HERE, "fig8", METHODS, "Figure 8 (meshsim, p3.8xlarge): load-balance ablation, broadcast, Table 2 cases")
+    import table  # noqa: E402  (the README's tables and verdicts, from the same CSV)
+    table.main()

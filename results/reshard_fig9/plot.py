@@ -74,3 +74,6 @@ if __name__ == "__main__":
     fig.tight_layout()
     fig.savefig(os.path.join(HERE, "fig9.png"), dpi=200)
     fig.savefig(os.path.join(HERE, "fig9.svg"), metadata={"Date": None})
+
+import table  # noqa: E402,E305  (the README's tables and verdicts, from the same CSV)
+table.main()

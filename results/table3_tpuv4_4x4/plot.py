@@ -8,10 +8,8 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import meshsim_results as mr  # noqa: E402
 
-# Paper Table 3: Collective, Wang, MeshSlice, MeshSlice Overlap (Estim.)
-PAPER = {"gpt3": (0.474, 0.477, 0.455, 0.657), "megatron-nlg": (0.494, 0.464, 0.471, 0.656)}
-PAPER_OVERLAP_SPEEDUP = {"gpt3": 0.386, "megatron-nlg": 0.328}  # Overlap (Estim.) over Collective
-PAPER_MESHSLICE_OVERHEAD = 0.045  # MeshSlice's extra time over Collective, no overlap
+# Paper Table 3 and §5.3, one place: table.py (which writes the README's tables from the CSV).
+from table import PAPER, PAPER_OVERLAP_SPEEDUP, PAPER_MESHSLICE_OVERHEAD  # noqa: E402
 SLICE, SIMULATED = "tpuv4-slice", "tpuv4"  # the real slice's preset; the paper's simulated TPUv4
 SYSTEM_LABELS = {SLICE: "meshsim, tpuv4-slice", SIMULATED: "meshsim, tpuv4 (before)"}
 # The TPUv4-measured cost-model constants (../shared/reference/meshslice-calibration.md): per op,
@@ -249,3 +247,5 @@ def main():
 
 if __name__ == "__main__":
     main()
+    import table  # noqa: E402  (the README's tables and verdicts, from the same CSV)
+    table.main()
