@@ -154,6 +154,11 @@ std::string MakeMemoryCgroup(const std::string& name, int64_t bytes, std::string
 // 64 MiB) three 64-chip runs whose timelines take up to ~40 MiB each are written with --out and
 // --trace. Before, each run got 64/3 = 21 MiB and meshslice was refused.
 TEST(ContractTest, CompareWithOutputsRunsInASmallMemoryCgroup) {
+#if defined(__SANITIZE_ADDRESS__)
+  // The binary under test is instrumented too (scripts/sanitize.sh): ASan's shadow memory and
+  // its quarantine of freed blocks take several times the memory the budgets are sized for.
+  GTEST_SKIP() << "the 256 MiB limit is sized for an uninstrumented meshsim, not an ASan build";
+#endif
   std::string why;
   const std::string cgroup = MakeMemoryCgroup("meshsim_compare", int64_t{256} << 20, &why);
   if (cgroup.empty()) GTEST_SKIP() << why;
