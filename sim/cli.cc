@@ -162,8 +162,8 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
   }
   if (raw.help) {
     out << "usage: meshsim compare [--algorithms A,B,...] [run options] [--out RUNS.h5] "
-           "[--trace FIRST.json]\n(default algorithms: meshslice,wang,collective,summa,cannon,"
-           "tp1d,fsdp; with --workload layer: atp,megatron,tp2d)\n";
+           "[--trace FIRST.json]\n(default algorithms: "
+        << kCompareDefault << "; with --workload layer: " << kCompareLayerDefault << ")\n";
     return absl::OkStatus();
   }
   for (const auto& [key, value] : raw.values) {
@@ -178,7 +178,7 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
     return kv.first == "workload" && kv.second == "layer";
   });
   if (!list.has_value()) {
-    list = layer ? "atp,megatron,tp2d" : "meshslice,wang,collective,summa,cannon,tp1d,fsdp";
+    list = layer ? kCompareLayerDefault : kCompareDefault;
   }
   std::vector<std::string> names = absl::StrSplit(*list, ',');
   if (std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.empty(); })) {

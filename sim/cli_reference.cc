@@ -96,8 +96,9 @@ po::options_description ReportDescription() {
 po::options_description CompareDescription() {
   po::options_description own("Options of `meshsim compare`");
   own.add_options()("algorithms", po::value<std::string>(),
-                    "A,B,...: the algorithms (default meshslice,wang,collective,summa,cannon,"
-                    "tp1d,fsdp; with --workload layer: atp,megatron,tp2d)");
+                    absl::StrCat("A,B,...: the algorithms (default ", kCompareDefault,
+                                 "; with --workload layer: ", kCompareLayerDefault, ")")
+                        .c_str());
   return own;
 }
 

@@ -60,6 +60,10 @@ std::vector<OptionDoc> RunOptionDocs(bool portable);
 // The options of small subcommands, shared by their parsers (cli.cc) and Commands().
 boost::program_options::options_description TraceDescription();
 boost::program_options::options_description ReportDescription();
+// The algorithms `meshsim compare` runs when --algorithms is not given: the GeMM plugins, or
+// with --workload layer the layer plugins.
+inline constexpr const char* kCompareDefault = "meshslice,wang,collective,summa,cannon,tp1d,fsdp";
+inline constexpr const char* kCompareLayerDefault = "atp,megatron,tp2d";
 boost::program_options::options_description CompareDescription();
 boost::program_options::options_description HelpDescription();  // `help`: --markdown.
 // The words `meshsim list` takes: algorithms, models, systems, …
