@@ -65,3 +65,11 @@ def run_all(jobs, workers=2):
             print(*key, f"{r['tflops']:.1f} TFLOPS", f"{r['step_time_s']:.3f} s",
                   f"({r['wall_s']:.1f} s wall)", flush=True)
         return out
+
+
+def write_wall_times(here, name, key_header, res):
+    """Writes HERE/out/NAME_wall.csv: each run's key and its wall time. Wall time is not a result
+    (it differs on every run and machine), so it stays out of the committed NAME.csv."""
+    os.makedirs(os.path.join(here, "out"), exist_ok=True)
+    write_csv(os.path.join(here, "out", f"{name}_wall.csv"), list(key_header) + ["wall_s"],
+              [list(key) + [f"{r['wall_s']:.1f}"] for key, (r, _cmd) in res.items()])
