@@ -214,6 +214,24 @@ def verdict_bool(ok, why=""):
     return ("yes" if ok else "no") + (f" ({why})" if why else "")
 
 
+def utilization_grid(rows_by_key, model, algorithms, chips, names, no_slices):
+    """Rows of a weak/strong-scaling table: one per algorithm, one cell per chip count, each
+    "63.7% (32x8, S=6,3,8,8)" from the CSV row keyed (model, chips, algorithm), "N/A" where there
+    is none; no S for the algorithms in `no_slices` or when the row has none."""
+    out = []
+    for a in algorithms:
+        cells = []
+        for n in chips:
+            r = rows_by_key.get((model, n, a))
+            if r is None:
+                cells.append("N/A")
+                continue
+            extra = "" if a in no_slices or not r["slices"] else f", S={r['slices']}"
+            cells.append(f"{pct(float(r['flop_utilization']))} ({r['mesh']}{extra})")
+        out.append([names[a]] + cells)
+    return out
+
+
 def read_csv(path):
     """A CSV as a list of dicts (one per row)."""
     import csv

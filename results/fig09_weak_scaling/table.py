@@ -102,18 +102,7 @@ def main():
                               f"measured non-FC layers, are not modelled.")
 
     for m in MODELS:
-        rows = []
-        for a in ALGS:
-            cells = []
-            for n in CHIPS:
-                r = b.get((m, n, a))
-                if r is None:
-                    cells.append("N/A")
-                    continue
-                s = r["slices"]
-                extra = "" if a in NO_S or not s else f", S={s}"
-                cells.append(f"{plotenv.pct(float(r['flop_utilization']))} ({r['mesh']}{extra})")
-            rows.append([NAMES[a]] + cells)
+        rows = plotenv.utilization_grid(b, m, ALGS, CHIPS, NAMES, NO_S)
         plotenv.readme_table(readme, f"fig9-measured-{m}", ["algorithm"] + [str(n) for n in CHIPS],
                              rows)
 

@@ -30,17 +30,7 @@ def main():
         return float(b[(m, n, a)]["flop_utilization"])
 
     for m in MODELS:
-        out = []
-        for a in ALGS:
-            cells = []
-            for n in CHIPS:
-                r = b.get((m, n, a))
-                if r is None:
-                    cells.append("N/A")
-                    continue
-                extra = "" if a in NO_S or not r["slices"] else f", S={r['slices']}"
-                cells.append(f"{plotenv.pct(u(m, n, a))} ({r['mesh']}{extra})")
-            out.append([NAMES[a]] + cells)
+        out = plotenv.utilization_grid(b, m, ALGS, CHIPS, NAMES, NO_S)
         plotenv.readme_table(readme, f"fig12-measured-{m}", ["algorithm"] +
                              [str(n) for n in CHIPS], out)
 
