@@ -119,8 +119,13 @@ std::vector<GemmSpan> GemmSpans(const std::vector<core::TimelineRow>& timeline,
   return acc.Gemms();
 }
 
-MetricsAccumulator::MetricsAccumulator(int chips, const std::vector<std::string>* names)
-    : chips_(chips), names_(names), comm_(std::max(chips, 0)), compute_(std::max(chips, 0)) {}
+MetricsAccumulator::MetricsAccumulator(int chips, const std::vector<std::string>* names,
+                                       bool gemm_busy)
+    : chips_(chips),
+      names_(names),
+      gemm_busy_(gemm_busy),
+      comm_(std::max(chips, 0)),
+      compute_(std::max(chips, 0)) {}
 
 int32_t MetricsAccumulator::LabelOf(uint32_t id) {
   if (id >= label_of_name_.size()) label_of_name_.resize(id + 1, -2);
@@ -153,7 +158,7 @@ void MetricsAccumulator::Add(const core::TimelineRow& r) {
       g.start = std::min(g.start, r.start);
       g.end = std::max(g.end, r.end);
       g.flops += r.flops;
-      if (r.flops > 0) {
+      if (gemm_busy_ && r.flops > 0) {
         if (busy_.size() < spans_.size()) busy_.resize(spans_.size());
         AddInterval(busy_[it->second], {r.start.ps(), r.end.ps()});
         if (r.chip.valid()) {

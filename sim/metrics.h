@@ -67,7 +67,9 @@ RunMetrics ComputeMetrics(const std::vector<core::TimelineRow>& timeline, int ch
 class MetricsAccumulator : public core::TimelineSink {
  public:
   // `names` (indexed by TimelineRow::name) must outlive the accumulator; null = no GeMM spans.
-  MetricsAccumulator(int chips, const std::vector<std::string>* names);
+  // `gemm_busy`: also keep each GeMM's busy intervals (GemmSpan::busy, chips, chip_busy), which
+  // cost a hash lookup and an interval merge per compute row; without, those fields stay zero.
+  MetricsAccumulator(int chips, const std::vector<std::string>* names, bool gemm_busy = true);
 
   void Add(const core::TimelineRow& row) override;
 
@@ -83,6 +85,7 @@ class MetricsAccumulator : public core::TimelineSink {
 
   int chips_;
   const std::vector<std::string>* names_;
+  bool gemm_busy_;
   double flops_ = 0, launch_ = 0, sync_ = 0, transfer_ = 0, bytes_ = 0;  // ps for the phases.
   std::vector<std::vector<Interval>> comm_, compute_;
   std::vector<int32_t> label_of_name_;  // −2 = not looked up yet.

@@ -651,7 +651,9 @@ absl::StatusOr<RunRecord> RunGraph(const RunOptions& o, const algorithms::Mesh& 
   core::Executor exec(sim, graph);
   machine->Attach(exec);
   // Rows are streamed into the metrics as they are recorded, and kept only if asked for.
-  MetricsAccumulator metrics(o.chips, &graph.names().all());
+  // Only a pipeline's GeMM table reads the GeMMs' busy times (report.cc): other runs skip their
+  // per-row cost on this hot path.
+  MetricsAccumulator metrics(o.chips, &graph.names().all(), o.workload == "pipeline");
   exec.set_sink(o.keep_timeline ? nullptr : &metrics);
   // The rows and counter samples kept grow with events, not ops: bounded while they grow.
   core::TimelineBudget timeline_budget(o.timeline_budget());
