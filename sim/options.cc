@@ -925,6 +925,12 @@ bool RunReads(const std::string& key, const RunOptions& o) {
   return WhyNotRead(key, o, /*any_value=*/true).empty();
 }
 
+void KeepReadKeys(const RunOptions& o, std::vector<std::pair<std::string, std::string>>& config) {
+  std::erase_if(config, [&](const std::pair<std::string, std::string>& kv) {
+    return kv.second.empty() || !RunReads(kv.first, o);
+  });
+}
+
 std::string NotReadByScheduler(const std::string& key, const std::string& scheduler,
                                const std::string& scheduler_key) {
   std::vector<std::string> readers;

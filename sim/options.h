@@ -246,6 +246,10 @@ std::string NotReadBy(const std::string& key, const RunOptions& o);
 // config file). What a resolved config holds (sim/run.h).
 bool RunReads(const std::string& key, const RunOptions& o);
 
+// Leaves out of `config` the keys the run `o` does not read (RunReads) and those with no value:
+// what a run's resolved config holds (a finished run's, and a failed sweep run's).
+void KeepReadKeys(const RunOptions& o, std::vector<std::pair<std::string, std::string>>& config);
+
 // Empty when resharding scheduler `scheduler` (naive, load-balance, dfs, greedy, ensemble) reads
 // option `key`; else why not and which schedulers do, naming the scheduler option `scheduler_key`
 // ("reshard-scheduler" for `run --workload pipeline`, "scheduler" for `reshard`): "does not

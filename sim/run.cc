@@ -510,14 +510,6 @@ absl::StatusOr<Plan> ResolvePlan(const RunOptions& o, const std::vector<int>* la
   return plan;
 }
 
-// Leaves out of `config` the keys the run `o` does not read (RunReads: NotReadBy's table) and
-// those with no value.
-void KeepReadKeys(const RunOptions& o, std::vector<std::pair<std::string, std::string>>& config) {
-  std::erase_if(config, [&](const std::pair<std::string, std::string>& kv) {
-    return kv.second.empty() || !RunReads(kv.first, o);
-  });
-}
-
 // The run's configuration with every `auto` replaced by what was used (CLI.md: the archive and
 // `--format json` hold the resolved values): the mesh, per-layer dataflows and slice counts in
 // model order (qkv, attn_out, ffn_up, ffn_down), the model's dimensions. Keys the run does not

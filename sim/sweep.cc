@@ -398,9 +398,8 @@ RunRecord FailedRun(const SweepRun& run, const RunOptions& o, const absl::Status
   r.name = run.name;
   r.chips = o.chips;
   r.config = o.Resolved();
-  // Only what the run reads, as a finished run's config (sim/run.cc KeepReadKeys).
-  std::erase_if(r.config,
-                [&](const auto& kv) { return kv.second.empty() || !RunReads(kv.first, o); });
+  // Only what the run reads, as a finished run's config.
+  KeepReadKeys(o, r.config);
   for (const auto& [k, v] : run.swept) {
     if (k != "mesh" && k != "slices") r.requested.emplace_back(k, v);
   }
