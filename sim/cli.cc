@@ -365,7 +365,15 @@ absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
   }
   if (w == "systems") {
     for (const SystemInfo& s : Systems())
+      out << absl::StrFormat("%-13s %s [stack %s]\n", s.name, s.description, s.stack);
+  } else if (w == "stacks") {
+    for (const stack::StackInfo& s : stack::Stacks()) {
       out << absl::StrFormat("%-13s %s\n", s.name, s.description);
+      stack::StackConfig config = *stack::StackPreset(s.name);
+      for (const core::Param& p : config.Params()) {
+        out << absl::StrFormat("%-13s   %-34s = %s\n", "", p.key, core::FormatHuman(p));
+      }
+    }
   } else if (w == "workloads") {
     for (const std::string& name : Workloads()) {
       out << absl::StrFormat("%-11s %s\n", name, WorkloadDescription(name));
@@ -511,6 +519,7 @@ absl::Status Show(const std::vector<std::string>& args, std::ostream& out) {
   out << "# meshsim system '" << sys.name << "' (" << Version()
       << "). A valid config file: meshsim run --config FILE\n";
   out << "system = " << sys.name << "\n";
+  out << "stack = " << sys.stack_name << "\n";
   out << "topology = " << sys.net.topology << "\n";
   out << absl::StrFormat("# peak %.4g TFLOPS per chip\n", sys.chip.PeakFlops() / 1e12);
   for (const core::Param& p : sys.Params()) {

@@ -112,7 +112,7 @@ po::options_description HelpDescription() {
 
 const std::vector<std::string>& ListTopics() {
   static const auto* topics = new std::vector<std::string>{
-      "algorithms", "models", "systems", "topologies", "collectives", "workloads"};
+      "algorithms", "models", "systems", "stacks", "topologies", "collectives", "workloads"};
   return *topics;
 }
 

@@ -122,6 +122,9 @@ po::options_description RunOnlyDescription(BudgetDefaults budgets) {
       ("help,h", "print this help")
       ("config", text(), "read options from FILE (command-line values win)")
       ("system", text(), "machine preset (default tpuv4; `meshsim list systems`)")
+      ("stack", text(), "software stack the machine runs: ideal, nccl, pytorch-nccl, alpa "
+                        "(default: the system's, ideal on TPUs and nccl on GPUs; `meshsim list "
+                        "stacks`; stack.* keys override its values)")
       ("chips", text(), "number of chips (default 256)")
       ("mesh", text(), "logical mesh RxC with R*C = chips (or = the placement's chips), or auto "
                        "(default): the autotuner's mesh for meshslice on llm, else the squarest")
@@ -216,6 +219,11 @@ std::vector<std::string> RunOptionChoices(const std::string& key) {
   if (key == "system") {
     std::vector<std::string> names;
     for (const SystemInfo& s : Systems()) names.push_back(s.name);
+    return names;
+  }
+  if (key == "stack") {
+    std::vector<std::string> names;
+    for (const stack::StackInfo& s : stack::Stacks()) names.push_back(s.name);
     return names;
   }
   if (key == "topology") return Topologies();
@@ -438,7 +446,11 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unrea
   };
   RunOptions o;
   if (const std::string* v = get("system")) o.system_name = *v;
-  MESHSIM_ASSIGN_OR_RETURN(o.system, SystemPreset(o.system_name));
+  const std::string* stack_name = get("stack");
+  if (stack_name != nullptr)
+    MESHSIM_RETURN_IF_ERROR(CheckOneOf("stack", *stack_name, RunOptionChoices("stack")));
+  MESHSIM_ASSIGN_OR_RETURN(o.system,
+                           SystemPreset(o.system_name, stack_name != nullptr ? *stack_name : ""));
   {
     const std::vector<core::Param> params = o.system.Params();
     for (const core::Param& p : params) {
@@ -832,7 +844,7 @@ namespace {
 
 // Whether system parameter `key` of the run differs from its system preset's value.
 bool SystemParamChanged(const RunOptions& o, const std::string& key) {
-  absl::StatusOr<SystemConfig> preset = SystemPreset(o.system_name);
+  absl::StatusOr<SystemConfig> preset = SystemPreset(o.system_name, o.system.stack_name);
   if (!preset.ok()) return true;
   SystemConfig resolved = o.system;
   const std::vector<core::Param> a = resolved.Params(), b = preset->Params();
@@ -993,6 +1005,7 @@ std::vector<std::pair<std::string, std::string>> RunOptions::Resolved() const {
   const auto mesh = mesh_rows == 0 ? std::string("auto") : absl::StrCat(mesh_rows, "x", mesh_cols);
   std::vector<std::pair<std::string, std::string>> r = {
       {"system", system_name},
+      {"stack", system.stack_name},
       {"chips", absl::StrCat(chips)},
       {"mesh", mesh},
       {"placement", FormatPlacement(placement)},

@@ -413,7 +413,8 @@ TEST(AtpSimTest, CommunicationTimeOnAnNvlinkSwitchIsFigure12sClosedForm) {
     SCOPED_TRACE(mesh);
     sim::RawOptions raw;
     raw.values = {{"workload", "layer"}, {"system", "nvl-switch"}, {"chips", std::to_string(chips)},
-                  {"algorithm", "atp"},  {"mesh", mesh},           {"model", "atp-m2"}};
+                  {"algorithm", "atp"},  {"mesh", mesh},           {"model", "atp-m2"},
+                  {"stack", "ideal"}};
     raw.sets = {"comm.t_launch=0",    "comm.t_sync=0",         "link.latency=0",
                 "core.clock_hz=1e11", "chip.cores=1024",       "hbm.bandwidth=1e16",
                 "l2.bandwidth=1e16",  "core.vector_flops=1e15"};

@@ -411,6 +411,7 @@ double Makespan(const std::vector<std::string>& args) {
 // A network that costs (next to) nothing: no latencies or per-op overheads, 1-byte signals, a
 // host per chip (so that one chip is a whole machine).
 const std::vector<std::string> kFreeNetwork = {
+    "--stack", "ideal",
     "--set", "comm.t_sync=0",          "--set",     "comm.t_launch=0",
     "--set", "nic.latency=0",          "--set",     "nvlink.latency=0",
     "--set", "pcie.latency=0",         "--set",     "socket.latency=0",

@@ -1,0 +1,100 @@
+// The software stack a GPU cluster runs: what communication, kernel launches and the framework
+// cost on top of the hardware (`stack.*` keys, `--stack NAME`, `meshsim list stacks`).
+//
+// On a TPU, collectives are ICI DMA that takes no core, and the compiled program has no host in
+// its loop: the `ideal` stack (every cost zero, every efficiency 1) is that machine, and the TPU
+// systems use it. On a GPU, communication is software that runs on the GPU: an NCCL collective or
+// send/recv is a kernel of `comm.ctas` CTAs (its channels), one per SM, for the kernel's whole
+// life, each moving data at most at `comm.cta_bandwidth`; its protocol puts `comm.efficiency` of
+// the wire's bytes to payload; each call and each ring step pays fixed software costs. Every
+// kernel pays `kernel.launch` on the GPU, every op `host.op_overhead` on the host (which runs
+// ahead of the GPU, so it is exposed only when kernels are shorter), and unfused element-wise
+// kernels reach a fraction of the HBM bandwidth. The runtime decides how point-to-point transfers
+// meet (`p2p`: `async`, the idealized sends that never block, or `paired`, NCCL send/recv's
+// rendezvous). Who reads what:
+//   accel/   kernel.launch, kernel.*_efficiency, the SMs that comm.ctas hold (core/core_ledger.h)
+//   network/ comm.*: CTAs, per-CTA bandwidth, efficiency, call and step latencies, p2p
+//   sim/     host.op_overhead (the executor's release times), and the composition of the above
+//
+// Example:
+//   StackConfig s = *StackPreset("pytorch-nccl");
+//   MESHSIM_RETURN_IF_ERROR(core::SetParam(s.Params(), "stack.comm.ctas", "16"));
+//   MESHSIM_RETURN_IF_ERROR(s.Validate());
+#ifndef MESHSIM_STACK_STACK_CONFIG_H_
+#define MESHSIM_STACK_STACK_CONFIG_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/params.h"
+
+namespace meshsim::stack {
+
+struct StackConfig {
+  // --- Communication kernels (NCCL). ---
+  // CTAs (channels) of one communication kernel, each holding one SM of every chip the kernel
+  // runs on from its launch to its end; 0 = communication takes no core (DMA engines: TPU ICI).
+  int comm_ctas = 0;
+  // Bytes/s one CTA moves (payload it sends); a kernel's flows on one chip together move at most
+  // comm_ctas × this. 0 = no per-CTA limit.
+  double comm_cta_bandwidth_bytes_per_s = 0;
+  // Payload fraction of the bytes a communication kernel puts on the wire and through HBM (the
+  // protocol's flags and framing): every comm flow moves bytes / efficiency. 1 = none.
+  double comm_efficiency = 1.0;
+  // Software latency per collective or transfer call (the library's launch and setup), paid once
+  // per op before its first step, on top of the network's comm.t_launch.
+  double comm_call_latency_s = 0;
+  // Software latency per collective step (the protocol's handshake between ring neighbours), on
+  // top of the network's comm.t_sync.
+  double comm_step_latency_s = 0;
+
+  // --- Kernels. ---
+  // GPU time between one kernel's end and the next one's start on a chip (the launch as the GPU
+  // sees it, host already ahead); paid by GeMM, element-wise and communication kernels alike.
+  double kernel_launch_s = 0;
+  // Fraction of hbm.bandwidth reached by unfused element-wise kernels that read and write each
+  // element once (GeLU, dropout, residual adds, casts) ...
+  double pointwise_efficiency = 1.0;
+  // ... and by row-reduction kernels (softmax, LayerNorm: a reduction per row, then a pass).
+  double reduction_efficiency = 1.0;
+
+  // --- Host. ---
+  // Host time to issue one op (the framework's dispatch, argument checks and the launch call).
+  // The host issues a chip's ops in program order without waiting for the GPU, so an op cannot
+  // start before the host has issued it: exposed only where kernels are shorter than this.
+  double host_op_overhead_s = 0;
+
+  // --- Runtime semantics of point-to-point transfers. ---
+  // "async": a transfer starts as soon as its inputs are ready and never blocks its sender
+  // (idealized). "paired": NCCL send/recv — a transfer starts only when the receiver has also
+  // reached its matching receive in its own program order, and the sender's stream waits for it
+  // (algorithms/pipeline, algorithms/reshard order their calls deadlock-free).
+  std::string p2p = "async";
+  // Extra setup per point-to-point call (a runtime that creates or looks up a communicator and
+  // stages a tile per call), paid on the sender before the transfer's first byte.
+  double p2p_call_overhead_s = 0;
+
+  // True when nothing is added: every cost 0, every efficiency 1, async transfers.
+  bool IsIdeal() const;
+  // The parameters with keys (stack.*), units and ranges, bound to this struct's fields.
+  std::vector<core::Param> Params();
+  // InvalidArgument, one line, for a value out of range.
+  absl::Status Validate();
+};
+
+struct StackInfo {
+  std::string name;
+  std::string description;  // One line, for `meshsim list stacks`.
+};
+
+// The built-in stacks, in display order: ideal, nccl, pytorch-nccl, alpa.
+const std::vector<StackInfo>& Stacks();
+
+// A stack by name; NotFound (one line, naming the known ones) otherwise. Every value of every
+// preset is commented with its source in stack_config.cc.
+absl::StatusOr<StackConfig> StackPreset(const std::string& name);
+
+}  // namespace meshsim::stack
+
+#endif  // MESHSIM_STACK_STACK_CONFIG_H_
