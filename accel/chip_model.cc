@@ -44,6 +44,13 @@ ChipModel::ChipModel(core::FairShare& fs, const ChipConfig& config, int num_chip
   }
 }
 
+void ChipModel::set_stack(const stack::StackConfig& stack, core::CoreLedger* ledger) {
+  kernel_launch_ = core::Time::Seconds(stack.kernel_launch_s);
+  pointwise_efficiency_ = stack.pointwise_efficiency;
+  reduction_efficiency_ = stack.reduction_efficiency;
+  ledger_ = ledger;
+}
+
 core::ResourceId ChipModel::l2(ChipId chip) const {
   MESHSIM_CHECK(!l2_.empty()) << "chip model without an L2";
   return l2_[chip.value()];
@@ -80,7 +87,7 @@ void ChipModel::Launch(uint32_t chip) {
   c.queue.pop_front();
   c.busy = true;
   c.current = id;
-  const auto run = [this, chip] {
+  const auto body = [this, chip] {
     Chip& c = chips_[chip];
     c.current_start = exec_->sim().Now();
     const core::Op& op = exec_->graph().op(c.current);
@@ -93,6 +100,19 @@ void ChipModel::Launch(uint32_t chip) {
     } else {
       StartVector(chip, op);
     }
+  };
+  // The kernel's launch as the GPU sees it (stack.kernel.launch): the chip is taken, nothing runs.
+  const auto run = [this, chip, body] {
+    if (kernel_launch_ == Time::Zero()) {
+      body();
+      return;
+    }
+    const Time start = exec_->sim().Now();
+    exec_->sim().ScheduleAfter(kernel_launch_, [this, chip, start, body] {
+      exec_->Record(exec_->MakeRow(chips_[chip].current, ChipId(chip), Phase::kLaunch,
+                                   UnitKind::kChip, 0, start, exec_->sim().Now()));
+      body();
+    });
   };
   if (arbiter_ == nullptr) {
     run();
@@ -128,8 +148,14 @@ void ChipModel::StartCopy(OpId id, const core::Op& op) {
 }
 
 void ChipModel::StartVector(uint32_t chip, const core::Op& op) {
-  const double max_rate =
+  double max_rate =
       double(config_.cores) * config_.vector_flops_per_s * config_.element_bytes * 2.0;
+  // An unfused kernel reaches a fraction of the HBM bandwidth (stack.kernel.*_efficiency).
+  const double efficiency =
+      op.unit == core::kVectorReduction ? reduction_efficiency_ : pointwise_efficiency_;
+  if (efficiency < 1.0) {
+    max_rate = std::min(max_rate, efficiency * config_.hbm_bandwidth_bytes_per_s);
+  }
   fs_.StartFlow(
       2.0 * double(op.bytes), {hbm_[chip]},
       [this, chip] {
@@ -292,17 +318,22 @@ void ChipModel::StartL2Gemm(uint32_t chip, const core::Op& op) {
   c.panels_issued = c.panels_landed = 0;
   c.pending = 0;
   c.filling = c.filled = c.wave_writing = false;
-  c.core_flops.assign(config_.cores, 0.0);
+  c.m = op.m;
+  c.n = op.n;
+  c.core_flops.assign(config_.cores, 0);
   c.core_bytes.assign(config_.cores, 0);
-  // Core q runs raster tiles q, q + P, q + 2P, ...; integer sums keep Σ flops = 2·m·n·k exact.
-  std::vector<int64_t> flops(config_.cores, 0);
-  for (int64_t r = 0; r < t.output_tiles(); ++r) {
-    int64_t i, j;
-    p.TileAt(r, &i, &j);
-    flops[r % p.wave_tiles] += 2 * am[i == t.tiles_m - 1] * an[j == t.tiles_n - 1] * op.k;
-  }
-  for (int q = 0; q < config_.cores; ++q) c.core_flops[q] = static_cast<double>(flops[q]);
+  c.core_start.assign(config_.cores, c.current_start);
+  c.narrowed_since = Time::Max();
+  c.wave_tiles = WaveWidth(chip);
+  c.waves = c.wave_tiles == p.wave_tiles ? p.waves : WavesFrom(p, op.m, op.n, 0, c.wave_tiles);
   IssuePanel(chip);
+}
+
+int64_t ChipModel::WaveWidth(uint32_t chip) const {
+  const int64_t full = chips_[chip].l2plan->wave_tiles;
+  if (ledger_ == nullptr) return full;
+  const int free = config_.cores - ledger_->held(ChipId(chip));
+  return std::min<int64_t>(full, std::max(1, free));
 }
 
 int64_t ChipModel::StepK(const Chip& c, int64_t step) const {
@@ -314,7 +345,19 @@ void ChipModel::IssuePanel(uint32_t chip) {
   Chip& c = chips_[chip];
   const L2GemmPlan& p = *c.l2plan;
   const int64_t g = c.panels_issued++;
-  const Wave& w = p.waves[g / p.steps];
+  // A wave's first panel: its tiles go to the SMs free now. When communication kernels took or
+  // gave back SMs since the last wave, the remaining tiles are re-cut into waves of the new width.
+  if (g > 0 && g % p.steps == 0) {
+    const int64_t width = WaveWidth(chip);
+    if (width != c.wave_tiles) {
+      const size_t next = static_cast<size_t>(g / p.steps);
+      const int64_t first = c.waves[next].first_tile;
+      c.waves.resize(next);
+      for (const Wave& w : WavesFrom(p, c.m, c.n, first, width)) c.waves.push_back(w);
+      c.wave_tiles = width;
+    }
+  }
+  const Wave& w = c.waves[g / p.steps];
   const int64_t bytes = (w.rows + w.cols) * StepK(c, g % p.steps) * config_.element_bytes;
   fs_.StartFlow(double(bytes), {hbm_[chip]}, [this, chip] {
     ++chips_[chip].panels_landed;
@@ -328,14 +371,18 @@ void ChipModel::TryWaveStep(uint32_t chip) {
   const int64_t g = c.wave * p.steps + c.step;
   if (c.pending > 0 || c.filling || c.wave_writing || c.panels_landed <= g) return;
   // Step g begins: prefetch the next panel into L2 (one in flight at a time).
-  const int64_t total = int64_t(p.waves.size()) * p.steps;
+  const int64_t total = int64_t(c.waves.size()) * p.steps;
   if (c.panels_issued == g + 1 && g + 1 < total) IssuePanel(chip);
   if (c.step > 0 || c.filled) {
     StartStepBody(chip);
     return;
   }
   // A wave's first step: the cores' first k-tiles must arrive before any compute.
-  const Wave& w = p.waves[c.wave];
+  const Wave& w = c.waves[c.wave];
+  if (w.tiles < p.wave_tiles && c.wave + 1 < int64_t(c.waves.size()) &&
+      c.narrowed_since == Time::Max()) {
+    c.narrowed_since = exec_->sim().Now();  // A narrowed wave (not the GeMM's ragged last one).
+  }
   const int64_t ak0 = std::min(p.sm.tk, c.k);
   c.filling = true;
   fs_.StartFlow(double(w.streamed * ak0 * config_.element_bytes), {l2_[chip]}, [this, chip] {
@@ -349,7 +396,7 @@ void ChipModel::TryWaveStep(uint32_t chip) {
 void ChipModel::StartStepBody(uint32_t chip) {
   Chip& c = chips_[chip];
   const L2GemmPlan& p = *c.l2plan;
-  const Wave& w = p.waves[c.wave];
+  const Wave& w = c.waves[c.wave];
   const int64_t e = config_.element_bytes;
   int64_t bytes = w.streamed * StepK(c, c.step) * e;
   if (c.step == 0) bytes -= w.streamed * std::min(p.sm.tk, c.k) * e;  // Sent by the fill.
@@ -375,7 +422,7 @@ void ChipModel::OnStepPart(uint32_t chip) {
     TryWaveStep(chip);
     return;
   }
-  const Wave& w = c.l2plan->waves[c.wave];
+  const Wave& w = c.waves[c.wave];
   c.wave_writing = true;
   fs_.StartFlow(double(w.c_elements * config_.element_bytes), {l2_[chip], hbm_[chip]},
                 [this, chip] { OnWaveWritten(chip); });
@@ -384,34 +431,49 @@ void ChipModel::OnStepPart(uint32_t chip) {
 void ChipModel::OnWaveWritten(uint32_t chip) {
   Chip& c = chips_[chip];
   const L2GemmPlan& p = *c.l2plan;
-  const Wave& w = p.waves[c.wave];
+  const Wave& w = c.waves[c.wave];
+  const Time now = exec_->sim().Now();
   c.wave_writing = false;
-  // The wave's HBM bytes (its panels and C), shared evenly by its cores for the timeline rows.
+  // The wave's flops per core (core q ran raster tile first_tile + q; integer sums keep
+  // Σ flops = 2·m·n·k exact) and its HBM bytes (panels and C), shared evenly by its cores.
+  const GemmTiling& t = p.sm;
+  const int64_t am[2] = {t.tm, c.m - (t.tiles_m - 1) * t.tm};
+  const int64_t an[2] = {t.tn, c.n - (t.tiles_n - 1) * t.tn};
+  for (int64_t q = 0; q < w.tiles; ++q) {
+    int64_t i, j;
+    p.TileAt(w.first_tile + q, &i, &j);
+    c.core_flops[q] += 2 * am[i == t.tiles_m - 1] * an[j == t.tiles_n - 1] * c.k;
+  }
   const int64_t bytes = ((w.rows + w.cols) * c.k + w.c_elements) * config_.element_bytes;
   for (int64_t q = 0; q < w.tiles; ++q) c.core_bytes[q] += bytes / w.tiles;
   c.core_bytes[0] += bytes % w.tiles;
-  // Cores whose last wave this is leave the GeMM now.
-  const int64_t waves = int64_t(p.waves.size());
-  const int64_t last_tiles = p.waves.back().tiles;
-  int64_t from = -1, to = -1;
-  if (c.wave == waves - 1) {
-    from = 0;
-    to = last_tiles;
-  } else if (c.wave == waves - 2) {
-    from = last_tiles;
-    to = w.tiles;
+  // Cores that no later wave uses leave the GeMM now: one row each.
+  const int64_t waves = int64_t(c.waves.size());
+  int64_t later = 0;  // The most tiles of a later wave (the next one, unless it is narrower).
+  for (int64_t v = c.wave + 1; v < waves && later < w.tiles; ++v) {
+    later = std::max(later, c.waves[v].tiles);
   }
-  for (int64_t q = from; q < to; ++q) {
-    core::TimelineRow row =
-        exec_->MakeRow(c.current, ChipId(chip), Phase::kOp, UnitKind::kCore,
-                       static_cast<uint16_t>(q), c.current_start, exec_->sim().Now());
-    row.flops = c.core_flops[q];
+  for (int64_t q = later; q < w.tiles; ++q) {
+    core::TimelineRow row = exec_->MakeRow(c.current, ChipId(chip), Phase::kOp, UnitKind::kCore,
+                                           static_cast<uint16_t>(q), c.core_start[q], now);
+    row.flops = static_cast<double>(c.core_flops[q]);
     row.bytes = c.core_bytes[q];
     exec_->Record(row);
+    c.core_flops[q] = 0;  // A core that a later, wider wave takes again starts a new row.
+    c.core_bytes[q] = 0;
+    c.core_start[q] = now;
   }
   c.step = 0;
   c.filled = false;
-  if (++c.wave == waves) {
+  const bool done = ++c.wave == waves;
+  // The waves narrowed by communication kernels, as one interference row per stretch.
+  const bool next_narrowed = !done && c.waves[c.wave].tiles < p.wave_tiles && c.wave + 1 < waves;
+  if (c.narrowed_since != Time::Max() && !next_narrowed) {
+    exec_->Record(exec_->MakeRow(c.current, ChipId(chip), Phase::kInterference, UnitKind::kChip, 0,
+                                 c.narrowed_since, now));
+    c.narrowed_since = Time::Max();
+  }
+  if (done) {
     FinishCurrent(chip);
     return;
   }
@@ -443,7 +505,7 @@ std::string ChipModel::DescribeWait(OpId id) const {
                        : c.filling     ? "filling the cores' first tiles"
                        : c.pending > 0 ? "computing"
                                        : "waiting for an L2 panel from HBM";
-    absl::StrAppendFormat(&s, " wave %d/%d step %d/%d %s;", c.wave, p.waves.size(), c.step, p.steps,
+    absl::StrAppendFormat(&s, " wave %d/%d step %d/%d %s;", c.wave, c.waves.size(), c.step, p.steps,
                           what);
     return s;
   }

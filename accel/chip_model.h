@@ -92,11 +92,13 @@
 
 #include "accel/chip_config.h"
 #include "accel/tiling.h"
+#include "core/core_ledger.h"
 #include "core/executor.h"
 #include "core/fair_share.h"
 #include "core/ids.h"
 #include "core/mode_arbiter.h"
 #include "core/time.h"
+#include "stack/stack_config.h"
 
 namespace meshsim::accel {
 
@@ -119,6 +121,15 @@ class ChipModel : public core::OpRunner {
   // With an arbiter, GeMMs and vector ops run in ModeArbiter::kCompute mode: never beside a
   // blocking collective on the same chip (hardware without that overlap). Not owned; may be null.
   void set_arbiter(core::ModeArbiter* arbiter) { arbiter_ = arbiter; }
+
+  // The software stack's part that runs on the chip (stack/stack_config.h): every GeMM and vector
+  // kernel pays stack.kernel.launch before it starts (a kLaunch row on (kChip, 0)); vector ops
+  // run at most at stack.kernel.pointwise_efficiency (reduction_efficiency for unit
+  // core::kVectorReduction) of hbm.bandwidth; and with a ledger, a GeMM's waves take only the
+  // cores communication kernels do not hold (two-level pipeline: each wave's width is the free
+  // SMs when its first panel is issued; stretches of narrowed waves are kInterference rows on
+  // (kChip, 0)). Not owned; may be null. Without a call, or with the ideal stack, nothing changes.
+  void set_stack(const stack::StackConfig& stack, core::CoreLedger* ledger);
 
   void Start(core::OpId id, const core::Op& op, core::Executor& exec) override;
   std::string DescribeWait(core::OpId id) const override;
@@ -159,8 +170,13 @@ class ChipModel : public core::OpRunner {
     int64_t panels_landed = 0;
     int pending = 0;  // Parts of the current step still running (L2 stream, compute).
     bool filling = false, filled = false, wave_writing = false;
-    std::vector<double> core_flops;   // Per core: 2·a_m·a_n·k over its tiles.
-    std::vector<int64_t> core_bytes;  // Per core: its share of its waves' HBM bytes.
+    int64_t m = 0, n = 0;             // The GeMM's m and n.
+    std::vector<Wave> waves;          // Its waves: the plan's, or re-cut for the free SMs.
+    int64_t wave_tiles = 0;           // Width of the waves from the last re-cut on.
+    std::vector<int64_t> core_flops;  // Per core: 2·a_m·a_n·k over its tiles since its last row.
+    std::vector<int64_t> core_bytes;  // Per core: its share of its waves' HBM bytes, likewise.
+    std::vector<core::Time> core_start;  // Per core: start of its next row.
+    core::Time narrowed_since;           // Start of the current stretch of narrowed waves.
   };
 
   static int EdgeIndex(bool m_edge, bool n_edge, bool k_edge) {
@@ -189,8 +205,12 @@ class ChipModel : public core::OpRunner {
   void OnStepPart(uint32_t chip);
   void OnWaveWritten(uint32_t chip);
   int64_t StepK(const Chip& c, int64_t step) const;  // k elements of L2 step `step`.
+  int64_t WaveWidth(uint32_t chip) const;  // Tiles the next wave may take: free SMs, ≤ the plan's.
 
   core::ModeArbiter* arbiter_ = nullptr;
+  core::CoreLedger* ledger_ = nullptr;
+  core::Time kernel_launch_;
+  double pointwise_efficiency_ = 1.0, reduction_efficiency_ = 1.0;
   core::FairShare& fs_;
   ChipConfig config_;
   std::vector<core::ResourceId> hbm_;

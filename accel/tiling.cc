@@ -203,20 +203,20 @@ void L2GemmPlan::TileAt(int64_t r, int64_t* i, int64_t* j) const {
 
 namespace {
 
-// Walks the raster of `plan` (sm, swizzle, wave_tiles set) and fills its waves.
-// `seen_m`/`seen_n` are scratch of tiles_m / tiles_n entries.
-void BuildWaves(L2GemmPlan& plan, int64_t m, int64_t n, std::vector<int64_t>& seen_m,
-                std::vector<int64_t>& seen_n) {
+// The waves of `plan`'s raster (sm and swizzle set) from raster tile `first_tile` on, `p` tiles
+// per wave. `seen_m`/`seen_n` are scratch of tiles_m / tiles_n entries.
+void AppendWaves(const L2GemmPlan& plan, int64_t m, int64_t n, int64_t first_tile, int64_t p,
+                 std::vector<Wave>& waves, std::vector<int64_t>& seen_m,
+                 std::vector<int64_t>& seen_n) {
   const GemmTiling& t = plan.sm;
   const int64_t tiles = t.output_tiles();
   const int64_t last_m = m - (t.tiles_m - 1) * t.tm, last_n = n - (t.tiles_n - 1) * t.tn;
   seen_m.assign(t.tiles_m, -1);
   seen_n.assign(t.tiles_n, -1);
-  plan.waves.clear();
-  for (int64_t first = 0, w = 0; first < tiles; first += plan.wave_tiles, ++w) {
+  for (int64_t first = first_tile, w = 0; first < tiles; first += p, ++w) {
     Wave wave;
     wave.first_tile = first;
-    wave.tiles = std::min(plan.wave_tiles, tiles - first);
+    wave.tiles = std::min(p, tiles - first);
     wave.m_edge_only = wave.n_edge_only = true;
     for (int64_t r = first; r < first + wave.tiles; ++r) {
       int64_t i, j;
@@ -236,8 +236,29 @@ void BuildWaves(L2GemmPlan& plan, int64_t m, int64_t n, std::vector<int64_t>& se
       wave.m_edge_only = wave.m_edge_only && i == t.tiles_m - 1;
       wave.n_edge_only = wave.n_edge_only && j == t.tiles_n - 1;
     }
-    plan.waves.push_back(wave);
+    waves.push_back(wave);
   }
+}
+
+}  // namespace
+
+std::vector<Wave> WavesFrom(const L2GemmPlan& plan, int64_t m, int64_t n, int64_t first_tile,
+                            int64_t wave_tiles) {
+  MESHSIM_CHECK(wave_tiles >= 1 && first_tile >= 0)
+      << "WavesFrom " << first_tile << ", " << wave_tiles;
+  std::vector<Wave> waves;
+  std::vector<int64_t> seen_m, seen_n;
+  AppendWaves(plan, m, n, first_tile, wave_tiles, waves, seen_m, seen_n);
+  return waves;
+}
+
+namespace {
+
+// Walks the raster of `plan` (sm, swizzle, wave_tiles set) and fills its waves.
+void BuildWaves(L2GemmPlan& plan, int64_t m, int64_t n, std::vector<int64_t>& seen_m,
+                std::vector<int64_t>& seen_n) {
+  plan.waves.clear();
+  AppendWaves(plan, m, n, 0, plan.wave_tiles, plan.waves, seen_m, seen_n);
 }
 
 int64_t WavesHbmBytes(const L2GemmPlan& plan, int64_t m, int64_t n, int64_t k, int64_t e) {

@@ -157,6 +157,14 @@ GemmTiling PlanGemm(const ChipConfig& chip, int64_t m, int64_t n, int64_t k);
 // candidates walked exactly over the tiles.
 L2GemmPlan PlanL2Gemm(const ChipConfig& chip, int64_t m, int64_t n, int64_t k);
 
+// The waves of `plan`'s raster from raster tile `first_tile` on, with `wave_tiles` tiles per
+// wave (plan.waves is WavesFrom(plan, m, n, 0, plan.wave_tiles)): a GeMM whose cores are partly
+// held by communication kernels (core/core_ledger.h) runs its remaining tiles in narrower waves.
+// The plan's L2 step is kept (k_tiles_per_step; the L2 capacity rule is not re-checked).
+// Preconditions (fatal): wave_tiles ≥ 1, first_tile ≥ 0. Cost: O(tiles − first_tile).
+std::vector<Wave> WavesFrom(const L2GemmPlan& plan, int64_t m, int64_t n, int64_t first_tile,
+                            int64_t wave_tiles);
+
 // MXU cycles for one core to compute a tm×tn×tk tile product (equation above).
 // Precondition (fatal): tm, tn, tk ≥ 1.
 int64_t SystolicCycles(const ChipConfig& chip, int64_t tm, int64_t tn, int64_t tk);

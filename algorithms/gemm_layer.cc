@@ -71,7 +71,7 @@ class GemmLayer : public LayerAlgorithm {
       const core::OpTags tags = LayerTags(ctx.graph, op, vector ? "vector" : "gemm", -1);
       for (int c = 0; c < chips; ++c) {
         const core::ChipId chip = ctx.mesh.Chip(c);
-        core::Op o = vector ? VectorOp(chip, op.bytes / chips)
+        core::Op o = vector ? VectorOp(chip, op, op.bytes / chips)
                             : core::Op::Gemm(chip, local_heads * op.m, op.n, op.k);
         o.tags = tags;
         ctx.SetFrontier(chip, ctx.graph.Add(o, ctx.After(chip)));

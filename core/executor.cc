@@ -48,8 +48,10 @@ absl::Status Executor::Run() {
                        "): the chosen system does not model them"));
     }
   }
+  MESHSIM_CHECK(release_.empty() || release_.size() == graph_.size())
+      << "release times for " << release_.size() << " of " << graph_.size() << " ops";
   for (uint32_t i = 0; i < graph_.size(); ++i) {
-    if (pending_deps_[i] == 0) MakeReady(i);
+    if (pending_deps_[i] == 0) Release(i);
   }
   sim_.Run();
   if (sim_.horizon_exceeded()) {
@@ -62,6 +64,14 @@ absl::Status Executor::Run() {
     return absl::InternalError(HangReport());
   }
   return absl::OkStatus();
+}
+
+void Executor::Release(uint32_t op) {
+  if (!release_.empty() && release_[op] > sim_.Now()) {
+    sim_.ScheduleAt(release_[op], [this, op] { MakeReady(op); });
+    return;
+  }
+  MakeReady(op);
 }
 
 void Executor::MakeReady(uint32_t op) {
@@ -104,7 +114,7 @@ void Executor::Finish(OpId id) {
   for (uint32_t j = succ_begin_[i]; j < succ_begin_[i + 1]; ++j) {
     const uint32_t s = succ_[j];
     MESHSIM_CHECK(pending_deps_[s] > 0) << "dependency count of op " << s << " went negative";
-    if (--pending_deps_[s] == 0) MakeReady(s);
+    if (--pending_deps_[s] == 0) Release(s);
   }
 }
 

@@ -80,6 +80,10 @@ class Executor {
   // budget is exhausted, rows are dropped and the simulator is stopped, so Run returns early
   // with a hang report; the caller checks budget->exhausted() first.
   void set_timeline_budget(TimelineBudget* budget) { timeline_budget_ = budget; }
+  // Earliest start per op (indexed by op id; empty = none): an op whose dependencies have
+  // finished still waits until its release time — the host that issues it has not yet (the
+  // software stack's host time per op, sim/machine.h IssueFromHost). Call before Run.
+  void set_release_times(std::vector<Time> release) { release_ = std::move(release); }
   TimelineRow MakeRow(OpId id, ChipId chip, Phase phase, UnitKind unit, uint16_t unit_index,
                       Time start, Time end) const;
 
@@ -101,6 +105,7 @@ class Executor {
  private:
   enum class State : uint8_t { kWaiting, kReady, kRunning, kFinished };
   void MakeReady(uint32_t op);
+  void Release(uint32_t op);  // MakeReady now, or at its release time if that is later.
   void Dispatch();
   // Makes room for one more row in a full timeline_; false when the budget forbids it.
   bool GrowTimeline();
@@ -118,6 +123,7 @@ class Executor {
   TimelineBudget* timeline_budget_ = nullptr;
   Time makespan_;
   size_t finished_count_ = 0;
+  std::vector<Time> release_;  // Per op, or empty.
   uint64_t fingerprint_ = 0xcbf29ce484222325ull;
   bool dispatch_pending_ = false;
 };

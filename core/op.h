@@ -30,6 +30,10 @@ enum class OpKind : uint8_t {
 };
 inline constexpr int kNumOpKinds = 6;
 
+// Op::unit of a kVector op: the kind of kernel, for the stack's memory efficiencies.
+inline constexpr uint16_t kVectorPointwise = 0;  // Element-wise: GeLU, dropout, adds, casts.
+inline constexpr uint16_t kVectorReduction = 1;  // Row reductions: softmax, LayerNorm.
+
 enum class CollectiveKind : uint8_t {
   kNone,
   kAllGather,

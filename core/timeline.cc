@@ -14,6 +14,8 @@ const char* ToString(UnitKind unit) {
       return "hbm";
     case UnitKind::kVector:
       return "vector";
+    case UnitKind::kHost:
+      return "host";
   }
   return "?";
 }
@@ -30,6 +32,10 @@ const char* ToString(Phase phase) {
       return "transfer";
     case Phase::kCompute:
       return "compute";
+    case Phase::kHost:
+      return "host";
+    case Phase::kInterference:
+      return "interference";
   }
   return "?";
 }

@@ -22,10 +22,12 @@
 namespace meshsim::core {
 
 // The unit of a chip an activity occupies; a Chrome-trace thread per (kind, index).
-enum class UnitKind : uint8_t { kChip, kCore, kNic, kHbm, kVector };
+enum class UnitKind : uint8_t { kChip, kCore, kNic, kHbm, kVector, kHost };
 
 // A row covers a whole op (kOp) or one phase of it.
-enum class Phase : uint8_t { kOp, kLaunch, kSync, kTransfer, kCompute };
+// kHost: the host issuing the op (the framework's time, stack.host.op_overhead); kInterference:
+// a GeMM running narrower waves while communication kernels hold some of its cores.
+enum class Phase : uint8_t { kOp, kLaunch, kSync, kTransfer, kCompute, kHost, kInterference };
 
 const char* ToString(UnitKind unit);
 const char* ToString(Phase phase);

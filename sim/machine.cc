@@ -42,8 +42,8 @@ absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& o,
                                                       core::FairShare& fair_share) {
   MESHSIM_ASSIGN_OR_RETURN(network::Topology topology, BuildTopology(o, &mesh));
 
-  auto machine =
-      std::unique_ptr<Machine>(new Machine{std::move(topology), nullptr, nullptr, nullptr, {}});
+  auto machine = std::unique_ptr<Machine>(
+      new Machine{std::move(topology), nullptr, nullptr, nullptr, nullptr, {}});
   const accel::ChipConfig& chip = o.system.chip;
   machine->chips = std::make_unique<accel::ChipModel>(fair_share, chip, o.chips);
   std::vector<core::ResourceId> hbm;
@@ -60,6 +60,8 @@ absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& o,
   net.t_sync_s += st.comm_step_latency_s;
   machine->network = std::make_unique<network::NetworkModel>(fair_share, machine->topology, net,
                                                              std::move(hbm), reduce_bytes_per_s);
+  if (st.comm_ctas > 0) machine->ledger = std::make_unique<core::CoreLedger>(o.chips);
+  machine->chips->set_stack(st, machine->ledger.get());
   if (o.system.net.collective_overlap == 0 || o.system.net.sendrecv_overlap == 0) {
     machine->arbiter = std::make_unique<core::ModeArbiter>(
         o.chips, /*exclusive_collectives=*/o.system.net.collective_overlap == 0 &&
@@ -68,6 +70,41 @@ absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& o,
     machine->network->set_arbiter(machine->arbiter.get());
   }
   return machine;
+}
+
+void IssueFromHost(const stack::StackConfig& stack, const core::OpGraph& graph,
+                   core::Executor& exec) {
+  if (stack.host_op_overhead_s <= 0) return;
+  const core::Time overhead = core::Time::Seconds(stack.host_op_overhead_s);
+  std::vector<core::Time> host;  // Per chip: when its host is free to issue the next op.
+  std::vector<core::Time> release(graph.size());
+  std::vector<core::ChipId> issuers;
+  for (uint32_t i = 0; i < graph.size(); ++i) {
+    const core::OpId id(i);
+    const core::Op& op = graph.op(id);
+    issuers.clear();
+    switch (op.kind) {
+      case core::OpKind::kDelay:
+        continue;
+      case core::OpKind::kCollective:
+        for (core::ChipId c : graph.group(op.group)) issuers.push_back(c);
+        break;
+      case core::OpKind::kTransfer:
+        issuers = {op.chip, op.peer};
+        break;
+      default:
+        issuers = {op.chip};
+    }
+    for (core::ChipId c : issuers) {
+      if (c.value() >= host.size()) host.resize(c.value() + 1, core::Time::Zero());
+      const core::Time start = host[c.value()];
+      host[c.value()] = start + overhead;
+      release[i] = std::max(release[i], host[c.value()]);
+      exec.Record(exec.MakeRow(id, c, core::Phase::kHost, core::UnitKind::kHost, 0, start,
+                               host[c.value()]));
+    }
+  }
+  exec.set_release_times(std::move(release));
 }
 
 algorithms::reshard::HostModel MakeHostModel(const network::Topology& topology,

@@ -13,6 +13,7 @@
 #include "accel/chip_model.h"
 #include "algorithms/mesh.h"
 #include "algorithms/reshard/reshard.h"
+#include "core/core_ledger.h"
 #include "core/executor.h"
 #include "core/fair_share.h"
 #include "core/mode_arbiter.h"
@@ -27,6 +28,8 @@ struct Machine {
   std::unique_ptr<accel::ChipModel> chips;
   std::unique_ptr<network::NetworkModel> network;
   std::unique_ptr<core::ModeArbiter> arbiter;  // Only when comm.collective_overlap = 0.
+  // SMs held by communication kernels (stack.comm.ctas > 0), read by the chip model.
+  std::unique_ptr<core::CoreLedger> ledger;
   core::DelayRunner delays;
 
   // Registers the runners of every op kind with `exec`.
@@ -45,6 +48,17 @@ absl::StatusOr<network::Topology> BuildTopology(const RunOptions& options,
 absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& options,
                                                       const algorithms::Mesh& mesh,
                                                       core::FairShare& fair_share);
+
+// The host side of the software stack (stack.host.op_overhead > 0): each chip's host issues the
+// ops that run on its chip in program order (op id order), one every host.op_overhead, without
+// waiting for the GPU — a per-chip op, a collective on every member's host, a transfer on its
+// sender's and its receiver's (send and recv are both calls). An op cannot start before every
+// host that issues it has (Executor::set_release_times), so host time is exposed only where the
+// GPU runs ahead of the host (short kernels, many ops). Records one kHost row per op and issuing
+// chip on (kHost, 0). Nothing when the overhead is 0. Call after the executor's sink and
+// timeline budget are set, before Run. Cost: O(ops + Σ group sizes).
+void IssueFromHost(const stack::StackConfig& stack, const core::OpGraph& graph,
+                   core::Executor& exec);
 
 // What cross-mesh resharding's scheduler knows of the machine (algorithms/reshard/reshard.h):
 // each chip's host, the NIC bandwidth between hosts and the NVLink bandwidth within one (the

@@ -193,6 +193,8 @@ void MetricsAccumulator::Add(const core::TimelineRow& r) {
       }
       break;
     case core::Phase::kCompute:
+    case core::Phase::kHost:
+    case core::Phase::kInterference:
       break;
   }
 }

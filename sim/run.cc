@@ -653,6 +653,7 @@ absl::StatusOr<RunRecord> RunGraph(const RunOptions& o, const algorithms::Mesh& 
     exec.set_timeline_budget(&timeline_budget);
     fair_share.set_timeline_budget(&timeline_budget);
   }
+  IssueFromHost(o.system.stack, graph, exec);
   const bool report = o.progress != RunOptions::Progress::kNone;
   ProgressLine progress(sim, exec, wall_start, o.progress == RunOptions::Progress::kTerminal);
   if (report || o.cancel != nullptr) {

@@ -36,6 +36,8 @@ std::vector<LayerOp> LayerOps(const LayerShape& sh) {
   const auto vec = [&](const char* name, Pass pass, LayerTensor tensor, int64_t tenths) {
     LayerOp op{name, pass, LayerOpKind::kVector};
     op.tensor = tensor;
+    const std::string n = name;
+    op.reduction = n == "softmax" || n == "ln1" || n == "ln2";
     int64_t elems = 0;
     switch (tensor) {
       case LayerTensor::kHidden:

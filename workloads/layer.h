@@ -95,6 +95,7 @@ struct LayerOp {
   int64_t m = 0, n = 0, k = 0;    // One GeMM's shape.
   int64_t bytes = 0;              // kVector.
   LayerTensor tensor = LayerTensor::kNone;
+  bool reduction = false;  // kVector: a row reduction (softmax, LayerNorm), not element-wise.
 
   // "qkv.fwd", "qkv.bwd_data", "qkv.bwd_weight", "softmax.bwd".
   std::string label() const;

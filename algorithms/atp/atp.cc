@@ -76,7 +76,7 @@ class AtpLowering {
       for (int k = 0; k < c; ++k) {
         switch (op.kind) {
           case LayerOpKind::kVector:
-            chains_.Vector(k, LayerTags(ctx_.graph, op, "vector", k), VectorBytes(op));
+            chains_.Vector(k, LayerTags(ctx_.graph, op, "vector", k), op, VectorBytes(op));
             break;
           case LayerOpKind::kAttention:
             chains_.Gemm(k, LayerTags(ctx_.graph, op, "gemm", k), local_heads * op.m, op.n, op.k);

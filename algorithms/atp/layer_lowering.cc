@@ -16,9 +16,10 @@ core::OpTags LayerTags(core::OpGraph& graph, const workloads::LayerOp& op, const
   return tags;
 }
 
-core::Op VectorOp(core::ChipId chip, int64_t bytes) {
+core::Op VectorOp(core::ChipId chip, const workloads::LayerOp& layer_op, int64_t bytes) {
   core::Op op;
   op.kind = core::OpKind::kVector;
+  op.unit = layer_op.reduction ? core::kVectorReduction : core::kVectorPointwise;
   op.chip = chip;
   op.bytes = bytes;
   return op;
@@ -54,9 +55,10 @@ void ChunkChains::Gemm(int chunk, const core::OpTags& tags, int64_t m, int64_t n
   }
 }
 
-void ChunkChains::Vector(int chunk, const core::OpTags& tags, int64_t bytes) {
+void ChunkChains::Vector(int chunk, const core::OpTags& tags, const workloads::LayerOp& op,
+                         int64_t bytes) {
   for (int c = 0; c < ctx_.mesh.chips(); ++c) {
-    core::Op v = VectorOp(ctx_.mesh.Chip(c), bytes);
+    core::Op v = VectorOp(ctx_.mesh.Chip(c), op, bytes);
     v.tags = tags;
     const core::OpId id = ctx_.graph.Add(v, Deps(chunk, c));
     cur_[chunk][c] = last_compute_[chunk][c] = id;

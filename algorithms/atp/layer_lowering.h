@@ -28,7 +28,9 @@ core::OpTags LayerTags(core::OpGraph& graph, const workloads::LayerOp& op, const
                        int chunk);
 
 // A kVector op of `bytes` on `chip`.
-core::Op VectorOp(core::ChipId chip, int64_t bytes);
+// A kVector op of `bytes` on `chip` for the layer's element-wise op `op` (Op::unit says whether
+// it is a row reduction, core::kVectorReduction, or element-wise).
+core::Op VectorOp(core::ChipId chip, const workloads::LayerOp& op, int64_t bytes);
 
 class ChunkChains {
  public:
@@ -39,7 +41,7 @@ class ChunkChains {
   void Gemm(int chunk, const core::OpTags& tags, int64_t m, int64_t n, int64_t k,
             bool side = false);
   // One kVector op of `bytes` on every chip, extending chunk k's chain.
-  void Vector(int chunk, const core::OpTags& tags, int64_t bytes);
+  void Vector(int chunk, const core::OpTags& tags, const workloads::LayerOp& op, int64_t bytes);
   // One collective per group (groups of one chip are skipped), after the chains of its members.
   void Collective(int chunk, const core::OpTags& tags, core::CollectiveKind kind,
                   const std::vector<core::GroupId>& groups,

@@ -106,7 +106,7 @@ class Tp2d : public LayerAlgorithm {
         for (int c = 0; c < sc.mesh.chips(); ++c) {
           const core::ChipId chip = sc.mesh.Chip(c);
           core::Op o = op.kind == LayerOpKind::kVector
-                           ? VectorOp(chip, op.bytes / div)
+                           ? VectorOp(chip, op, op.bytes / div)
                            : core::Op::Gemm(chip, local_heads * op.m, op.n, op.k);
           o.tags = op.kind == LayerOpKind::kVector ? vector : gemm;
           sc.SetFrontier(chip, ctx.graph.Add(o, sc.After(chip)));

@@ -48,6 +48,28 @@ TEST(ExecutorTest, DelayChainRunsInDependencyOrder) {
   EXPECT_EQ(exec.timeline().back().chip, ChipId(1));
 }
 
+TEST(ExecutorTest, ReleaseTimesHoldReadyOpsBack) {
+  // a (5 ns) → b (1 ns) with b released at 20 ns: b starts at 20 (not 5); c (no deps, released
+  // at 3 ns) starts at 3; an op released before its dependencies finish starts when they do.
+  Simulator sim;
+  OpGraph g;
+  OpId a = g.Add(Op::Delay(ChipId(0), Time::Nanoseconds(5)));
+  OpId b = g.Add(Op::Delay(ChipId(0), Time::Nanoseconds(1)), {a});
+  OpId c = g.Add(Op::Delay(ChipId(1), Time::Nanoseconds(4)));
+  OpId d = g.Add(Op::Delay(ChipId(1), Time::Nanoseconds(1)), {c});
+  Executor exec(sim, g);
+  DelayRunner delays;
+  exec.SetRunner(OpKind::kDelay, &delays);
+  exec.set_release_times(
+      {Time::Zero(), Time::Nanoseconds(20), Time::Nanoseconds(3), Time::Nanoseconds(2)});
+  ASSERT_TRUE(exec.Run().ok());
+  EXPECT_EQ(exec.start_time(a), Time::Zero());
+  EXPECT_EQ(exec.start_time(b), Time::Nanoseconds(20));
+  EXPECT_EQ(exec.start_time(c), Time::Nanoseconds(3));
+  EXPECT_EQ(exec.start_time(d), Time::Nanoseconds(7));
+  EXPECT_EQ(exec.makespan(), Time::Nanoseconds(21));
+}
+
 TEST(ExecutorTest, ReadyOpsStartInIdOrder) {
   // Ops 1..4 all depend on op 0 only, so they become ready together and start by id.
   Simulator sim;
