@@ -82,6 +82,7 @@ int NetworkModel::Steps(const core::Op& op, int p) const {
       return HalvingDoubling(op, p) ? 2 * Log2(p) : 2 * (p - 1);
     case CollectiveKind::kBroadcast:
     case CollectiveKind::kReduce:
+      // No barrier steps: the chain's packet slots, (P−1) of fill and D−1 more (network_model.h).
       return p - 1 + config_.packets - 1;
     case CollectiveKind::kSendRecv:
     case CollectiveKind::kAllToAll:
@@ -351,23 +352,9 @@ void NetworkModel::PlanStep(const Run& r, int step, std::vector<Send>& out) cons
       }
       break;
     case CollectiveKind::kBroadcast:
-    case CollectiveKind::kReduce: {
-      const int packets = config_.packets;
-      const int64_t packet = (op.bytes + packets - 1) / packets;
-      const int root = ((op.root % p) + p) % p;
-      for (int hop = 0; hop < p - 1; ++hop) {
-        const int k = step - hop;  // Packet moving over this hop in this stage.
-        if (k < 0 || k >= packets) continue;
-        const int64_t bytes = std::min(packet, op.bytes - k * packet);
-        if (bytes <= 0) continue;
-        if (op.collective == CollectiveKind::kBroadcast) {
-          out.push_back({(root + hop) % p, (root + hop + 1) % p, bytes, false});
-        } else {  // Towards the root: the far end of the chain sends first.
-          out.push_back({(root + p - 1 - hop) % p, (root + p - 2 - hop) % p, bytes, true});
-        }
-      }
+    case CollectiveKind::kReduce:
+      MESHSIM_CHECK(false) << "a Broadcast/Reduce runs as a pipelined chain, not in steps";
       break;
-    }
     case CollectiveKind::kSendRecv:
       if (d == 2) {
         for (int i = 0; i < p; ++i) {
@@ -433,6 +420,22 @@ void NetworkModel::Start(core::OpId id, const core::Op& op, core::Executor& exec
     r.steps = Steps(op, p);
   }
   r.pending = 0;
+  r.chain.clear();
+  r.hops.clear();
+  if (IsChain(op, p)) {
+    const int root = ((op.root % p) + p) % p;
+    // Broadcast: root, root+1, …, root+P−1. Reduce: the reverse, towards the root.
+    for (int i = 0; i < p; ++i) {
+      r.chain.push_back(op.collective == CollectiveKind::kBroadcast ? (root + i) % p
+                                                                    : (root + p - 1 - i) % p);
+    }
+    const int64_t packets = std::max(config_.packets, 1);
+    r.packet = std::max<int64_t>((op.bytes + packets - 1) / packets, 1);
+    r.chain_packets = static_cast<int>(std::max<int64_t>(op.bytes, 0) / r.packet +
+                                       (std::max<int64_t>(op.bytes, 0) % r.packet != 0));
+    r.hops.assign(p - 1, Hop());
+    r.chain_left = int64_t{r.chain_packets} * (p - 1);
+  }
   r.arrived.assign(p, Time());
   r.sent.assign(p, 0);
   r.active = true;
@@ -457,7 +460,130 @@ void NetworkModel::Launch(uint32_t slot) {
     exec.Record(
         exec.MakeRow(r.id, r.members[i], Phase::kLaunch, UnitKind::kNic, 0, r.start, launched));
   }
-  exec.sim().ScheduleAt(launched, [this, slot] { BeginStep(slot); });
+  if (!r.hops.empty()) {
+    exec.sim().ScheduleAt(launched, [this, slot] { ChainBegin(slot); });
+  } else {
+    exec.sim().ScheduleAt(launched, [this, slot] { BeginStep(slot); });
+  }
+}
+
+bool NetworkModel::IsChain(const core::Op& op, int members) const {
+  return op.kind == OpKind::kCollective && members > 1 &&
+         (op.collective == CollectiveKind::kBroadcast || op.collective == CollectiveKind::kReduce);
+}
+
+int64_t NetworkModel::ChainPacketBytes(const Run& r, int packet) const {
+  return std::min(r.packet, r.op->bytes - packet * r.packet);
+}
+
+void NetworkModel::ChainBegin(uint32_t slot) {
+  Run& r = runs_[slot];
+  if (r.chain_left == 0) {  // An empty buffer: nothing to move.
+    EndStep(slot);
+    return;
+  }
+  for (uint32_t h = 0; h < r.hops.size(); ++h) {
+    Hop& hop = r.hops[h];
+    const ChipId src = r.members[r.chain[h]], dst = r.members[r.chain[h + 1]];
+    hop.hash = Mix((uint64_t{r.id.value()} << 32) ^ (uint64_t{src.value()} << 16) ^ dst.value());
+    double latency_s = 0;
+    for (core::LinkId l : topology_.Route(src, dst, hop.hash))
+      latency_s += link_latency_s_[l.value()];
+    hop.latency = Time::Seconds(latency_s);
+  }
+  r.hops[0].ready = r.chain_packets;  // The first sender holds the whole buffer.
+  ChainTrySend(slot, 0);
+}
+
+void NetworkModel::ChainTrySend(uint32_t slot, uint32_t h) {
+  Run& r = runs_[slot];
+  Hop& hop = r.hops[h];
+  if (hop.busy || hop.next >= hop.ready) return;
+  hop.busy = true;
+  const int src = r.chain[h], dst = r.chain[h + 1];
+  // Before its first packet the hop's two ends synchronise once (comm.t_sync: the step cost of
+  // the cost model's pipelined broadcast, t_launch + bytes/bw + (n−1)·t_step); later packets
+  // follow without a handshake.
+  if (!hop.synced && config_.t_sync_s > 0) {
+    hop.synced = true;
+    const Time now = r.exec->sim().Now(), synced = now + Time::Seconds(config_.t_sync_s);
+    r.exec->Record(
+        r.exec->MakeRow(r.id, r.members[src], Phase::kSync, UnitKind::kNic, 0, now, synced));
+    r.exec->sim().ScheduleAt(synced, [this, slot, h] {
+      runs_[slot].hops[h].busy = false;
+      ChainTrySend(slot, h);
+    });
+    return;
+  }
+  if (hop.next == 0) hop.first = r.exec->sim().Now();
+  const int64_t bytes = ChainPacketBytes(r, hop.next);
+  r.sent[src] += bytes;
+  path_.clear();
+  path_.push_back(hbm_[r.members[src].value()]);
+  for (core::LinkId l : topology_.Route(r.members[src], r.members[dst], hop.hash)) {
+    path_.push_back(links_[l.value()]);
+  }
+  path_.push_back(hbm_[r.members[dst].value()]);
+  fs_.StartFlow(static_cast<double>(bytes), path_, [this, slot, h] { ChainFlowDone(slot, h); });
+}
+
+void NetworkModel::ChainFlowDone(uint32_t slot, uint32_t h) {
+  // The packet's last byte left the route: it lands one route latency later, and the hop is free
+  // for the next packet now.
+  Run& r = runs_[slot];
+  Hop& hop = r.hops[h];
+  hop.busy = false;
+  ++hop.next;
+  r.exec->sim().ScheduleAt(r.exec->sim().Now() + hop.latency,
+                           [this, slot, h] { ChainArrive(slot, h); });
+  ChainTrySend(slot, h);
+}
+
+void NetworkModel::ChainArrive(uint32_t slot, uint32_t h) {
+  Run& r = runs_[slot];
+  ++r.hops[h].arrived;  // One route per hop: packets arrive in order.
+  if (r.op->collective == CollectiveKind::kReduce) {
+    ChainTryReduce(slot, h);
+  } else {
+    ChainLanded(slot, h);
+  }
+}
+
+void NetworkModel::ChainTryReduce(uint32_t slot, uint32_t h) {
+  // Add the next arrived packet into the receiver's partial, as a ring step's reduction does;
+  // one packet at a time, in order.
+  Run& r = runs_[slot];
+  Hop& hop = r.hops[h];
+  if (hop.reducing || hop.landed == hop.arrived) return;
+  hop.reducing = true;
+  const ChipId chip = r.members[r.chain[h + 1]];
+  fs_.StartFlow(
+      3.0 * static_cast<double>(ChainPacketBytes(r, hop.landed)), {hbm_[chip.value()]},
+      [this, slot, h] {
+        runs_[slot].hops[h].reducing = false;
+        ChainLanded(slot, h);  // May end the op; then no packet is left to reduce.
+      },
+      reduce_bytes_per_s_);
+}
+
+void NetworkModel::ChainLanded(uint32_t slot, uint32_t h) {
+  Run& r = runs_[slot];
+  Hop& hop = r.hops[h];
+  ++hop.landed;
+  if (hop.landed == r.chain_packets) {  // The receiver's incoming transfer is complete.
+    r.exec->Record(r.exec->MakeRow(r.id, r.members[r.chain[h + 1]], Phase::kTransfer,
+                                   UnitKind::kNic, 0, hop.first, r.exec->sim().Now()));
+  }
+  MESHSIM_CHECK(r.chain_left > 0) << "pipelined chain landed a packet twice";
+  if (--r.chain_left == 0) {
+    EndStep(slot);
+    return;
+  }
+  if (r.op->collective == CollectiveKind::kReduce) ChainTryReduce(slot, h);
+  if (h + 1 < r.hops.size()) {
+    ++r.hops[h + 1].ready;
+    ChainTrySend(slot, h + 1);
+  }
 }
 
 void NetworkModel::BeginStep(uint32_t slot) {
@@ -593,6 +719,10 @@ void NetworkModel::EndStep(uint32_t slot) {
 
 std::string NetworkModel::DescribeWait(core::OpId id) const {
   for (const Run& r : runs_) {
+    if (r.active && r.id == id && !r.hops.empty()) {
+      return absl::StrFormat("in a pipelined chain of %d hops with %d packet landings outstanding",
+                             static_cast<int>(r.hops.size()), static_cast<int>(r.chain_left));
+    }
     if (r.active && r.id == id) {
       return absl::StrFormat("in step %d of %d with %d flows/reductions outstanding", r.step + 1,
                              r.steps, r.pending);

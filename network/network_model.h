@@ -8,7 +8,8 @@
 // the same link share it.
 //
 // Collectives run on an ordered group of P chips (ring order = group order). Every op costs one
-// `comm.t_launch`; then it runs in steps. Each step is a barrier of the participants: once all
+// `comm.t_launch`; then it runs in steps (all but Broadcast and Reduce, which run as a pipelined
+// chain: below). Each step is a barrier of the participants: once all
 // members finished the previous step, they synchronise for `comm.t_sync`, then move that step's
 // flows; a step ends when every flow has arrived (and, for reductions, every receiving chip has
 // added what it received: an HBM flow of 3× the received bytes — read both operands, write the
@@ -19,12 +20,40 @@
 //   ReduceScatter  the same sends (s = the piece each chip keeps), then each chip reduces.
 //   AllReduce      ring: ReduceScatter then AllGather of pieces b/P (2(P−1) steps);
 //                  on `switch`/`fattree` with P a power of two: halving-doubling (2·log2 P steps).
-//   Broadcast      root's buffer b in D = comm.packets packets down the chain root → root+1 → …;
-//                  stage t moves packet t−h over hop h: P+D−2 stages of b/D.
+//   Broadcast      root's buffer b in D = comm.packets packets down the chain root → root+1 → …
+//                  (a pipelined chain, no steps: below).
 //   Reduce         the reverse chain towards the root, reducing at each receiver.
 //   SendRecv       one step; d = 1: i sends b to i+shift (op.root, default 1);
 //                  d = 2: i sends b/2 to i+1 and b/2 to i−1 (Wang's bidirectional halves).
 //   AllToAll       one step; i sends b/P to every other member.
+//
+// Pipelined chains (Broadcast, Reduce), P > 1. The chain is c_0 → c_1 → … → c_{P−1}: root,
+// root+1, …, root+P−1 (group indices mod P) for Broadcast, the reverse (c_{P−1} = root) for
+// Reduce. The buffer is cut into D = comm.packets packets of s = ceil(b/D) bytes (the last one
+// smaller; fewer packets when b < D). Hop h (c_h → c_{h+1}) is its own pipeline stage, with no
+// barrier between hops: it sends packet k as soon as c_h holds packet k (c_0 holds all of them
+// after the launch) and the hop has finished sending packet k−1. A packet is one flow over
+// [HBM(c_h), Route(c_h, c_{h+1}) (one route per hop for the whole op), HBM(c_{h+1})], so
+// contention comes from the fair-share solver as for any flow; the hop is free again when the
+// flow's last byte has left, and the packet lands one route latency later. For Reduce, c_{h+1}
+// then adds the packet into its partial (an HBM flow of 3·s, capped at the vector-unit rate, as
+// in a ring step; one packet at a time, in order) before it holds it and can forward it. The op
+// ends when the last packet has landed (and been reduced) at c_{P−1}. So each hop runs at its own
+// link's pace, and the time is the first packet's latency through every hop plus D−1 packet times
+// of the slowest hop. Before its first packet each hop's two ends synchronise once (comm.t_sync,
+// a kSync row on the sender). Uncontended, one link class (bw, route latency lat), no reductions:
+//   t_launch + (P−1)·(t_sync + lat + s/bw) + (D−1)·s/bw,
+// the cost model's pipelined broadcast t_launch + b/bw + (n−1)·t_step (t_step = t_sync + lat)
+// plus the pipeline's fill, (P−2)·s/bw; with one slow hop among fast ones (packet times
+// p_slow > p_fast, route latencies lat_h):
+//   t_launch + Σ_{fast hops} (t_sync + lat_h + p_fast) + t_sync + lat_slow + D·p_slow.
+// Fixed costs: t_launch once per op, t_sync once per hop, and each route's latency per packet
+// (hidden behind the next packet except along the fill); no barrier per packet: a chain's hops
+// only hand packets from producer to consumer (NCCL's per-connection flags, whose cost is the
+// link latency already charged). The lock-step stages this replaced
+// (P+D−2 barriers, each as long as its slowest hop) charged every hop of a heterogeneous chain
+// the slowest hop's packet time, and t_sync + the slowest route's latency per stage: 2 µs + 44 µs
+// = 46 µs per stage on p3.8xlarge's inter-host route, 4.6 ms over K = 100 packets.
 //
 // Two-level collectives (comm.two_level = 1). When an AllGather, ReduceScatter or AllReduce
 // group spans n > 1 hosts (Topology::HostOf) with the same L > 1 members on each, it runs as
@@ -60,7 +89,9 @@
 //
 // Timeline: per member, a kLaunch row, a kSync and a kTransfer row per step (the transfer row ends
 // when that chip's incoming data has arrived and been reduced), and a kOp row over the whole op
-// with the bytes that chip sent; all on unit (kNic, 0).
+// with the bytes that chip sent; all on unit (kNic, 0). A pipelined chain has no kSync rows and
+// one kTransfer row per receiving member (c_1 … c_{P−1}), from its incoming hop's first packet
+// start to its last packet landed (and reduced): the time that chip was receiving.
 //
 // Example:
 //   NetworkModel net(fs, topology, config, hbm_per_chip, reduce_bytes_per_s);
@@ -102,6 +133,8 @@ class NetworkModel : public core::OpRunner {
   core::ResourceId link_resource(core::LinkId link) const { return links_[link.value()]; }
 
   // Number of steps a flat collective of `kind` on `members` chips runs (for tests and reports).
+  // Broadcast/Reduce run no barrier steps: their count is the chain's P+D−2 packet slots (the
+  // pipeline's depth when every hop is alike); each hop pays t_sync once.
   int Steps(const core::Op& op, int members) const;
 
   // Number of steps `op` runs on the ordered group `members`, whichever algorithm it takes
@@ -110,7 +143,8 @@ class NetworkModel : public core::OpRunner {
 
   // The most flows one step of a collective of `kind` on P = `members` chips holds at once, an
   // upper bound for any configuration: P·(P−1) for AllToAll (its one step), 2·P for the others
-  // (rings of two directions, halving-doubling pairs, one packet per hop of a chain). Memory
+  // (rings of two directions, halving-doubling pairs, a packet and a reduction per hop of a
+  // chain). Memory
   // grows with it (~1 KB per flow with its route), so sim/ bounds it before a run (--max-flows).
   static int64_t MaxStepFlows(core::CollectiveKind kind, int members);
 
@@ -134,6 +168,20 @@ class NetworkModel : public core::OpRunner {
     bool reduce = false;
   };
 
+  // One hop of a pipelined chain (Broadcast, Reduce): chain member h → h + 1.
+  struct Hop {
+    int ready = 0;          // Packets the hop's sender holds (received, and reduced for Reduce).
+    int next = 0;           // Next packet to send over the hop; packets go in order.
+    int arrived = 0;        // Packets that reached the receiver (its reduction may still run).
+    int landed = 0;         // Packets the receiver holds (arrived and, for Reduce, reduced).
+    bool busy = false;      // A packet's flow is on the hop.
+    bool reducing = false;  // Reduce: the receiver is adding a packet into its partial.
+    bool synced = false;    // The hop's handshake (comm.t_sync, once, before its first packet).
+    core::Time first;       // When the hop's first packet started (its kTransfer row's start).
+    core::Time latency;     // The hop's route latency.
+    uint64_t hash = 0;      // Picks the hop's route among equal-cost ones (one route per hop).
+  };
+
   struct Run {
     core::OpId id;
     HostSplit hosts;
@@ -150,6 +198,13 @@ class NetworkModel : public core::OpRunner {
     std::vector<core::Time> latency;  // Route latency of each send.
     std::vector<core::Time> arrived;  // Per member: when its part of the step ended.
     std::vector<int64_t> sent;        // Per member: bytes sent so far.
+    // Pipelined chain runs (Broadcast, Reduce): chain[i] is the member at position i (the root
+    // first for Broadcast, last for Reduce), hops[h] moves packets chain[h] → chain[h+1].
+    std::vector<int> chain;
+    std::vector<Hop> hops;
+    int chain_packets = 0;   // Packets of the buffer (ceil(bytes / packet)).
+    int64_t packet = 0;      // Bytes per packet (the last one may be smaller).
+    int64_t chain_left = 0;  // Packet landings still to come, over all hops.
     bool active = false;
     bool blocking = false;  // Holds the arbiter's collective mode on its members.
   };
@@ -186,6 +241,19 @@ class NetworkModel : public core::OpRunner {
   void EndStep(uint32_t slot);
   // Starts the flow of r.sends[send]; returns the route's latency.
   core::Time StartFlow(uint32_t slot, uint32_t send);
+
+  // Pipelined chains (Broadcast, Reduce; see the banner).
+  bool IsChain(const core::Op& op, int members) const;
+  void ChainBegin(uint32_t slot);
+  // Sends the hop's next packet if the hop is free and its sender holds that packet.
+  void ChainTrySend(uint32_t slot, uint32_t hop);
+  void ChainFlowDone(uint32_t slot, uint32_t hop);
+  void ChainArrive(uint32_t slot, uint32_t hop);
+  // Reduce: starts adding the receiver's next arrived packet, if it is not adding one already.
+  void ChainTryReduce(uint32_t slot, uint32_t hop);
+  // The hop's receiver holds one more packet: it may forward it; the op ends with the last.
+  void ChainLanded(uint32_t slot, uint32_t hop);
+  int64_t ChainPacketBytes(const Run& r, int packet) const;
 
   core::ModeArbiter* arbiter_ = nullptr;
   core::FairShare& fs_;

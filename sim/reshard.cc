@@ -30,7 +30,8 @@ namespace po = boost::program_options;
 namespace rs = algorithms::reshard;
 
 constexpr char kUsage[] =
-    "usage: meshsim reshard --system S --chips N --src-mesh RxC --src-placement A-B --src-spec "
+    "usage: meshsim reshard --system S [--stack NAME] --chips N --src-mesh RxC --src-placement A-B "
+    "--src-spec "
     "SPEC --dst-mesh RxC --dst-placement A-B --dst-spec SPEC --shape D0,D1,... [--dtype-bytes 2] "
     "[--strategy send-recv|local-allgather|global-allgather|broadcast|signal] "
     "[--scheduler naive|load-balance|dfs|greedy|ensemble] [--seed N] [--dfs-budget NODES] "
@@ -38,8 +39,8 @@ constexpr char kUsage[] =
 
 // The run options that make sense for a resharding task; the others (workload, model, mesh …)
 // are rejected instead of ignored.
-constexpr const char* kRunKeys[] = {"system", "chips", "topology",     "format",      "out",
-                                    "trace",  "seed",  "trace-format", "trace-detail"};
+constexpr const char* kRunKeys[] = {"system", "stack", "chips", "topology",     "format",
+                                    "out",    "trace", "seed",  "trace-format", "trace-detail"};
 
 absl::Status Invalid(const std::string& key, const std::string& value, const std::string& why) {
   return absl::InvalidArgumentError(
@@ -162,16 +163,16 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
         << "  --seed arg            --scheduler greedy, ensemble: seed of the randomized greedy "
            "scheduler (default 1)\n"
         << "A scheduler option the --scheduler does not read is refused.\n"
-        << "  run options: --system, --chips, --topology, --set KEY=VALUE, --config FILE, "
-           "--format, --out, --trace\n"
+        << "  run options: --system, --stack, --chips, --topology, --set KEY=VALUE, --config "
+           "FILE, --format, --out, --trace\n"
         << "comm.packets defaults to 100 here (the paper's K ~ 100 broadcast chunks).\n";
     return absl::OkStatus();
   }
   for (const auto& [key, value] : raw.values) {
     if (std::find(std::begin(kRunKeys), std::end(kRunKeys), key) == std::end(kRunKeys)) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "--%s: not allowed with reshard; allowed run options: system, chips, topology, set, "
-          "config, format, out, trace, seed (see `meshsim reshard --help`)",
+          "--%s: not allowed with reshard; allowed run options: system, stack, chips, topology, "
+          "set, config, format, out, trace, seed (see `meshsim reshard --help`)",
           key));
     }
   }

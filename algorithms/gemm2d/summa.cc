@@ -26,7 +26,7 @@
 // A panel is a contiguous range of the owner's rows or columns, which the DMA reads in place
 // (runs of w elements), so unlike MeshSlice's blocked slices no packing copy is emitted.
 // Broadcast and Reduce are the network model's pipelined chain in comm.packets packets
-// (P + D − 2 stages of b/D, Figure 3 left); groups of one chip get no op.
+// (fill over P − 1 hops, then D − 1 packets of b/D; Figure 3 left); groups of one chip get no op.
 //
 // Dependencies (software pipelining with double buffering, the pattern MeshSlice also uses):
 //   bcast(t, group)   after every bcast(t−1) of the same group (one stream per group and

@@ -191,21 +191,78 @@ TEST(NetworkModelTest, ReduceScatterAddsHbmBoundReductions) {
   EXPECT_NEAR(rig.Run(), expected, 0.01 * expected);
 }
 
-TEST(NetworkModelTest, PipelinedBroadcastTakesPPlusDMinusTwoStages) {
-  // t_launch + (P+D−2)·(t_sync + latency + b/(D·bw))
+TEST(NetworkModelTest, PipelinedBroadcastIsFillPlusDMinusOnePacketTimes) {
+  // A chain root → root+1 → … of P chips, one link per hop (bw, latency lat), b in D packets of
+  // s = b/D. Hop h sends packet k once it holds k and has sent k−1: it starts at
+  // h·(lat + s/bw) + k·s/bw, so the last packet lands on the last chip at
+  //   t_launch + (P−1)·(t_sync + lat + s/bw) + (D−1)·s/bw
+  // — each hop's handshake (t_sync) and latency paid once along the fill, no barrier per packet.
+  // Not the lock-step t_launch + (P+D−2)·(t_sync + lat + s/bw).
+  for (int p : {2, 6, 9}) {
+    for (int d : {1, 4, 16}) {
+      NetworkConfig c = Config(1);
+      c.packets = d;
+      const double b = 16 * kMiB, s = b / d, bw = c.link_bandwidth_bytes_per_s;
+      Rig rig(Ring(p), c);
+      Op op = Op::Collective(CollectiveKind::kBroadcast, rig.Group(Rig::Range(0, p)),
+                             static_cast<int64_t>(b));
+      op.root = 2;
+      rig.graph.Add(op);
+      EXPECT_EQ(rig.net->Steps(op, p), p + d - 2);  // Packet slots of the pipeline.
+      const double expected =
+          c.t_launch_s + (p - 1) * (c.t_sync_s + c.link_latency_s + s / bw) + (d - 1) * s / bw;
+      EXPECT_NEAR(rig.Run(), expected, 1e-6 * expected) << "P=" << p << " D=" << d;
+    }
+  }
+}
+
+TEST(NetworkModelTest, PipelinedReduceReducesEachPacketBeforeForwardingIt) {
+  // The chain reversed, towards the root: each receiver adds a packet (3·s on its HBM at the
+  // reduction rate R; HBM otherwise unbounded) before it forwards it. With 3·s/R < s/bw the
+  // reductions hide behind the next packet's transfer except along the fill:
+  //   t_launch + (P−1)·(t_sync + lat + s/bw + 3·s/R) + (D−1)·s/bw.
   NetworkConfig c = Config(1);
-  c.packets = 4;
-  const double b = 16 * kMiB;
-  const int p = 6;
-  Rig rig(Ring(p), c);
-  Op op = Op::Collective(CollectiveKind::kBroadcast, rig.Group(Rig::Range(0, p)),
-                         static_cast<int64_t>(b));
-  op.root = 2;
+  c.packets = 8;
+  const int p = 5;
+  const double b = 32 * kMiB, s = b / 8, bw = c.link_bandwidth_bytes_per_s, red = 600e9;
+  Rig rig(Ring(p), c, /*hbm_bw=*/1e15, red);
+  Op op =
+      Op::Collective(CollectiveKind::kReduce, rig.Group(Rig::Range(0, p)), static_cast<int64_t>(b));
+  op.root = 3;
   rig.graph.Add(op);
-  EXPECT_EQ(rig.net->Steps(op, p), p + 4 - 2);
   const double expected =
-      c.t_launch_s + (p + 4 - 2) * (c.t_sync_s + c.link_latency_s + b / 4 / 50e9);
-  EXPECT_NEAR(rig.Run(), expected, 0.01 * expected);
+      c.t_launch_s + (p - 1) * (c.t_sync_s + c.link_latency_s + s / bw + 3 * s / red) + 7 * s / bw;
+  EXPECT_NEAR(rig.Run(), expected, 1e-6 * expected);
+  // Reductions slower than the link (3·s/R > s/bw): each receiver adds one packet at a time, so
+  // they set the pace: t_launch + (P−1)·(t_sync + lat + s/bw + 3·s/R) + (D−1)·3·s/R.
+  {
+    const double slow = 50e9;
+    Rig slow_rig(Ring(p), c, /*hbm_bw=*/1e15, slow);
+    Op slow_op = Op::Collective(CollectiveKind::kReduce, slow_rig.Group(Rig::Range(0, p)),
+                                static_cast<int64_t>(b));
+    slow_op.root = 3;
+    slow_rig.graph.Add(slow_op);
+    const double want =
+        c.t_launch_s + (p - 1) * (c.t_sync_s + c.link_latency_s + s / bw + 3 * s / slow) +
+        7 * 3 * s / slow;
+    EXPECT_NEAR(slow_rig.Run(), want, 1e-6 * want);
+  }
+  // Rows: a launch per member, one transfer per receiver (the root and the middle of the chain),
+  // an op row per member; the far end (root − 1 = chip 2) receives nothing. Every member but
+  // the root sends the whole buffer once.
+  int launch = 0, sync = 0, transfer = 0;
+  for (const core::TimelineRow& r : rig.rows) {
+    launch += r.phase == core::Phase::kLaunch;
+    sync += r.phase == core::Phase::kSync;
+    transfer += r.phase == core::Phase::kTransfer;
+    if (r.phase == core::Phase::kTransfer) EXPECT_NE(r.chip, ChipId(2));
+    if (r.phase == core::Phase::kOp) {
+      EXPECT_EQ(r.bytes, r.chip == ChipId(3) ? 0 : static_cast<int64_t>(b)) << r.chip;
+    }
+  }
+  EXPECT_EQ(launch, p);
+  EXPECT_EQ(sync, p - 1);  // One handshake per hop, on its sender.
+  EXPECT_EQ(transfer, p - 1);
 }
 
 TEST(NetworkModelTest, RingAllReduceIsReduceScatterThenAllGather) {
@@ -546,22 +603,64 @@ TEST(HierarchicalNetworkTest, TwoLevelAllGatherAndReduceScatterMoveTheSameData) 
   }
 }
 
-TEST(HierarchicalNetworkTest, PipelinedBroadcastAcrossHostsIsNicBoundPerStage) {
-  // A chain broadcast 0 → 1 → … → 7 over 2 hosts in D packets: P + D − 2 stages. Packet k
-  // crosses hop h in stage h + k, so the D stages 3..D+2 carry a packet over the NIC hop 3 → 4
-  // and are NIC-bound; the other P − 2 stages move packets over NVSwitch only:
-  //   t_launch + D·(t_sync + lat_inter + (b/D)/nic_bw) + (P−2)·(t_sync + 2·lat_nv + (b/D)/nv_bw).
+TEST(HierarchicalNetworkTest, PipelinedBroadcastAcrossHostsRunsEachHopAtItsOwnPace) {
+  // A chain broadcast 0 → 1 → … → 7 over 2 hosts in D packets of s = b/D: three NVSwitch hops
+  // (f = 2·lat_nv + s/nv_bw each), the NIC hop 3 → 4 (lat_inter + s/nic_bw a packet), three
+  // NVSwitch hops. The fast hops deliver packets to chip 3 faster than the NIC takes them, so the
+  // NIC hop sends back to back; behind it, the fast hops forward each packet in f:
+  //   t_launch + 4·t_sync + 3·f + D·s/nic_bw + lat_inter + 3·f
+  // (each hop's handshake once, before its first packet: those up to the NIC hop delay its first
+  // packet; those behind it wait for packets anyway, so theirs hide).
+  // The lock-step stages gave every stage that carried a NIC packet a full NIC-packet time,
+  // t_launch + D·(t_sync + lat_inter + s/nic_bw) + (P−2)·(t_sync + f): far more at D = 8.
   NetworkConfig c = GpuHosts(1);
   const HierarchicalParams& h = c.hierarchical;
   const double b = 64 * kMiB;
   const int d = c.packets;
+  const double s = b / d, nic = s / h.nic_bandwidth_bytes_per_s;
+  const double f = 2 * h.nvlink_latency_s + s / h.nvlink_bandwidth_bytes_per_s;
   Rig rig(Hosts(8), c);
   rig.graph.Add(Op::Collective(CollectiveKind::kBroadcast, rig.Group(Rig::Range(0, 8)),
                                static_cast<int64_t>(b)));
-  const double expected =
-      c.t_launch_s + d * (c.t_sync_s + InterHostLatency(c) + b / d / h.nic_bandwidth_bytes_per_s) +
-      6 * (c.t_sync_s + 2 * h.nvlink_latency_s + b / d / h.nvlink_bandwidth_bytes_per_s);
-  EXPECT_NEAR(rig.Run(), expected, 0.01 * expected);
+  const double expected = c.t_launch_s + 4 * c.t_sync_s + 6 * f + d * nic + InterHostLatency(c);
+  const double t = rig.Run();
+  EXPECT_NEAR(t, expected, 1e-3 * expected) << t - expected;
+  const double lockstep =
+      c.t_launch_s + d * (c.t_sync_s + InterHostLatency(c) + nic) + 6 * (c.t_sync_s + f);
+  EXPECT_LT(t, lockstep - 0.5 * 6 * f);
+  // A slow hop sets the pace: D NIC-packet times, not (P+D−2) of them.
+  EXPECT_LT(t, (d + 1) * nic + c.t_launch_s);
+}
+
+TEST(HierarchicalNetworkTest, PipelinedBroadcastsSharingANicSplitIt) {
+  // Chains 0 → 1 → 4 → 5 and 2 → 3 → 6 → 7 both cross from host 0 to host 1: alone, a chain
+  // takes t_launch + 3·t_sync + 2·f + lat_inter + D·s/nic_bw (f = one NVSwitch packet hop);
+  // together their packets share each NIC direction — the fair-share solver's doing, no formula
+  // in code — and the NIC term doubles.
+  NetworkConfig c = GpuHosts(1);
+  const HierarchicalParams& h = c.hierarchical;
+  const double b = 64 * kMiB;
+  const int d = c.packets;
+  const double s = b / d, nic = s / h.nic_bandwidth_bytes_per_s;
+  const double f = 2 * h.nvlink_latency_s + s / h.nvlink_bandwidth_bytes_per_s;
+  const double fixed = c.t_launch_s + 3 * c.t_sync_s + 2 * f + InterHostLatency(c);
+  double alone, both;
+  {
+    Rig rig(Hosts(8), c);
+    rig.graph.Add(Op::Collective(CollectiveKind::kBroadcast, rig.Group({0, 1, 4, 5}),
+                                 static_cast<int64_t>(b)));
+    alone = rig.Run();
+  }
+  {
+    Rig rig(Hosts(8), c);
+    rig.graph.Add(Op::Collective(CollectiveKind::kBroadcast, rig.Group({0, 1, 4, 5}),
+                                 static_cast<int64_t>(b)));
+    rig.graph.Add(Op::Collective(CollectiveKind::kBroadcast, rig.Group({2, 3, 6, 7}),
+                                 static_cast<int64_t>(b)));
+    both = rig.Run();
+  }
+  EXPECT_NEAR(alone, fixed + d * nic, 1e-3 * alone);
+  EXPECT_NEAR(both, fixed + 2 * d * nic, 0.01 * both);
 }
 
 // Dimension-order collectives on tori (comm.torus_algorithm = dimension-order).
