@@ -1,6 +1,8 @@
 #include "network/network_model.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "absl/strings/str_format.h"
 #include "core/check.h"
@@ -56,6 +58,50 @@ NetworkModel::NetworkModel(core::FairShare& fs, const Topology& topology,
     info.capacity_bytes_per_s = l.bandwidth_bytes_per_s;
     links_.push_back(fs.AddResource(std::move(info)));
     link_latency_s_.push_back(l.latency_s);
+  }
+}
+
+void NetworkModel::set_stack(const stack::StackConfig& stack, core::CoreLedger* ledger) {
+  MESHSIM_CHECK(stack.comm_ctas == 0 || ledger != nullptr)
+      << "stack.comm.ctas > 0 needs a CoreLedger";
+  ledger_ = stack.comm_ctas > 0 ? ledger : nullptr;
+  comm_ctas_ = stack.comm_ctas;
+  cta_bytes_per_s_ = stack.comm_ctas > 0 ? stack.comm_cta_bandwidth_bytes_per_s : 0;
+  wire_per_payload_ = 1.0 / stack.comm_efficiency;
+  p2p_call_overhead_s_ = stack.p2p_call_overhead_s;
+}
+
+double NetworkModel::FlowCap(const Run& r, int flows) const {
+  if (cta_bytes_per_s_ <= 0) return core::FairShare::kNoCap;
+  return r.ctas * cta_bytes_per_s_ * r.wire_per_payload / std::max(flows, 1);
+}
+
+void NetworkModel::SizeKernel(Run& r) const {
+  r.ctas = comm_ctas_;
+  r.wire_per_payload = 1;
+  if (comm_ctas_ == 0 && wire_per_payload_ == 1) return;
+  double slowest = std::numeric_limits<double>::infinity();
+  bool protocol_applies = true;  // No PCIe, socket, NIC or fabric link on the way.
+  const auto route = [&](ChipId a, ChipId b) {
+    if (a == b) return;
+    for (core::LinkId l : topology_.Route(a, b, 0)) {
+      const Link& link = topology_.links()[l.value()];
+      slowest = std::min(slowest, link.bandwidth_bytes_per_s);
+      protocol_applies =
+          protocol_applies && (link.cls == LinkClass::kGeneric || link.cls == LinkClass::kIci ||
+                               link.cls == LinkClass::kNvlink || link.cls == LinkClass::kNvswitch);
+    }
+  };
+  const size_t p = r.members.size();
+  if (r.op->kind == OpKind::kTransfer) {
+    route(r.members[0], r.members[1]);
+  } else {
+    for (size_t i = 0; i < p; ++i) route(r.members[i], r.members[(i + 1) % p]);
+  }
+  if (protocol_applies) r.wire_per_payload = wire_per_payload_;
+  if (comm_ctas_ > 0 && cta_bytes_per_s_ > 0 && std::isfinite(slowest)) {
+    const double needed = std::ceil(slowest / cta_bytes_per_s_ - 1e-9);
+    r.ctas = static_cast<int>(std::clamp(needed, 1.0, double(comm_ctas_)));
   }
 }
 
@@ -453,7 +499,13 @@ void NetworkModel::Launch(uint32_t slot) {
   Run& r = runs_[slot];
   core::Executor& exec = *r.exec;
   r.start = exec.sim().Now();
-  const Time launched = r.start + Time::Seconds(config_.t_launch_s);
+  SizeKernel(r);
+  if (ledger_ != nullptr) {
+    for (ChipId c : r.members) ledger_->Hold(c, r.ctas);
+  }
+  const double overhead_s =
+      config_.t_launch_s + (r.op->kind == OpKind::kTransfer ? p2p_call_overhead_s_ : 0.0);
+  const Time launched = r.start + Time::Seconds(overhead_s);
   // Transfers record their launch on the sender only; collectives on every member.
   const int launch_rows = r.op->kind == OpKind::kTransfer ? 1 : static_cast<int>(r.members.size());
   for (int i = 0; i < launch_rows; ++i) {
@@ -524,7 +576,8 @@ void NetworkModel::ChainTrySend(uint32_t slot, uint32_t h) {
     path_.push_back(links_[l.value()]);
   }
   path_.push_back(hbm_[r.members[dst].value()]);
-  fs_.StartFlow(static_cast<double>(bytes), path_, [this, slot, h] { ChainFlowDone(slot, h); });
+  fs_.StartFlow(
+      WireBytes(r, bytes), path_, [this, slot, h] { ChainFlowDone(slot, h); }, FlowCap(r, 1));
 }
 
 void NetworkModel::ChainFlowDone(uint32_t slot, uint32_t h) {
@@ -621,7 +674,9 @@ core::Time NetworkModel::StartFlow(uint32_t slot, uint32_t send) {
   path_.push_back(hbm_[dst.value()]);
   // The callbacks of this file capture at most 16 bytes, which std::function stores inline.
   const Time latency = Time::Seconds(latency_s);
-  fs_.StartFlow(static_cast<double>(s.bytes), path_, [this, slot, send] { FlowDone(slot, send); });
+  fs_.StartFlow(
+      WireBytes(r, s.bytes), path_, [this, slot, send] { FlowDone(slot, send); },
+      FlowCap(r, r.flows_from[s.src]));
   return latency;
 }
 
@@ -637,6 +692,10 @@ void NetworkModel::StartFlows(uint32_t slot) {
     return;
   }
   r.latency.resize(r.sends.size());
+  r.flows_from.assign(r.members.size(), 0);
+  if (cta_bytes_per_s_ > 0) {
+    for (const Send& s : r.sends) ++r.flows_from[s.src];
+  }
   for (uint32_t i = 0; i < r.sends.size(); ++i) {
     runs_[slot].sent[r.sends[i].src] += r.sends[i].bytes;
     r.latency[i] = StartFlow(slot, i);
@@ -711,6 +770,9 @@ void NetworkModel::EndStep(uint32_t slot) {
     exec.Record(row);
   }
   r.active = false;
+  if (ledger_ != nullptr) {
+    for (ChipId c : r.members) ledger_->Release(c, r.ctas);
+  }
   if (r.blocking) arbiter_->Release(r.members, core::ModeArbiter::kCollective);
   const core::OpId id = r.id;
   free_runs_.push_back(slot);

@@ -104,6 +104,7 @@
 #include <string>
 #include <vector>
 
+#include "core/core_ledger.h"
 #include "core/executor.h"
 #include "core/fair_share.h"
 #include "core/ids.h"
@@ -111,6 +112,7 @@
 #include "core/time.h"
 #include "network/network_config.h"
 #include "network/topology.h"
+#include "stack/stack_config.h"
 
 namespace meshsim::network {
 
@@ -126,6 +128,28 @@ class NetworkModel : public core::OpRunner {
   // comm.collective_overlap = 0 (TPUv4, MeshSlice §5.3), SendRecv when comm.sendrecv_overlap =
   // 0. Transfers stay asynchronous. Not owned; may be null.
   void set_arbiter(core::ModeArbiter* arbiter) { arbiter_ = arbiter; }
+
+  // The communication part of the software stack (stack/stack_config.h); without a call, or with
+  // the ideal stack, nothing changes. A collective or transfer is then a kernel:
+  //   • it runs N CTAs (channels), sized to its path as NCCL's topology search sizes its rings:
+  //     N = min(stack.comm.ctas, ⌈slowest link between ring neighbours / cta_bandwidth⌉), at
+  //     least 1 (stack.comm.ctas without a cta_bandwidth); the slowest link is taken over the
+  //     routes from each member to the next in group order (a transfer: its own route);
+  //   • it holds N cores of every member (a transfer: its sender and its receiver) in `ledger`
+  //     from its launch to its end, which the chip model's GeMMs do not get;
+  //   • its flows leaving one chip in one step move together at most N × cta_bandwidth bytes of
+  //     payload per second: each of the k flows a member starts in a step is capped at
+  //     N·cta_bw / k (a chain hop's one flow at N·cta_bw);
+  //   • where its path stays on NVLink/NVSwitch or plain links (no PCIe, socket, NIC or fabric
+  //     link: where NCCL runs its LL128 protocol), every flow moves its payload / comm.efficiency
+  //     bytes over the links and both HBMs (the protocol's flags), so a cap in payload bytes/s is
+  //     cap / efficiency on the wire; over PCIe, host memory and networks NCCL runs Simple,
+  //     whose share is 1;
+  //   • a transfer pays stack.p2p.call_overhead after its launch, before its first byte (inside its
+  //     kLaunch row).
+  // The stack's call and step latencies are the sim's (added to comm.t_launch and comm.t_sync).
+  // `ledger` is not owned; it may be null when stack.comm_ctas is 0.
+  void set_stack(const stack::StackConfig& stack, core::CoreLedger* ledger);
 
   void Start(core::OpId id, const core::Op& op, core::Executor& exec) override;
   std::string DescribeWait(core::OpId id) const override;
@@ -196,6 +220,9 @@ class NetworkModel : public core::OpRunner {
     core::Time last_arrival;          // Latest arrival of this step's flows accounted so far.
     std::vector<Send> sends;          // This step's sends.
     std::vector<core::Time> latency;  // Route latency of each send.
+    std::vector<int> flows_from;      // Per member: its flows in this step (with a CTA cap only).
+    int ctas = 0;                     // CTAs of the communication kernel (0 = no SMs held).
+    double wire_per_payload = 1;      // Wire bytes per payload byte (the protocol's share).
     std::vector<core::Time> arrived;  // Per member: when its part of the step ended.
     std::vector<int64_t> sent;        // Per member: bytes sent so far.
     // Pipelined chain runs (Broadcast, Reduce): chain[i] is the member at position i (the root
@@ -256,6 +283,18 @@ class NetworkModel : public core::OpRunner {
   int64_t ChainPacketBytes(const Run& r, int packet) const;
 
   core::ModeArbiter* arbiter_ = nullptr;
+  core::CoreLedger* ledger_ = nullptr;
+  int comm_ctas_ = 0;            // The most CTAs a communication kernel runs.
+  double cta_bytes_per_s_ = 0;   // Payload bytes/s of one CTA; 0 = no per-CTA limit.
+  double wire_per_payload_ = 1;  // 1 / comm.efficiency, where the protocol applies.
+  double p2p_call_overhead_s_ = 0;
+  // The wire bytes and rate cap of a flow of `payload` bytes, one of `flows` from its chip.
+  static double WireBytes(const Run& r, int64_t payload) {
+    return double(payload) * r.wire_per_payload;
+  }
+  double FlowCap(const Run& r, int flows) const;
+  // Sizes the run's kernel (above): its CTAs (N) and its wire bytes per payload byte.
+  void SizeKernel(Run& r) const;
   core::FairShare& fs_;
   const Topology& topology_;
   NetworkConfig config_;

@@ -62,6 +62,7 @@ absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& o,
                                                              std::move(hbm), reduce_bytes_per_s);
   if (st.comm_ctas > 0) machine->ledger = std::make_unique<core::CoreLedger>(o.chips);
   machine->chips->set_stack(st, machine->ledger.get());
+  machine->network->set_stack(st, machine->ledger.get());
   if (o.system.net.collective_overlap == 0 || o.system.net.sendrecv_overlap == 0) {
     machine->arbiter = std::make_unique<core::ModeArbiter>(
         o.chips, /*exclusive_collectives=*/o.system.net.collective_overlap == 0 &&

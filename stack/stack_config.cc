@@ -86,18 +86,42 @@ absl::StatusOr<StackConfig> StackPreset(const std::string& name) {
                                                core::DidYouMean(name, names),
                                                absl::StrJoin(names, ", ")));
   }
-  // nccl: values with their sources (docs/stack.md has the derivations).
-  s.comm_ctas = 8;
-  s.comm_cta_bandwidth_bytes_per_s = 20e9;
-  s.comm_efficiency = 1.0;
+  // nccl — NCCL 2.x of the papers' time (2021–2022) and CUDA launches, no framework. Sources:
+  // [T] NVIDIA/nccl src/graph/tuning.cc (the 2.8–2.10 tuning model, e.g. commit 01afd20),
+  // [I100] github.com/NVIDIA/nccl-tests/issues/100 (HGX A100, 2nd-gen NVSwitch, NCCL log),
+  // [P] docs/measurements/gpu_stack_probe.md (one H200, measured for this model).
+  //   comm.ctas 24: the ring channels NCCL opens on an 8-GPU A100 NVSwitch node ("Channel
+  //     xx/24" in [I100]); a kernel runs fewer where its path is slower (network_model.h).
+  //   comm.cta_bandwidth 235/24 GB/s: [T] caps the bus bandwidth of a ring on compute
+  //     capability 8.0 (A100) at 235 GB/s, whatever the channel count; over 24 channels, 9.79
+  //     GB/s each.
+  //   comm.efficiency 0.92: [T]'s payload share of the LL128 protocol (120 of 128 bytes, which
+  //     its model rounds to 0.92), the protocol NCCL picks on Ampere NVLink for all but the
+  //     largest messages.
+  //   comm.call_latency 8.4 us: [T]'s baseLat of Ring/Simple.
+  //   comm.step_latency 3.4 us: [T]'s hwLat per ring step of Ring/Simple over NVLink (PCI 5.7,
+  //     NET 9.6 us: the network's own link latencies add the difference's order).
+  //   kernel.launch 0.85 us: GPU time per back-to-back kernel [P].
+  //   kernel.*_efficiency: what unfused kernels reach of the datasheet HBM [P]: softmax
+  //     0.39/0.45 (fwd/bwd), LayerNorm 0.32/0.30 → reduction 0.36; GeLU 0.60, residual add 0.68,
+  //     dropout 0.62 → element-wise 0.63.
+  s.comm_ctas = 24;
+  s.comm_cta_bandwidth_bytes_per_s = 235e9 / 24;
+  s.comm_efficiency = 0.92;
   s.comm_call_latency_s = 8.4e-6;
-  s.comm_step_latency_s = 2e-6;
+  s.comm_step_latency_s = 3.4e-6;
   s.kernel_launch_s = 0.85e-6;
+  s.pointwise_efficiency = 0.63;
+  s.reduction_efficiency = 0.36;
   if (name == "nccl") return s;
-  s.pointwise_efficiency = 0.7;
-  s.reduction_efficiency = 0.4;
-  s.host_op_overhead_s = 10e-6;
-  if (name == "pytorch-nccl") return s;
+  if (name == "pytorch-nccl") {
+    // PyTorch eager issues every op from the host: 10.3 us for an element-wise op, 19.5 us for
+    // a matmul measured [P]; their mean for a layer that alternates the two.
+    s.host_op_overhead_s = 15e-6;
+    return s;
+  }
+  // alpa — the MLSys'23 paper's runtime (§5: the library integrated into Alpa): XLA-compiled
+  // stages, so no host cost per kernel; cross-mesh resharding as NCCL send/recv pairs.
   s.p2p = "paired";
   return s;
 }

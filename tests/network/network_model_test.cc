@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/core_ledger.h"
 #include "core/executor.h"
 #include "core/fair_share.h"
 #include "core/op_graph.h"
@@ -16,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "network/network_config.h"
 #include "network/topology.h"
+#include "stack/stack_config.h"
 
 namespace meshsim::network {
 namespace {
@@ -242,9 +244,9 @@ TEST(NetworkModelTest, PipelinedReduceReducesEachPacketBeforeForwardingIt) {
                                 static_cast<int64_t>(b));
     slow_op.root = 3;
     slow_rig.graph.Add(slow_op);
-    const double want =
-        c.t_launch_s + (p - 1) * (c.t_sync_s + c.link_latency_s + s / bw + 3 * s / slow) +
-        7 * 3 * s / slow;
+    const double want = c.t_launch_s +
+                        (p - 1) * (c.t_sync_s + c.link_latency_s + s / bw + 3 * s / slow) +
+                        7 * 3 * s / slow;
     EXPECT_NEAR(slow_rig.Run(), want, 1e-6 * want);
   }
   // Rows: a launch per member, one transfer per receiver (the root and the middle of the chain),
@@ -858,6 +860,109 @@ TEST(TorusDimensionOrderTest, BeatsTheFlatRingOn16x16AndFlatIsTheDefault) {
   EXPECT_LT(t[1], t[0]);
   const double gap = 450 * (c.t_sync_s + c.link_latency_s);
   EXPECT_NEAR(t[0] - t[1], gap, 1e-3 * gap);
+}
+
+}  // namespace
+}  // namespace meshsim::network
+
+// --- The software stack's communication kernels (NetworkModel::set_stack). ---
+namespace meshsim::network {
+namespace {
+
+// A ring AllGather of shard s on P chips, ring links of 50 GB/s, through `stack`; returns the
+// makespan. `held` (optional) samples the ledger of chip 0 at `at` seconds.
+double StackAllGather(const stack::StackConfig& stack, int p, double s, int d, double at = -1,
+                      int* held = nullptr) {
+  Rig rig(Ring(p), Config(d), /*hbm_bw=*/1e15);
+  core::CoreLedger ledger(p);
+  rig.net->set_stack(stack, &ledger);
+  rig.graph.Add(Op::Collective(CollectiveKind::kAllGather, rig.Group(Rig::Range(0, p)),
+                               static_cast<int64_t>(s)));
+  if (held != nullptr) {
+    rig.sim.ScheduleAt(core::Time::Seconds(at), [&] { *held = ledger.held(ChipId(0)); });
+  }
+  const double t = rig.Run();
+  EXPECT_EQ(ledger.held(ChipId(0)), 0);  // Every kernel gave its SMs back.
+  return t;
+}
+
+TEST(NetworkStackTest, CtaBandwidthCapsAKernelsFlowsFromEachChip) {
+  // Ring links of 50 GB/s per direction; a kernel of N CTAs of c bytes/s moves at most N·c from a
+  // chip, split over its d flows of a step. N = min(ctas, ⌈50 GB/s / c⌉): with c = 10 GB/s and
+  // at most 2 CTAs, N = 2 and each of d flows runs at min(50 GB/s, 2·10/d GB/s):
+  //   t_launch + (P−1)·(t_sync + latency + s/(d·min(bw, N·c/d))).
+  const NetworkConfig c = Config(1);
+  for (int d : {1, 2}) {
+    stack::StackConfig st;
+    st.comm_ctas = 2;
+    st.comm_cta_bandwidth_bytes_per_s = 10e9;
+    const int p = 8;
+    const double s = 64 * kMiB;
+    const double rate = std::min(50e9, 2 * 10e9 / d);
+    const double expected =
+        c.t_launch_s + (p - 1) * (c.t_sync_s + c.link_latency_s + s / (d * rate));
+    EXPECT_NEAR(StackAllGather(st, p, s, d), expected, 1e-6 * expected) << "d=" << d;
+  }
+  // Enough CTAs for the path: N = ⌈50/10⌉ = 5 of at most 24, and the link binds again.
+  stack::StackConfig wide;
+  wide.comm_ctas = 24;
+  wide.comm_cta_bandwidth_bytes_per_s = 10e9;
+  stack::StackConfig none;
+  EXPECT_NEAR(StackAllGather(wide, 8, 64 * kMiB, 1), StackAllGather(none, 8, 64 * kMiB, 1), 1e-9);
+}
+
+TEST(NetworkStackTest, ProtocolEfficiencyScalesTheBandwidthTerm) {
+  // Payload share e: every flow moves s/e bytes, t = t_launch + (P−1)·(t_sync + lat + s/(e·bw)).
+  const NetworkConfig c = Config(1);
+  stack::StackConfig st;
+  st.comm_efficiency = 0.5;
+  const double s = 32 * kMiB;
+  const double expected = c.t_launch_s + 3 * (c.t_sync_s + c.link_latency_s + s / (0.5 * 50e9));
+  EXPECT_NEAR(StackAllGather(st, 4, s, 1), expected, 1e-6 * expected);
+}
+
+TEST(NetworkStackTest, KernelsHoldTheirCtasOnEveryMemberUntilTheyEnd) {
+  stack::StackConfig st;
+  st.comm_ctas = 6;
+  st.comm_cta_bandwidth_bytes_per_s = 20e9;  // N = min(6, ⌈50/20⌉) = 3.
+  int held = -1;
+  const double t = StackAllGather(st, 4, 16 * kMiB, 1, /*at=*/1e-4, &held);
+  ASSERT_GT(t, 1e-4);
+  EXPECT_EQ(held, 3);
+  // A transfer holds them on both ends, and pays the p2p call overhead before its first byte.
+  stack::StackConfig p2p;
+  p2p.comm_ctas = 4;
+  p2p.p2p_call_overhead_s = 30e-6;
+  Rig rig(Ring(4), Config(1));
+  core::CoreLedger ledger(4);
+  rig.net->set_stack(p2p, &ledger);
+  const double b = 10e6;
+  rig.graph.Add(Op::Transfer(ChipId(0), ChipId(1), static_cast<int64_t>(b)));
+  int src = -1, dst = -1, other = -1;
+  rig.sim.ScheduleAt(core::Time::Microseconds(40), [&] {
+    src = ledger.held(ChipId(0));
+    dst = ledger.held(ChipId(1));
+    other = ledger.held(ChipId(2));
+  });
+  const NetworkConfig c = Config(1);
+  // t_launch + overhead + latency + b/bw.
+  EXPECT_NEAR(rig.Run(), c.t_launch_s + 30e-6 + c.link_latency_s + b / 50e9, 1e-9);
+  EXPECT_EQ(src, 4);
+  EXPECT_EQ(dst, 4);
+  EXPECT_EQ(other, 0);
+  EXPECT_EQ(ledger.held(ChipId(0)), 0);
+}
+
+TEST(NetworkStackTest, IdealStackIsTheHardware) {
+  stack::StackConfig ideal;
+  Rig plain(Ring(8), Config(2));
+  plain.graph.Add(
+      Op::Collective(CollectiveKind::kAllReduce, plain.Group(Rig::Range(0, 8)), 64 << 20));
+  const double t = plain.Run();
+  Rig rig(Ring(8), Config(2));
+  rig.net->set_stack(ideal, nullptr);
+  rig.graph.Add(Op::Collective(CollectiveKind::kAllReduce, rig.Group(Rig::Range(0, 8)), 64 << 20));
+  EXPECT_EQ(rig.Run(), t);
 }
 
 }  // namespace
