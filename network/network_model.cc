@@ -48,6 +48,9 @@ NetworkModel::NetworkModel(core::FairShare& fs, const Topology& topology,
       dimension_order_(config.torus_algorithm == "dimension-order" &&
                        (topology.name() == "torus2d" || topology.name() == "torus3d")) {
   MESHSIM_CHECK_EQ(static_cast<int>(hbm_.size()), topology.num_chips());
+  if (config.hierarchical.socket_stream_bytes_per_s > 0) {
+    socket_stream_cap_ = config.hierarchical.socket_stream_bytes_per_s;
+  }
   for (const Link& l : topology.links()) {
     core::ResourceInfo info;
     info.name =
@@ -74,6 +77,12 @@ void NetworkModel::set_stack(const stack::StackConfig& stack, core::CoreLedger* 
 double NetworkModel::FlowCap(const Run& r, int flows) const {
   if (cta_bytes_per_s_ <= 0) return core::FairShare::kNoCap;
   return r.ctas * cta_bytes_per_s_ * r.wire_per_payload / std::max(flows, 1);
+}
+
+double NetworkModel::StreamCap(const Run& r, core::LinkId link) const {
+  if (socket_stream_cap_ == core::FairShare::kNoCap) return socket_stream_cap_;
+  const bool socket = topology_.links()[link.value()].cls == LinkClass::kSocket;
+  return socket ? socket_stream_cap_ * r.wire_per_payload : core::FairShare::kNoCap;
 }
 
 void NetworkModel::SizeKernel(Run& r) const {
@@ -572,12 +581,14 @@ void NetworkModel::ChainTrySend(uint32_t slot, uint32_t h) {
   r.sent[src] += bytes;
   path_.clear();
   path_.push_back(hbm_[r.members[src].value()]);
+  double cap = FlowCap(r, 1);
   for (core::LinkId l : topology_.Route(r.members[src], r.members[dst], hop.hash)) {
     path_.push_back(links_[l.value()]);
+    cap = std::min(cap, StreamCap(r, l));
   }
   path_.push_back(hbm_[r.members[dst].value()]);
   fs_.StartFlow(
-      WireBytes(r, bytes), path_, [this, slot, h] { ChainFlowDone(slot, h); }, FlowCap(r, 1));
+      WireBytes(r, bytes), path_, [this, slot, h] { ChainFlowDone(slot, h); }, cap);
 }
 
 void NetworkModel::ChainFlowDone(uint32_t slot, uint32_t h) {
@@ -667,16 +678,17 @@ core::Time NetworkModel::StartFlow(uint32_t slot, uint32_t send) {
   double latency_s = 0;
   path_.clear();
   path_.push_back(hbm_[src.value()]);
+  double cap = FlowCap(r, r.flows_from[s.src]);
   for (core::LinkId l : topology_.Route(src, dst, hash)) {
     path_.push_back(links_[l.value()]);
     latency_s += link_latency_s_[l.value()];
+    cap = std::min(cap, StreamCap(r, l));
   }
   path_.push_back(hbm_[dst.value()]);
   // The callbacks of this file capture at most 16 bytes, which std::function stores inline.
   const Time latency = Time::Seconds(latency_s);
   fs_.StartFlow(
-      WireBytes(r, s.bytes), path_, [this, slot, send] { FlowDone(slot, send); },
-      FlowCap(r, r.flows_from[s.src]));
+      WireBytes(r, s.bytes), path_, [this, slot, send] { FlowDone(slot, send); }, cap);
   return latency;
 }
 

@@ -288,11 +288,15 @@ class NetworkModel : public core::OpRunner {
   double cta_bytes_per_s_ = 0;   // Payload bytes/s of one CTA; 0 = no per-CTA limit.
   double wire_per_payload_ = 1;  // 1 / comm.efficiency, where the protocol applies.
   double p2p_call_overhead_s_ = 0;
+  // Flows crossing a socket bridge move at most this (hierarchical socket.stream_bandwidth).
+  double socket_stream_cap_ = core::FairShare::kNoCap;
   // The wire bytes and rate cap of a flow of `payload` bytes, one of `flows` from its chip.
   static double WireBytes(const Run& r, int64_t payload) {
     return double(payload) * r.wire_per_payload;
   }
   double FlowCap(const Run& r, int flows) const;
+  // socket.stream_bandwidth on the wire if `link` is a socket bridge, else no cap.
+  double StreamCap(const Run& r, core::LinkId link) const;
   // Sizes the run's kernel (above): its CTAs (N) and its wire bytes per payload byte.
   void SizeKernel(Run& r) const;
   core::FairShare& fs_;

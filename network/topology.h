@@ -90,6 +90,9 @@ struct HierarchicalParams {
   int sockets = 2;                             // CPU sockets per node; PCIe switches are split
                                                // evenly over them (divides the switch count).
   double socket_bandwidth_bytes_per_s = 40e9;  // Socket-to-socket bridge, per direction.
+  // The most one flow (one stream of a transport) moves across a socket bridge, whatever the
+  // bridge has free; 0 = no per-stream limit. Read by the network model, not the builder.
+  double socket_stream_bytes_per_s = 0;
   double socket_latency_s = 1e-6;
   int nics_per_node = 1;                    // Host NICs; NIC i hangs off PCIe switch
                                             // i·switches/nics (divides the switch count).

@@ -11,7 +11,7 @@ bool StackConfig::IsIdeal() const {
   return comm_ctas == 0 && comm_cta_bandwidth_bytes_per_s == 0 && comm_efficiency == 1.0 &&
          comm_call_latency_s == 0 && comm_step_latency_s == 0 && kernel_launch_s == 0 &&
          pointwise_efficiency == 1.0 && reduction_efficiency == 1.0 && host_op_overhead_s == 0 &&
-         p2p == "async" && p2p_call_overhead_s == 0;
+         p2p_call_overhead_s == 0;
 }
 
 std::vector<core::Param> StackConfig::Params() {
@@ -47,14 +47,6 @@ std::vector<core::Param> StackConfig::Params() {
        "host time to issue one op (framework dispatch + launch call); the host runs ahead of the "
        "GPU in program order",
        &host_op_overhead_s, 0, 1},
-      {"stack.p2p",
-       Unit::kCount,
-       "point-to-point transfers: async (never block, idealized) or paired (NCCL send/recv: "
-       "sender and receiver meet in program order)",
-       &p2p,
-       0,
-       0,
-       {"async", "paired"}},
       {"stack.p2p.call_overhead", Unit::kSeconds,
        "extra setup per point-to-point call, on the sender before the first byte",
        &p2p_call_overhead_s, 0, 1},
@@ -67,11 +59,9 @@ const std::vector<StackInfo>& Stacks() {
   static const auto* stacks = new std::vector<StackInfo>{
       {"ideal", "the hardware alone: communication takes no core, no launch or host costs (TPU)"},
       {"nccl",
-       "NCCL kernels on the GPU (SMs, protocol, latencies) and CUDA launches; no framework"},
-      {"pytorch-nccl",
-       "nccl plus PyTorch eager: host time per op, unfused element-wise kernels (ATP, Megatron)"},
-      {"alpa",
-       "pytorch-nccl's kernels with Alpa's runtime: paired send/recv per tile, each call set up"},
+       "NCCL kernels (SMs, protocol, latencies), CUDA launches, unfused element-wise kernels; no "
+       "host framework"},
+      {"pytorch-nccl", "nccl plus PyTorch eager's host time per op (ATP, Megatron)"},
   };
   return *stacks;
 }
@@ -81,7 +71,7 @@ absl::StatusOr<StackConfig> StackPreset(const std::string& name) {
   if (name == "ideal") return s;
   std::vector<std::string> names;
   for (const StackInfo& info : Stacks()) names.push_back(info.name);
-  if (name != "nccl" && name != "pytorch-nccl" && name != "alpa") {
+  if (name != "nccl" && name != "pytorch-nccl") {
     return absl::NotFoundError(absl::StrFormat("--stack: unknown stack '%s'%s (known: %s)", name,
                                                core::DidYouMean(name, names),
                                                absl::StrJoin(names, ", ")));
@@ -114,15 +104,9 @@ absl::StatusOr<StackConfig> StackPreset(const std::string& name) {
   s.pointwise_efficiency = 0.63;
   s.reduction_efficiency = 0.36;
   if (name == "nccl") return s;
-  if (name == "pytorch-nccl") {
-    // PyTorch eager issues every op from the host: 10.3 us for an element-wise op, 19.5 us for
-    // a matmul measured [P]; their mean for a layer that alternates the two.
-    s.host_op_overhead_s = 15e-6;
-    return s;
-  }
-  // alpa — the MLSys'23 paper's runtime (§5: the library integrated into Alpa): XLA-compiled
-  // stages, so no host cost per kernel; cross-mesh resharding as NCCL send/recv pairs.
-  s.p2p = "paired";
+  // pytorch-nccl: PyTorch eager issues every op from the host: 10.3 us for an element-wise op,
+  // 19.5 us for a matmul measured [P]; their mean for a layer that alternates the two.
+  s.host_op_overhead_s = 15e-6;
   return s;
 }
 

@@ -9,11 +9,9 @@
 // the wire's bytes to payload; each call and each ring step pays fixed software costs. Every
 // kernel pays `kernel.launch` on the GPU, every op `host.op_overhead` on the host (which runs
 // ahead of the GPU, so it is exposed only when kernels are shorter), and unfused element-wise
-// kernels reach a fraction of the HBM bandwidth. The runtime decides how point-to-point transfers
-// meet (`p2p`: `async`, the idealized sends that never block, or `paired`, NCCL send/recv's
-// rendezvous). Who reads what:
+// kernels reach a fraction of the HBM bandwidth. Who reads what:
 //   accel/   kernel.launch, kernel.*_efficiency, the SMs that comm.ctas hold (core/core_ledger.h)
-//   network/ comm.*: CTAs, per-CTA bandwidth, efficiency, call and step latencies, p2p
+//   network/ comm.*: CTAs, per-CTA bandwidth, efficiency, p2p.call_overhead
 //   sim/     host.op_overhead (the executor's release times), and the composition of the above
 //
 // Example:
@@ -65,17 +63,13 @@ struct StackConfig {
   // start before the host has issued it: exposed only where kernels are shorter than this.
   double host_op_overhead_s = 0;
 
-  // --- Runtime semantics of point-to-point transfers. ---
-  // "async": a transfer starts as soon as its inputs are ready and never blocks its sender
-  // (idealized). "paired": NCCL send/recv — a transfer starts only when the receiver has also
-  // reached its matching receive in its own program order, and the sender's stream waits for it
-  // (algorithms/pipeline, algorithms/reshard order their calls deadlock-free).
-  std::string p2p = "async";
+  // --- Point-to-point transfers. ---
   // Extra setup per point-to-point call (a runtime that creates or looks up a communicator and
-  // stages a tile per call), paid on the sender before the transfer's first byte.
+  // stages a tile per call), paid on the sender before the transfer's first byte. No preset has
+  // a documented value for it (0); a user can study one.
   double p2p_call_overhead_s = 0;
 
-  // True when nothing is added: every cost 0, every efficiency 1, async transfers.
+  // True when nothing is added: every cost 0, every efficiency 1.
   bool IsIdeal() const;
   // The parameters with keys (stack.*), units and ranges, bound to this struct's fields.
   std::vector<core::Param> Params();
@@ -88,7 +82,7 @@ struct StackInfo {
   std::string description;  // One line, for `meshsim list stacks`.
 };
 
-// The built-in stacks, in display order: ideal, nccl, pytorch-nccl, alpa.
+// The built-in stacks, in display order: ideal, nccl, pytorch-nccl.
 const std::vector<StackInfo>& Stacks();
 
 // A stack by name; NotFound (one line, naming the known ones) otherwise. Every value of every
