@@ -68,6 +68,7 @@ void NetworkModel::set_stack(const stack::StackConfig& stack, core::CoreLedger* 
   MESHSIM_CHECK(stack.comm_ctas == 0 || ledger != nullptr)
       << "stack.comm.ctas > 0 needs a CoreLedger";
   ledger_ = stack.comm_ctas > 0 ? ledger : nullptr;
+  serial_ = stack.comm_serial != 0;
   comm_ctas_ = stack.comm_ctas;
   cta_bytes_per_s_ = stack.comm_ctas > 0 ? stack.comm_cta_bandwidth_bytes_per_s : 0;
   wire_per_payload_ = 1.0 / stack.comm_efficiency;
@@ -437,6 +438,18 @@ void NetworkModel::PlanStep(const Run& r, int step, std::vector<Send>& out) cons
 }
 
 void NetworkModel::Start(core::OpId id, const core::Op& op, core::Executor& exec) {
+  if (serial_ && op.kind == OpKind::kCollective) {
+    GroupQueue& q = groups_[op.group.value()];
+    if (q.busy) {
+      q.waiting.emplace_back(id, &exec);
+      return;
+    }
+    q.busy = true;
+  }
+  Begin(id, op, exec);
+}
+
+void NetworkModel::Begin(core::OpId id, const core::Op& op, core::Executor& exec) {
   uint32_t slot;
   if (!free_runs_.empty()) {
     slot = free_runs_.back();
@@ -787,11 +800,30 @@ void NetworkModel::EndStep(uint32_t slot) {
   }
   if (r.blocking) arbiter_->Release(r.members, core::ModeArbiter::kCollective);
   const core::OpId id = r.id;
+  const core::Op& op = *r.op;
   free_runs_.push_back(slot);
   exec.Finish(id);
+  if (serial_ && op.kind == OpKind::kCollective) {  // The communicator's next collective.
+    GroupQueue& q = groups_[op.group.value()];
+    if (q.waiting.empty()) {
+      q.busy = false;
+    } else {
+      const auto [next, next_exec] = q.waiting.front();
+      q.waiting.pop_front();
+      Begin(next, next_exec->graph().op(next), *next_exec);
+    }
+  }
 }
 
 std::string NetworkModel::DescribeWait(core::OpId id) const {
+  for (const auto& [group, q] : groups_) {
+    for (const auto& [waiting, exec] : q.waiting) {
+      if (waiting == id) {
+        return absl::StrFormat(
+            "queued behind another collective of its group %d (stack.comm.serial)", group);
+      }
+    }
+  }
   for (const Run& r : runs_) {
     if (r.active && r.id == id && !r.hops.empty()) {
       return absl::StrFormat("in a pipelined chain of %d hops with %d packet landings outstanding",

@@ -101,7 +101,9 @@
 #define MESHSIM_NETWORK_NETWORK_MODEL_H_
 
 #include <cstdint>
+#include <deque>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/core_ledger.h"
@@ -146,7 +148,10 @@ class NetworkModel : public core::OpRunner {
   //     cap / efficiency on the wire; over PCIe, host memory and networks NCCL runs Simple,
   //     whose share is 1;
   //   • a transfer pays stack.p2p.call_overhead after its launch, before its first byte (inside its
-  //     kLaunch row).
+  //     kLaunch row);
+  //   • with stack.comm.serial, the collectives of one group (a communicator) run one at a time,
+  //     in the order the executor starts them: a later one waits, unlaunched, until the earlier
+  //     one has ended (NCCL's one stream per communicator).
   // The stack's call and step latencies are the sim's (added to comm.t_launch and comm.t_sync).
   // `ledger` is not owned; it may be null when stack.comm_ctas is 0.
   void set_stack(const stack::StackConfig& stack, core::CoreLedger* ledger);
@@ -310,6 +315,15 @@ class NetworkModel : public core::OpRunner {
   bool dimension_order_;  // comm.torus_algorithm = dimension-order on a torus2d or torus3d.
   std::vector<Run> runs_;
   std::vector<uint32_t> free_runs_;
+  // stack.comm.serial: per group id, whether a collective of it runs, and those waiting (in
+  // start order) with their executor.
+  bool serial_ = false;
+  struct GroupQueue {
+    bool busy = false;
+    std::deque<std::pair<core::OpId, core::Executor*>> waiting;
+  };
+  std::unordered_map<uint32_t, GroupQueue> groups_;
+  void Begin(core::OpId id, const core::Op& op, core::Executor& exec);  // Start, unqueued.
   std::vector<core::ResourceId> path_;
 };
 

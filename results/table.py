@@ -202,7 +202,7 @@ def fig5():
     t1 = t[("1 host", 1, "send-recv")]
     return (f"Send/Recv linear, broadcast flat ({pct(t[('1 host', 4, 'broadcast')] / t1 - 1, sign=True)}"
             f" on one host, {pct(t[('2 GPUs/host', 8, 'broadcast')] / t1 - 1, sign=True)} at 4 hosts: "
-            "lock-step stages, each intra-host hop upstream of a NIC hop costs a NIC-packet time), "
+            "a pipelined chain, each hop at its own pace), "
             f"Alpa {ratio(t[('1 host', 3, 'local-allgather')] / t1, 1)} slower at 3 GPUs (uneven)")
 
 

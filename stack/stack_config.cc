@@ -9,17 +9,17 @@ namespace meshsim::stack {
 
 bool StackConfig::IsIdeal() const {
   return comm_ctas == 0 && comm_cta_bandwidth_bytes_per_s == 0 && comm_efficiency == 1.0 &&
-         comm_call_latency_s == 0 && comm_step_latency_s == 0 && kernel_launch_s == 0 &&
-         pointwise_efficiency == 1.0 && reduction_efficiency == 1.0 && host_op_overhead_s == 0 &&
-         p2p_call_overhead_s == 0;
+         comm_serial == 0 && comm_call_latency_s == 0 && comm_step_latency_s == 0 &&
+         kernel_launch_s == 0 && pointwise_efficiency == 1.0 && reduction_efficiency == 1.0 &&
+         host_op_overhead_s == 0 && p2p_call_overhead_s == 0;
 }
 
 std::vector<core::Param> StackConfig::Params() {
   using core::Unit;
   return {
       {"stack.comm.ctas", Unit::kCount,
-       "SMs a communication kernel holds on each chip it runs on (NCCL channels, one CTA each); 0 "
-       "= communication takes no core",
+       "the most CTAs (channels, one SM each) a communication kernel runs, holding their SMs on "
+       "every chip it runs on; fewer where its path is slower; 0 = communication takes no core",
        &comm_ctas, 0, 1024},
       {"stack.comm.cta_bandwidth", Unit::kBytesPerSecond,
        "payload bytes/s one communication CTA moves; a kernel's flows on a chip move at most "
@@ -34,6 +34,10 @@ std::vector<core::Param> StackConfig::Params() {
        &comm_call_latency_s, 0, 1},
       {"stack.comm.step_latency", Unit::kSeconds,
        "software latency per collective step, on top of comm.t_sync", &comm_step_latency_s, 0, 1},
+      {"stack.comm.serial", Unit::kCount,
+       "1 = the collectives of one group of chips (a communicator) run one at a time, in the "
+       "order they start; 0 = they may run at once",
+       &comm_serial, 0, 1},
       {"stack.kernel.launch", Unit::kSeconds,
        "GPU time between a kernel's end and the next one's start on a chip (every kernel)",
        &kernel_launch_s, 0, 1},
@@ -96,6 +100,9 @@ absl::StatusOr<StackConfig> StackPreset(const std::string& name) {
   //     0.39/0.45 (fwd/bwd), LayerNorm 0.32/0.30 → reduction 0.36; GeLU 0.60, residual add 0.68,
   //     dropout 0.62 → element-wise 0.63.
   s.comm_ctas = 24;
+  // comm.serial: NCCL executes a communicator's operations in order on its stream, and
+  // PyTorch's ProcessGroupNCCL gives each process group one NCCL stream per device.
+  s.comm_serial = 1;
   s.comm_cta_bandwidth_bytes_per_s = 235e9 / 24;
   s.comm_efficiency = 0.92;
   s.comm_call_latency_s = 8.4e-6;

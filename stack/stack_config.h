@@ -31,8 +31,9 @@ namespace meshsim::stack {
 
 struct StackConfig {
   // --- Communication kernels (NCCL). ---
-  // CTAs (channels) of one communication kernel, each holding one SM of every chip the kernel
-  // runs on from its launch to its end; 0 = communication takes no core (DMA engines: TPU ICI).
+  // The most CTAs (channels) a communication kernel runs, each holding one SM of every chip the
+  // kernel runs on from its launch to its end; a kernel runs fewer where its path is slower
+  // (network_model.h); 0 = communication takes no core (DMA engines: TPU ICI).
   int comm_ctas = 0;
   // Bytes/s one CTA moves (payload it sends); a kernel's flows on one chip together move at most
   // comm_ctas × this. 0 = no per-CTA limit.
@@ -46,6 +47,10 @@ struct StackConfig {
   // Software latency per collective step (the protocol's handshake between ring neighbours), on
   // top of the network's comm.t_sync.
   double comm_step_latency_s = 0;
+  // 1 = a communicator (the collectives of one group of chips) runs its collectives one at a
+  // time, in the order they start: NCCL enqueues a communicator's operations on one stream.
+  // 0 = collectives of a group may run at once.
+  int comm_serial = 0;
 
   // --- Kernels. ---
   // GPU time between one kernel's end and the next one's start on a chip (the launch as the GPU

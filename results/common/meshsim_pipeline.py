@@ -14,10 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from meshsim_reshard import binary, read_csv, write_csv  # noqa: F401  (re-exported)
 
-# Every system of the paper ran Alpa (§5: "We integrate the library with Alpa"): its runtime's
-# software stack (stack/stack_config.cc, `meshsim list stacks`).
-BASE = ["--workload", "pipeline", "--system", "p3.8xlarge", "--stack", "alpa", "--chips", "8",
-        "--stages", "2", "--recompute", "1", "--format", "json"]
+BASE = ["--workload", "pipeline", "--system", "p3.8xlarge", "--chips", "8", "--stages", "2",
+        "--recompute", "1", "--format", "json"]
 
 # GPT (Table 3: batch 1024, FP16): seq 1024 (Alpa's GPT benchmarks), Megatron operator parallelism.
 GPT = ["--model", "gpt-2.6b", "--seq", "1024", "--algorithm", "megatron"]

@@ -40,9 +40,7 @@ def binary():
 
 
 def run(args):
-    # The paper's library ran inside Alpa (§5): the alpa stack (`meshsim list stacks`).
-    cmd = [binary(), "reshard", "--system", "p3.8xlarge", "--stack", "alpa", "--chips", "20",
-           "--format", "json"]
+    cmd = [binary(), "reshard", "--system", "p3.8xlarge", "--chips", "20", "--format", "json"]
     out = subprocess.run(cmd + args, check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 

@@ -95,7 +95,7 @@ def main():
          f"Alpa-global {hosts(4, 'global-allgather') / t1:.2f} t at 4; Ours "
          f"{plotenv.pct(ours4, sign=True)} at 4 hosts over one transfer "
          f"({plotenv.pct(ours1, sign=True)} over 1 host), {plotenv.pct(per_host)} of t per added "
-         f"host (the lock-step stages below, not §3.1's A·t/K, 1% per host)", c3],
+         f"host (§3.1's A·t/K, 1% per host, plus the hops' NVLink packets and latencies)", c3],
         ["Alpa drops at 3 GPUs and at 3 hosts (no uneven partition)",
          f"at 3 GPUs: local {'falls back' if drop['local-allgather'][0] else 'no drop'}, global "
          f"{'falls back' if drop['global-allgather'][0] else 'no drop'} "

@@ -953,6 +953,34 @@ TEST(NetworkStackTest, KernelsHoldTheirCtasOnEveryMemberUntilTheyEnd) {
   EXPECT_EQ(ledger.held(ChipId(0)), 0);
 }
 
+TEST(NetworkStackTest, SerialCommunicatorsRunTheirCollectivesOneAtATime) {
+  // Two AllGathers of one group started together: with stack.comm.serial the second waits for
+  // the first (2·t_one); on two disjoint groups (rows of a 2x4 torus) both run at once (t_one).
+  // Without it, the same group's two share the links (≈2·t_one in transfer, one launch).
+  const NetworkConfig c = Config(1);
+  const double s = 16 * kMiB;
+  const auto run = [&](bool serial, bool same_group) {
+    TopologyParams p;
+    p.name = "torus2d";
+    p.chips = 8;
+    p.dims = {2, 4};
+    Rig rig(p, c, /*hbm_bw=*/1e15);
+    stack::StackConfig st;
+    st.comm_serial = serial ? 1 : 0;
+    rig.net->set_stack(st, nullptr);
+    rig.graph.Add(Op::Collective(CollectiveKind::kAllGather, rig.Group(Rig::Range(0, 4)),
+                                 static_cast<int64_t>(s)));
+    rig.graph.Add(Op::Collective(CollectiveKind::kAllGather,
+                                 rig.Group(Rig::Range(same_group ? 0 : 4, 4)),
+                                 static_cast<int64_t>(s)));
+    return rig.Run();
+  };
+  const double one = c.t_launch_s + 3 * (c.t_sync_s + c.link_latency_s + s / 50e9);
+  EXPECT_NEAR(run(true, true), 2 * one, 1e-6 * one);
+  EXPECT_NEAR(run(true, false), one, 1e-6 * one);
+  EXPECT_LT(run(false, true), 2 * one);  // Shared links, but one launch and overlapped syncs.
+}
+
 TEST(NetworkStackTest, IdealStackIsTheHardware) {
   stack::StackConfig ideal;
   Rig plain(Ring(8), Config(2));
