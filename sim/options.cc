@@ -122,7 +122,7 @@ po::options_description RunOnlyDescription(BudgetDefaults budgets) {
       ("help,h", "print this help")
       ("config", text(), "read options from FILE (command-line values win)")
       ("system", text(), "machine preset (default tpuv4; `meshsim list systems`)")
-      ("stack", text(), "software stack the machine runs: ideal, nccl, pytorch-nccl "
+      ("stack", text(), "software stack the machine runs: ideal, nccl, pytorch-nccl, alpa "
                         "(default: the system's, ideal on TPUs and nccl on GPUs; `meshsim list "
                         "stacks`; stack.* keys override its values)")
       ("chips", text(), "number of chips (default 256)")

@@ -133,6 +133,7 @@ absl::StatusOr<algorithms::pipeline::PipelinePlan> PlanPipelineRun(
   p.op_mesh = op_mesh;
   MESHSIM_ASSIGN_OR_RETURN(p.schedule, pp::ParseSchedule(o.schedule));
   p.overlap = o.overlap;
+  p.paired = o.system.stack.p2p == "paired";
   p.delay_weight_grads = o.delay_dw;
   p.flops_per_s = o.system.chip.PeakFlops();
   p.recompute = o.recompute;

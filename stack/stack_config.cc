@@ -54,6 +54,14 @@ std::vector<core::Param> StackConfig::Params() {
       {"stack.p2p.call_overhead", Unit::kSeconds,
        "extra setup per point-to-point call, on the sender before the first byte",
        &p2p_call_overhead_s, 0, 1},
+      {"stack.p2p.mode",
+       Unit::kCount,
+       "point-to-point semantics of pipeline transfers: async (sends never block) or paired "
+       "(NCCL send/recv: both streams block until the matched transfer is done)",
+       &p2p,
+       0,
+       0,
+       {"async", "paired"}},
   };
 }
 
@@ -65,7 +73,9 @@ const std::vector<StackInfo>& Stacks() {
       {"nccl",
        "NCCL kernels (SMs, protocol, latencies), CUDA launches, unfused element-wise kernels; no "
        "host framework"},
-      {"pytorch-nccl", "nccl plus PyTorch eager's host time per op (ATP, Megatron)"},
+      {"pytorch-nccl",
+       "nccl plus PyTorch eager's host time per op and blocking paired p2p (ATP, Megatron)"},
+      {"alpa", "nccl with Alpa's runtime: paired, blocking cross-mesh send/recv (MLSys'23)"},
   };
   return *stacks;
 }
@@ -75,7 +85,7 @@ absl::StatusOr<StackConfig> StackPreset(const std::string& name) {
   if (name == "ideal") return s;
   std::vector<std::string> names;
   for (const StackInfo& info : Stacks()) names.push_back(info.name);
-  if (name != "nccl" && name != "pytorch-nccl") {
+  if (name != "nccl" && name != "pytorch-nccl" && name != "alpa") {
     return absl::NotFoundError(absl::StrFormat("--stack: unknown stack '%s'%s (known: %s)", name,
                                                core::DidYouMean(name, names),
                                                absl::StrJoin(names, ", ")));
@@ -111,9 +121,20 @@ absl::StatusOr<StackConfig> StackPreset(const std::string& name) {
   s.pointwise_efficiency = 0.63;
   s.reduction_efficiency = 0.36;
   if (name == "nccl") return s;
+  if (name == "alpa") {
+    // Alpa (MLSys'23 §2, §5): XLA-compiled stages, no eager host framework; its runtime issues
+    // the cross-mesh send/recv as NCCL p2p calls in one fixed order on both meshes, each call
+    // blocking its stream until matched and done.
+    s.p2p = "paired";
+    return s;
+  }
   // pytorch-nccl: PyTorch eager issues every op from the host: 10.3 us for an element-wise op,
   // 19.5 us for a matmul measured [P]; their mean for a layer that alternates the two.
   s.host_op_overhead_s = 15e-6;
+  // Megatron's pipeline p2p (megatron/p2p_communication.py) is torch.distributed send/recv on
+  // NCCL, batched per step (send_forward_recv_backward, ...) and waited on before the next
+  // compute: blocking, matched pairs.
+  s.p2p = "paired";
   return s;
 }
 

@@ -73,6 +73,11 @@ struct StackConfig {
   // stages a tile per call), paid on the sender before the transfer's first byte. No preset has
   // a documented value for it (0); a user can study one.
   double p2p_call_overhead_s = 0;
+  // How a pipeline's runtime issues point-to-point transfers (algorithms/pipeline/pipeline.h):
+  // "async" — idealized: sends never block, a transfer starts once its data is produced (and,
+  // with overlap off, its receive posted); "paired" — NCCL send/recv semantics: a transfer is a
+  // matched pair that starts when both streams reach it and blocks both until it completes.
+  std::string p2p = "async";
 
   // True when nothing is added: every cost 0, every efficiency 1.
   bool IsIdeal() const;
@@ -87,7 +92,7 @@ struct StackInfo {
   std::string description;  // One line, for `meshsim list stacks`.
 };
 
-// The built-in stacks, in display order: ideal, nccl, pytorch-nccl.
+// The built-in stacks, in display order: ideal, nccl, pytorch-nccl, alpa.
 const std::vector<StackInfo>& Stacks();
 
 // A stack by name; NotFound (one line, naming the known ones) otherwise. Every value of every

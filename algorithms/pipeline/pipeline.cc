@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -287,6 +288,17 @@ class StepLowering {
     const size_t n = plan.messages.size(), mb = p_.microbatches;
     fwd_.assign(n, std::vector<Transit>(mb));
     bwd_.assign(n, std::vector<Transit>(mb));
+    done_.assign(plan.stages.size(), 0);
+    pending_.resize(plan.stages.size());
+    posts_.resize(plan.stages.size());
+    for (size_t i = 0; i < plan.stages.size(); ++i) {
+      const std::vector<Task>& order = plan.stages[i].order;
+      posts_[i].resize(order.size() + 1);
+      posts_[i][0] = Snapshot(static_cast<int>(i));
+      for (size_t k = 0; k < order.size(); ++k) {
+        index_[{static_cast<int>(i), order[k].forward, order[k].microbatch}] = k;
+      }
+    }
   }
 
   absl::Status Run() {
@@ -299,6 +311,9 @@ class StepLowering {
         while (next[i] < order.size() && Ready(i, order[next[i]])) {
           MESHSIM_RETURN_IF_ERROR(Lower(i, order[next[i]], next[i] + 1 == order.size()));
           ++next[i];
+          done_[i] = next[i];
+          posts_[i][next[i]] = Snapshot(i);
+          if (p_.paired) LowerMatched();
           progress = true;
         }
         done &= next[i] == order.size();
@@ -344,13 +359,43 @@ class StepLowering {
   }
   std::vector<Transit>& Transits(bool forward, size_t m) { return forward ? fwd_[m] : bwd_[m]; }
 
+  // A transit of a message in one direction, for one microbatch.
+  struct Key {
+    size_t m;
+    bool forward;
+    int microbatch;
+  };
+
   bool Ready(int stage, const Task& t) {
     for (size_t m = 0; m < plan_.messages.size(); ++m) {
-      if (Consumes(stage, t, plan_.messages[m]) && !Transits(t.forward, m)[t.microbatch].produced) {
-        return false;
+      if (!Consumes(stage, t, plan_.messages[m])) continue;
+      const Transit& tr = Transits(t.forward, m)[t.microbatch];
+      if (!tr.produced || (p_.paired && !tr.lowered)) return false;
+    }
+    if (p_.paired) {
+      // The stage's previous group: its sends must be matched (lowered) before it goes on.
+      for (const Key& k : pending_[stage]) {
+        if (!Transits(k.forward, k.m)[k.microbatch].lowered) return false;
       }
     }
     return true;
+  }
+
+  // Paired: lowers every produced transit whose receiver has posted its receive, i.e. has
+  // finished the task before the one that consumes it (the banner's group order).
+  void LowerMatched() {
+    for (size_t w = 0; w < waiting_.size();) {
+      const Key k = waiting_[w];
+      const Message& msg = plan_.messages[k.m];
+      const int receiver = k.forward ? msg.to : msg.from;
+      const size_t at = index_.at({receiver, k.forward, k.microbatch});
+      if (done_[receiver] >= at) {
+        LowerTransit(k.m, k.forward, k.microbatch, &posts_[receiver][at]);
+        waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(w));
+      } else {
+        ++w;
+      }
+    }
   }
 
   // The stage's frontier by chip (invalid elsewhere).
@@ -362,7 +407,8 @@ class StepLowering {
     return out;
   }
 
-  void LowerTransit(size_t m, bool forward, int microbatch) {
+  void LowerTransit(size_t m, bool forward, int microbatch,
+                    const std::vector<core::OpId>* posted = nullptr) {
     const Message& msg = plan_.messages[m];
     Transit& t = Transits(forward, m)[microbatch];
     const int sender = forward ? msg.from : msg.to, receiver = forward ? msg.to : msg.from;
@@ -371,7 +417,11 @@ class StepLowering {
     link.send_last = std::move(q.send_last);
     link.recv_last = std::move(q.recv_last);
     link.send_after = t.send_after;
-    if (!p_.overlap) link.recv_after = Snapshot(receiver);
+    if (posted != nullptr) {
+      link.recv_after = *posted;
+    } else if (!p_.overlap) {
+      link.recv_after = Snapshot(receiver);
+    }
     link.tags.stage = static_cast<int16_t>(sender);
     link.tags.microbatch = static_cast<int16_t>(microbatch);
     link.name = absl::StrFormat("reshard.%s.l%d", forward ? "fwd" : "bwd", msg.layer);
@@ -392,6 +442,14 @@ class StepLowering {
       if (!tr.lowered) LowerTransit(m, t.forward, t.microbatch);
       in.push_back(&tr);
     }
+    // Paired: the stage also waits for its previous group's sends to complete.
+    std::vector<core::OpId> sent;
+    for (const Key& k : pending_[stage]) {
+      for (const std::vector<core::OpId>& ends : Transits(k.forward, k.m)[k.microbatch].received) {
+        sent.insert(sent.end(), ends.begin(), ends.end());
+      }
+    }
+    pending_[stage].clear();
     for (int c = stage * per_stage_; c < (stage + 1) * per_stage_; ++c) {
       std::vector<core::OpId> deps;
       for (const Transit* tr : in) {
@@ -399,6 +457,7 @@ class StepLowering {
           deps.insert(deps.end(), tr->received[c].begin(), tr->received[c].end());
         }
       }
+      deps.insert(deps.end(), sent.begin(), sent.end());
       if (deps.empty()) continue;
       const core::ChipId chip(c);
       if (Front(chip).valid()) deps.push_back(Front(chip));
@@ -418,7 +477,15 @@ class StepLowering {
       Transit& t = Transits(forward, m)[microbatch];
       t.send_after = after;
       t.produced = true;
-      if (p_.overlap) LowerTransit(m, forward, microbatch);
+      if (p_.paired) {
+        // A skip to a non-adjacent stage is matched like any transfer but the sender does not
+        // wait for it (banner): blocking on it can deadlock against that stage's own sends.
+        const Message& msg = plan_.messages[m];
+        if (msg.to == msg.from + 1) pending_[stage].push_back({m, forward, microbatch});
+        waiting_.push_back({m, forward, microbatch});
+      } else if (p_.overlap) {
+        LowerTransit(m, forward, microbatch);
+      }
     }
   }
 
@@ -518,6 +585,15 @@ class StepLowering {
     std::map<int, core::OpId> send_last, recv_last;
   };
   std::map<std::pair<int, int>, Queues> queues_;
+  // Paired (banner): tasks lowered per stage; per stage and task index, the stage's frontier
+  // where that task's receives are posted (the end of the task before); the sends of each
+  // stage's last task; the produced transits still waiting for their receive; the index of
+  // (stage, forward, microbatch) in the stage's order.
+  std::vector<size_t> done_;
+  std::vector<std::vector<std::vector<core::OpId>>> posts_;
+  std::vector<std::vector<Key>> pending_;
+  std::vector<Key> waiting_;
+  std::map<std::tuple<int, bool, int>, size_t> index_;
 };
 
 }  // namespace

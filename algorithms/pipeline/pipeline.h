@@ -38,14 +38,33 @@
 //                  consumes it — the receive is an instruction in its stream, so nothing
 //                  overlaps the transfer on the receiving side (the paper's "Broadcast").
 // Senders never wait for their sends (buffered, as NCCL's asynchronous sends), so no order
-// deadlocks. The transfers from one stage to another run one at a time per host in the order
-// they are issued (a communication stream per stage pair: reshard.h's per-host order kept
-// across the step), so a transfer needed now does not share the NIC with the same pair's
-// transfers needed later; transfers of different pairs (activations in, gradients back) run
-// concurrently and share the links. With D > 1, once a stage's last backward has produced a layer's
-// weight gradients, one AllReduce per operator-mesh position over the D replicas (the layer's
-// parameters / (R·C), element bytes each) starts and overlaps the rest of the backward (gradient
-// accumulation over the microbatches, one reduction per step).
+// deadlocks ("async", the idealized runtime; `overlap` applies to it only).
+//
+// Paired (stack p2p = "paired"; `paired`): NCCL send/recv as Megatron's p2p_communication and
+// Alpa's runtime issue them. A transfer is a matched pair: it starts only when the sender has
+// reached its send and the receiver its receive, each in its own program order, and neither
+// stream continues before it completes. Order (Megatron's 1F1B, send_forward_recv_backward /
+// send_backward_recv_forward): when a task ends, the stage posts in one group the sends of
+// what it produced and the receives of what its next task consumes; the group's transfers
+// start as their peers post theirs, and the stage's next task starts when the whole group is
+// done. In op-graph terms a transfer depends on the sender's op before the send and the
+// receiver's op before its receive, and the next op of each stream depends on the transfer.
+// With backward-weight delaying the gradient's send starts after the data part and the group's
+// wait is at the task's end (the dW kernels are already in the stream). Posting a task's
+// receives with the previous task's sends keeps GPipe, 1F1B and eager-1F1B deadlock-free
+// between adjacent stages. A skip to a non-adjacent stage (U-Transformer) is matched the same
+// way (it starts when both have posted, and its receiver waits for it) but its sender does not
+// wait for it: blocking there deadlocks eager-1F1B and 1F1B from 3 stages (stage 0 blocked on a
+// skip to stage 2's F_j while stage 2 is blocked on its gradient to stage 0's B_0). `overlap`
+// has no effect under paired: the receive is where the receiver's program posts it. The lowering
+// reports a deadlock (InternalError) if an order ever blocks. The transfers from one stage to
+// another run one at a time per host in the order they are issued (a communication stream per stage
+// pair: reshard.h's per-host order kept across the step), so a transfer needed now does not share
+// the NIC with the same pair's transfers needed later; transfers of different pairs (activations
+// in, gradients back) run concurrently and share the links. With D > 1, once a stage's last
+// backward has produced a layer's weight gradients, one AllReduce per operator-mesh position over
+// the D replicas (the layer's parameters / (R·C), element bytes each) starts and overlaps the rest
+// of the backward (gradient accumulation over the microbatches, one reduction per step).
 //
 // Tags: every op of stage i's task for microbatch j carries stage = i, microbatch = j; the
 // transfers of a message carry the sending stage and j (names "reshard.fwd.l<a>.task<k>.…" and
@@ -91,6 +110,9 @@ struct PipelineProblem {
   Mesh op_mesh;  // One replica's operator mesh, unplaced.
   ScheduleKind schedule = ScheduleKind::k1F1B;
   bool overlap = true;
+  // Point-to-point semantics (banner, "Paired"): false = async (sends never block), true = NCCL
+  // send/recv, matched and blocking on both sides. From the stack's `p2p`.
+  bool paired = false;
   bool delay_weight_grads = false;
   // A chip's FLOP rate for the delaying cost model (0: delay every layer's weight gradients).
   double flops_per_s = 0;
