@@ -11,7 +11,7 @@ bool StackConfig::IsIdeal() const {
   return comm_ctas == 0 && comm_cta_bandwidth_bytes_per_s == 0 && comm_efficiency == 1.0 &&
          comm_serial == 0 && comm_call_latency_s == 0 && comm_step_latency_s == 0 &&
          kernel_launch_s == 0 && pointwise_efficiency == 1.0 && reduction_efficiency == 1.0 &&
-         host_op_overhead_s == 0 && p2p_call_overhead_s == 0;
+         host_op_overhead_s == 0 && p2p_call_overhead_s == 0 && p2p == "async";
 }
 
 std::vector<core::Param> StackConfig::Params() {
