@@ -877,7 +877,14 @@ std::string WhyNotRead(const std::string& key, const RunOptions& o, bool any_val
   if (is(key, {"steps", "step-time"})) return workloads({"chain"});
   if (is(key, {"stages", "dp", "microbatches", "schedule", "overlap", "delay-dw", "recompute",
                "reshard", "reshard-scheduler"})) {
-    return workloads({"pipeline"});
+    if (std::string why = workloads({"pipeline"}); !why.empty()) return why;
+    if (key == "overlap" && o.system.stack.p2p == "paired") {
+      return absl::StrCat("does not apply with stack.p2p.mode paired (--stack ",
+                          o.system.stack_name,
+                          "): a receive is where the receiver's program posts it; it is read "
+                          "with stack.p2p.mode async");
+    }
+    return "";
   }
   if (key == "seed") {
     if (std::string why = workloads({"pipeline"}); !why.empty()) return why;

@@ -17,7 +17,7 @@ STAGE = ["--dp", "2", "--mesh", "1x2"]
 METHODS = [
     # The baseline on Alpa's runtime (paired, blocking send/recv); the paper's overlapping
     # optimizations on its own asynchronous transfers (the default nccl stack).
-    ("Broadcast", mp.BASELINE + ["--schedule", "1f1b", "--overlap", "0"]),
+    ("Broadcast", mp.BASELINE + ["--schedule", "1f1b"]),
     ("Overlap", ["--schedule", "1f1b", "--overlap", "1"]),
     ("Eager-1F1B", ["--schedule", "eager-1f1b", "--overlap", "1"]),
     ("Eager-1F1B + delay-dw", ["--schedule", "eager-1f1b", "--overlap", "1", "--delay-dw", "1"]),

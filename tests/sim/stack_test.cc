@@ -61,6 +61,21 @@ TEST(StackPresetTest, SystemsRunTheirDefaultStackAndStackOverridesIt) {
   EXPECT_THAT(std::string(bad.message()), HasSubstr("pytorch-nccl"));
 }
 
+TEST(StackPresetTest, OverlapIsRefusedWhereTransfersArePaired) {
+  // Under paired send/recv a receive is where the receiver's program posts it: --overlap is read
+  // by nothing, so it is refused with the reason (and accepted under async).
+  std::ostringstream out, err;
+  EXPECT_EQ(Main({"run", "--workload", "pipeline", "--system", "p3.8xlarge", "--stack", "alpa",
+                  "--chips", "8", "--overlap", "0"},
+                 out, err),
+            2);
+  EXPECT_THAT(err.str(), HasSubstr("--overlap: '0' does not apply with stack.p2p.mode paired"));
+  RawOptions raw;
+  raw.values = {
+      {"workload", "pipeline"}, {"system", "p3.8xlarge"}, {"chips", "8"}, {"overlap", "0"}};
+  EXPECT_TRUE(ResolveRunOptions(raw).ok());
+}
+
 TEST(StackPresetTest, ListStacksPrintsEveryPresetWithItsValues) {
   std::ostringstream out, err;
   ASSERT_EQ(Main({"list", "stacks"}, out, err), 0) << err.str();
