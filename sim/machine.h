@@ -50,7 +50,8 @@ absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& options,
                                                       core::FairShare& fair_share);
 
 // The host side of the software stack (stack.host.op_overhead > 0): each chip's host issues the
-// ops that run on its chip in program order (op id order), one every host.op_overhead, without
+// ops that run on its chip in program order (op id order), each taking host.op_overhead (a GeMM
+// host.gemm_overhead), without
 // waiting for the GPU — a per-chip op, a collective on every member's host, a transfer on its
 // sender's and its receiver's (send and recv are both calls). An op cannot start before every
 // host that issues it has (Executor::set_release_times), so host time is exposed only where the

@@ -11,7 +11,8 @@ bool StackConfig::IsIdeal() const {
   return comm_ctas == 0 && comm_cta_bandwidth_bytes_per_s == 0 && comm_efficiency == 1.0 &&
          comm_serial == 0 && comm_call_latency_s == 0 && comm_step_latency_s == 0 &&
          kernel_launch_s == 0 && pointwise_efficiency == 1.0 && reduction_efficiency == 1.0 &&
-         host_op_overhead_s == 0 && p2p_call_overhead_s == 0 && p2p == "async";
+         host_op_overhead_s == 0 && host_gemm_overhead_s == 0 && p2p_call_overhead_s == 0 &&
+         p2p == "async";
 }
 
 std::vector<core::Param> StackConfig::Params() {
@@ -51,6 +52,9 @@ std::vector<core::Param> StackConfig::Params() {
        "host time to issue one op (framework dispatch + launch call); the host runs ahead of the "
        "GPU in program order",
        &host_op_overhead_s, 0, 1},
+      {"stack.host.gemm_overhead", Unit::kSeconds,
+       "host time to issue one GeMM (stack.host.op_overhead is every other op's)",
+       &host_gemm_overhead_s, 0, 1},
       {"stack.p2p.call_overhead", Unit::kSeconds,
        "extra setup per point-to-point call, on the sender before the first byte",
        &p2p_call_overhead_s, 0, 1},
@@ -128,9 +132,10 @@ absl::StatusOr<StackConfig> StackPreset(const std::string& name) {
     s.p2p = "paired";
     return s;
   }
-  // pytorch-nccl: PyTorch eager issues every op from the host: 10.3 us for an element-wise op,
-  // 19.5 us for a matmul measured [P]; their mean for a layer that alternates the two.
-  s.host_op_overhead_s = 15e-6;
+  // pytorch-nccl: PyTorch eager issues every op from the host, measured [P]: 10.3 us for an
+  // element-wise op, 19.5 us for a matmul.
+  s.host_op_overhead_s = 10.3e-6;
+  s.host_gemm_overhead_s = 19.5e-6;
   // Megatron's pipeline p2p (megatron/p2p_communication.py) is torch.distributed send/recv on
   // NCCL, batched per step (send_forward_recv_backward, ...) and waited on before the next
   // compute: blocking, matched pairs.

@@ -67,6 +67,8 @@ struct StackConfig {
   // The host issues a chip's ops in program order without waiting for the GPU, so an op cannot
   // start before the host has issued it: exposed only where kernels are shorter than this.
   double host_op_overhead_s = 0;
+  // The same for a GeMM (a framework's matmul checks more than an element-wise op does).
+  double host_gemm_overhead_s = 0;
 
   // --- Point-to-point transfers. ---
   // Extra setup per point-to-point call (a runtime that creates or looks up a communicator and

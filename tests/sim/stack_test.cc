@@ -125,5 +125,30 @@ TEST(IssueFromHostTest, HostTimeIsExposedOnlyWhereKernelsAreShorter) {
             core::Time::Seconds(h) + core::Time::Picoseconds(5 * one_long.ps()));
 }
 
+TEST(IssueFromHostTest, GemmsTakeTheHostTheirOwnTime) {
+  // A tiny GeMM then a tiny vector op on one chip: the GeMM is issued after gemm_overhead, the
+  // vector op op_overhead later; both kernels are far shorter, so each starts when issued.
+  core::Simulator sim;
+  core::FairShare fs(sim);
+  accel::ChipModel chips(fs, *accel::ChipPreset("a100"), 1);
+  core::OpGraph graph;
+  const core::OpId g = graph.Add(core::Op::Gemm(core::ChipId(0), 16, 16, 16));
+  core::Op v;
+  v.kind = core::OpKind::kVector;
+  v.chip = core::ChipId(0);
+  v.bytes = 1024;
+  const core::OpId w = graph.Add(v, {g});
+  core::Executor exec(sim, graph);
+  exec.SetRunner(core::OpKind::kGemm, &chips);
+  exec.SetRunner(core::OpKind::kVector, &chips);
+  stack::StackConfig s;
+  s.host_op_overhead_s = 10e-6;
+  s.host_gemm_overhead_s = 20e-6;
+  IssueFromHost(s, graph, exec);
+  ASSERT_TRUE(exec.Run().ok());
+  EXPECT_EQ(exec.start_time(g), core::Time::Microseconds(20));
+  EXPECT_EQ(exec.start_time(w), core::Time::Microseconds(30));
+}
+
 }  // namespace
 }  // namespace meshsim::sim
