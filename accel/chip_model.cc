@@ -325,7 +325,9 @@ void ChipModel::StartL2Gemm(uint32_t chip, const core::Op& op) {
   c.core_start.assign(config_.cores, c.current_start);
   c.narrowed_since = Time::Max();
   c.wave_tiles = WaveWidth(chip);
-  c.waves = c.wave_tiles == p.wave_tiles ? p.waves : WavesFrom(p, op.m, op.n, 0, c.wave_tiles);
+  // The plan's waves unless communication kernels hold SMs now (no copy per GeMM otherwise).
+  c.recut = c.wave_tiles != p.wave_tiles;
+  if (c.recut) c.recut_waves = WavesFrom(p, op.m, op.n, 0, c.wave_tiles);
   IssuePanel(chip);
 }
 
@@ -351,13 +353,15 @@ void ChipModel::IssuePanel(uint32_t chip) {
     const int64_t width = WaveWidth(chip);
     if (width != c.wave_tiles) {
       const size_t next = static_cast<size_t>(g / p.steps);
-      const int64_t first = c.waves[next].first_tile;
-      c.waves.resize(next);
-      for (const Wave& w : WavesFrom(p, c.m, c.n, first, width)) c.waves.push_back(w);
+      const int64_t first = c.waves()[next].first_tile;
+      if (!c.recut) c.recut_waves = p.waves;
+      c.recut = true;
+      c.recut_waves.resize(next);
+      for (const Wave& w : WavesFrom(p, c.m, c.n, first, width)) c.recut_waves.push_back(w);
       c.wave_tiles = width;
     }
   }
-  const Wave& w = c.waves[g / p.steps];
+  const Wave& w = c.waves()[g / p.steps];
   const int64_t bytes = (w.rows + w.cols) * StepK(c, g % p.steps) * config_.element_bytes;
   fs_.StartFlow(double(bytes), {hbm_[chip]}, [this, chip] {
     ++chips_[chip].panels_landed;
@@ -371,15 +375,15 @@ void ChipModel::TryWaveStep(uint32_t chip) {
   const int64_t g = c.wave * p.steps + c.step;
   if (c.pending > 0 || c.filling || c.wave_writing || c.panels_landed <= g) return;
   // Step g begins: prefetch the next panel into L2 (one in flight at a time).
-  const int64_t total = int64_t(c.waves.size()) * p.steps;
+  const int64_t total = int64_t(c.waves().size()) * p.steps;
   if (c.panels_issued == g + 1 && g + 1 < total) IssuePanel(chip);
   if (c.step > 0 || c.filled) {
     StartStepBody(chip);
     return;
   }
   // A wave's first step: the cores' first k-tiles must arrive before any compute.
-  const Wave& w = c.waves[c.wave];
-  if (w.tiles < p.wave_tiles && c.wave + 1 < int64_t(c.waves.size()) &&
+  const Wave& w = c.waves()[c.wave];
+  if (w.tiles < p.wave_tiles && c.wave + 1 < int64_t(c.waves().size()) &&
       c.narrowed_since == Time::Max()) {
     c.narrowed_since = exec_->sim().Now();  // A narrowed wave (not the GeMM's ragged last one).
   }
@@ -396,7 +400,7 @@ void ChipModel::TryWaveStep(uint32_t chip) {
 void ChipModel::StartStepBody(uint32_t chip) {
   Chip& c = chips_[chip];
   const L2GemmPlan& p = *c.l2plan;
-  const Wave& w = c.waves[c.wave];
+  const Wave& w = c.waves()[c.wave];
   const int64_t e = config_.element_bytes;
   int64_t bytes = w.streamed * StepK(c, c.step) * e;
   if (c.step == 0) bytes -= w.streamed * std::min(p.sm.tk, c.k) * e;  // Sent by the fill.
@@ -422,7 +426,7 @@ void ChipModel::OnStepPart(uint32_t chip) {
     TryWaveStep(chip);
     return;
   }
-  const Wave& w = c.waves[c.wave];
+  const Wave& w = c.waves()[c.wave];
   c.wave_writing = true;
   fs_.StartFlow(double(w.c_elements * config_.element_bytes), {l2_[chip], hbm_[chip]},
                 [this, chip] { OnWaveWritten(chip); });
@@ -431,7 +435,7 @@ void ChipModel::OnStepPart(uint32_t chip) {
 void ChipModel::OnWaveWritten(uint32_t chip) {
   Chip& c = chips_[chip];
   const L2GemmPlan& p = *c.l2plan;
-  const Wave& w = c.waves[c.wave];
+  const Wave& w = c.waves()[c.wave];
   const Time now = exec_->sim().Now();
   c.wave_writing = false;
   // The wave's flops per core (core q ran raster tile first_tile + q; integer sums keep
@@ -448,10 +452,10 @@ void ChipModel::OnWaveWritten(uint32_t chip) {
   for (int64_t q = 0; q < w.tiles; ++q) c.core_bytes[q] += bytes / w.tiles;
   c.core_bytes[0] += bytes % w.tiles;
   // Cores that no later wave uses leave the GeMM now: one row each.
-  const int64_t waves = int64_t(c.waves.size());
+  const int64_t waves = int64_t(c.waves().size());
   int64_t later = 0;  // The most tiles of a later wave (the next one, unless it is narrower).
   for (int64_t v = c.wave + 1; v < waves && later < w.tiles; ++v) {
-    later = std::max(later, c.waves[v].tiles);
+    later = std::max(later, c.waves()[v].tiles);
   }
   for (int64_t q = later; q < w.tiles; ++q) {
     core::TimelineRow row = exec_->MakeRow(c.current, ChipId(chip), Phase::kOp, UnitKind::kCore,
@@ -467,7 +471,7 @@ void ChipModel::OnWaveWritten(uint32_t chip) {
   c.filled = false;
   const bool done = ++c.wave == waves;
   // The waves narrowed by communication kernels, as one interference row per stretch.
-  const bool next_narrowed = !done && c.waves[c.wave].tiles < p.wave_tiles && c.wave + 1 < waves;
+  const bool next_narrowed = !done && c.waves()[c.wave].tiles < p.wave_tiles && c.wave + 1 < waves;
   if (c.narrowed_since != Time::Max() && !next_narrowed) {
     exec_->Record(exec_->MakeRow(c.current, ChipId(chip), Phase::kInterference, UnitKind::kChip, 0,
                                  c.narrowed_since, now));
@@ -505,8 +509,8 @@ std::string ChipModel::DescribeWait(OpId id) const {
                        : c.filling     ? "filling the cores' first tiles"
                        : c.pending > 0 ? "computing"
                                        : "waiting for an L2 panel from HBM";
-    absl::StrAppendFormat(&s, " wave %d/%d step %d/%d %s;", c.wave, c.waves.size(), c.step, p.steps,
-                          what);
+    absl::StrAppendFormat(&s, " wave %d/%d step %d/%d %s;", c.wave, c.waves().size(), c.step,
+                          p.steps, what);
     return s;
   }
   for (int q = 0; q < config_.cores; ++q) {

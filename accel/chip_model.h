@@ -170,8 +170,10 @@ class ChipModel : public core::OpRunner {
     int64_t panels_landed = 0;
     int pending = 0;  // Parts of the current step still running (L2 stream, compute).
     bool filling = false, filled = false, wave_writing = false;
-    int64_t m = 0, n = 0;             // The GeMM's m and n.
-    std::vector<Wave> waves;          // Its waves: the plan's, or re-cut for the free SMs.
+    int64_t m = 0, n = 0;  // The GeMM's m and n.
+    bool recut = false;    // Its waves were re-cut for the free SMs: recut_waves.
+    std::vector<Wave> recut_waves;
+    const std::vector<Wave>& waves() const { return recut ? recut_waves : l2plan->waves; }
     int64_t wave_tiles = 0;           // Width of the waves from the last re-cut on.
     std::vector<int64_t> core_flops;  // Per core: 2·a_m·a_n·k over its tiles since its last row.
     std::vector<int64_t> core_bytes;  // Per core: its share of its waves' HBM bytes, likewise.

@@ -403,6 +403,12 @@ std::string MarkdownReference() {
     for (const SystemInfo& s : Systems()) rows.emplace_back(s.name, s.description);
     NameTable(os, "system", rows);
   }
+  os << "### Software stacks (`--stack`)\n\n";
+  {
+    std::vector<std::pair<std::string, std::string>> rows;
+    for (const stack::StackInfo& st : stack::Stacks()) rows.emplace_back(st.name, st.description);
+    NameTable(os, "stack", rows);
+  }
   os << "### Topologies (`--topology`)\n\n";
   {
     std::vector<std::pair<std::string, std::string>> rows;

@@ -52,44 +52,32 @@ def gpu_ms(fn, reps=10, warmup=3, stream=None):
     return statistics.median(times)
 
 
+def host_us(fn, n, sync=torch.cuda.synchronize, warmup=0):
+    """Median host microseconds per call of fn() over 5 loops of n calls (the loop is host-bound:
+    the host issues faster than the GPU runs these tiny kernels); the GPU is drained between."""
+    for _ in range(warmup):
+        fn()
+    sync()
+    runs = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        t1 = time.perf_counter()
+        sync()
+        runs.append((t1 - t0) / n * 1e6)
+    return round(statistics.median(runs), 3)
+
+
 def probe_launch():
     x = torch.zeros(16, device="cuda")
-    # Host time per eager op: the host issues faster than nothing, so the loop is host-bound.
-    for n in (2000,):
-        for _ in range(200):
-            x.add_(1)
-        torch.cuda.synchronize()
-        runs = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            for _ in range(n):
-                x.add_(1)
-            t1 = time.perf_counter()
-            torch.cuda.synchronize()
-            runs.append((t1 - t0) / n * 1e6)
-        log("launch.torch_eager_add_host_us", round(statistics.median(runs), 3),
-            "(host time per x.add_(1) on the GPU, PyTorch eager)")
+    log("launch.torch_eager_add_host_us", host_us(lambda: x.add_(1), 2000, warmup=200),
+        "(host time per x.add_(1) on the GPU, PyTorch eager)")
     y = torch.zeros(1024, 1024, device="cuda", dtype=torch.float16)
-    runs = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(1000):
-            torch.nn.functional.gelu(y)
-        t1 = time.perf_counter()
-        torch.cuda.synchronize()
-        runs.append((t1 - t0) / 1000 * 1e6)
-    log("launch.torch_eager_gelu_host_us", round(statistics.median(runs), 3),
+    log("launch.torch_eager_gelu_host_us", host_us(lambda: torch.nn.functional.gelu(y), 1000),
         "(host time per F.gelu on a 1024x1024 fp16 tensor, allocation included)")
     w = torch.zeros(64, 64, device="cuda", dtype=torch.float16)
-    runs = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(1000):
-            torch.matmul(w, w)
-        t1 = time.perf_counter()
-        torch.cuda.synchronize()
-        runs.append((t1 - t0) / 1000 * 1e6)
-    log("launch.torch_eager_matmul_host_us", round(statistics.median(runs), 3),
+    log("launch.torch_eager_matmul_host_us", host_us(lambda: torch.matmul(w, w), 1000),
         "(host time per torch.matmul of 64x64 fp16)")
     # One kernel and wait: launch + completion round trip on an idle GPU.
     runs = []
@@ -125,18 +113,9 @@ def probe_launch():
         import cupy as cp
         k = cp.RawKernel(r'extern "C" __global__ void nop(int* p) { if (p == 0) p[0] = 1; }', "nop")
         buf = cp.zeros(1, dtype=cp.int32)
-        for _ in range(100):
-            k((1,), (32,), (buf,))
-        cp.cuda.Device().synchronize()
-        runs = []
-        for _ in range(5):
-            t0 = time.perf_counter()
-            for _ in range(2000):
-                k((1,), (32,), (buf,))
-            t1 = time.perf_counter()
-            cp.cuda.Device().synchronize()
-            runs.append((t1 - t0) / 2000 * 1e6)
-        log("launch.raw_cuda_launch_host_us", round(statistics.median(runs), 3),
+        launch_us = host_us(lambda: k((1,), (32,), (buf,)), 2000,
+                            sync=cp.cuda.Device().synchronize, warmup=100)
+        log("launch.raw_cuda_launch_host_us", launch_us,
             "(host time per cuLaunchKernel through CuPy)")
     except Exception as e:  # noqa: BLE001 - report and go on
         log("launch.raw_cuda_launch_error", repr(e))

@@ -16,6 +16,7 @@
 #include "core/simulator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/accel/chip_rig.h"
 
 namespace meshsim::accel {
 namespace {
@@ -34,37 +35,6 @@ ChipConfig Preset(const std::string& name) {
   EXPECT_TRUE(c.ok()) << c.status();
   return *c;
 }
-
-// A simulator, a fair-share solver and a ChipModel for `chips` chips; ops are added to `graph`
-// and run by Run().
-struct Rig {
-  explicit Rig(const ChipConfig& c, int chips = 1) : config(c), fs(sim), model(fs, config, chips) {}
-
-  OpId Add(const Op& op, std::initializer_list<OpId> deps = {}) { return graph.Add(op, deps); }
-  void Run() {
-    exec = std::make_unique<core::Executor>(sim, graph);
-    for (OpKind kind : {OpKind::kGemm, OpKind::kCopy, OpKind::kVector}) {
-      exec->SetRunner(kind, &model);
-    }
-    const absl::Status s = exec->Run();
-    ASSERT_TRUE(s.ok()) << s;
-  }
-  std::vector<TimelineRow> RowsOf(OpId id) const {
-    std::vector<TimelineRow> rows;
-    for (const TimelineRow& r : exec->timeline()) {
-      if (r.op == id) rows.push_back(r);
-    }
-    return rows;
-  }
-  Time Duration(OpId id) const { return exec->end_time(id) - exec->start_time(id); }
-
-  ChipConfig config;
-  core::Simulator sim;
-  core::FairShare fs;
-  ChipModel model;
-  core::OpGraph graph;
-  std::unique_ptr<core::Executor> exec;
-};
 
 struct GemmResult {
   Time time;

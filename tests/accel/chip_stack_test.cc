@@ -17,6 +17,7 @@
 #include "core/simulator.h"
 #include "gtest/gtest.h"
 #include "stack/stack_config.h"
+#include "tests/accel/chip_rig.h"
 
 namespace meshsim::accel {
 namespace {
@@ -30,42 +31,18 @@ using core::Time;
 using core::TimelineRow;
 using core::UnitKind;
 
-struct Rig {
-  explicit Rig(const std::string& preset, const stack::StackConfig& stack = {},
-               bool with_ledger = false)
-      : config(*ChipPreset(preset)), fs(sim), model(fs, config, 1), ledger(1) {
-    model.set_stack(stack, with_ledger ? &ledger : nullptr);
-  }
-  OpId Add(const Op& op, std::initializer_list<OpId> deps = {}) { return graph.Add(op, deps); }
-  void Run() {
-    exec = std::make_unique<core::Executor>(sim, graph);
-    for (OpKind kind : {OpKind::kGemm, OpKind::kCopy, OpKind::kVector}) {
-      exec->SetRunner(kind, &model);
-    }
-    const absl::Status s = exec->Run();
-    ASSERT_TRUE(s.ok()) << s;
-  }
-  std::vector<TimelineRow> Rows(Phase phase) const {
-    std::vector<TimelineRow> rows;
-    for (const TimelineRow& r : exec->timeline()) {
-      if (r.phase == phase) rows.push_back(r);
-    }
-    return rows;
-  }
-  double Flops() const {
-    double f = 0;
-    for (const TimelineRow& r : exec->timeline()) f += r.phase == Phase::kOp ? r.flops : 0;
-    return f;
-  }
+ChipConfig Chip(const std::string& preset) { return *ChipPreset(preset); }
 
-  ChipConfig config;
-  core::Simulator sim;
-  core::FairShare fs;
-  ChipModel model;
-  core::CoreLedger ledger;
-  core::OpGraph graph;
-  std::unique_ptr<core::Executor> exec;
-};
+// Seconds of one m×n×k GeMM on `preset` while communication kernels hold `held` of its SMs.
+double GemmSeconds(const std::string& preset, int64_t m, int64_t n, int64_t k, int held) {
+  stack::StackConfig s;
+  s.comm_ctas = held;
+  Rig rig(Chip(preset), s, /*with_ledger=*/true);
+  rig.ledger.Hold(ChipId(0), held);
+  rig.Add(Op::Gemm(ChipId(0), m, n, k));
+  rig.Run();
+  return rig.exec->makespan().seconds();
+}
 
 Op Vector(int64_t bytes, uint16_t unit) {
   Op v;
@@ -77,12 +54,12 @@ Op Vector(int64_t bytes, uint16_t unit) {
 }
 
 TEST(ChipStackTest, EveryKernelPaysItsLaunchAndShowsItAsALaunchRow) {
-  Rig ideal("a100");
+  Rig ideal(Chip("a100"));
   ideal.Add(Op::Gemm(ChipId(0), 1024, 1024, 1024));
   ideal.Run();
   stack::StackConfig s;
   s.kernel_launch_s = 5e-6;
-  Rig rig("a100", s);
+  Rig rig(Chip("a100"), s);
   const OpId g1 = rig.Add(Op::Gemm(ChipId(0), 1024, 1024, 1024));
   const OpId g2 = rig.Add(Op::Gemm(ChipId(0), 1024, 1024, 1024));
   rig.Run();
@@ -102,7 +79,7 @@ TEST(ChipStackTest, ElementWiseAndReductionKernelsRunAtTheirShareOfHbm) {
   stack::StackConfig s;
   s.pointwise_efficiency = 0.5;
   s.reduction_efficiency = 0.25;
-  Rig rig("a100", s);
+  Rig rig(Chip("a100"), s);
   const int64_t bytes = int64_t{1} << 30;
   const OpId pointwise = rig.Add(Vector(bytes, core::kVectorPointwise));
   const OpId reduction = rig.Add(Vector(bytes, core::kVectorReduction), {pointwise});
@@ -125,20 +102,18 @@ TEST(ChipStackTest, SmsHeldByCommunicationNarrowEveryWave) {
   const int64_t m = 8192, n = 8192, k = 8192;
   const L2GemmPlan plan = PlanL2Gemm(*ChipPreset("a100"), m, n, k);
   const int64_t tiles = plan.sm.output_tiles(), p = plan.wave_tiles;
-  Rig ideal("a100");
-  ideal.Add(Op::Gemm(ChipId(0), m, n, k));
-  ideal.Run();
+  const double alone = GemmSeconds("a100", m, n, k, 0);
   for (int held : {8, 24}) {
     SCOPED_TRACE(held);
     stack::StackConfig s;
     s.comm_ctas = held;
-    Rig rig("a100", s, /*with_ledger=*/true);
+    Rig rig(Chip("a100"), s, /*with_ledger=*/true);
     rig.ledger.Hold(ChipId(0), held);
     rig.Add(Op::Gemm(ChipId(0), m, n, k));
     rig.Run();
     const double waves = std::ceil(double(tiles) / double(p));
     const double narrowed = std::ceil(double(tiles) / double(p - held));
-    const double ratio = rig.exec->makespan().seconds() / ideal.exec->makespan().seconds();
+    const double ratio = rig.exec->makespan().seconds() / alone;
     // Compute-bound: a wave lasts its k-loop whatever its width (within a few % for L2 traffic).
     EXPECT_NEAR(ratio, narrowed / waves, 0.03 * narrowed / waves);
     EXPECT_DOUBLE_EQ(rig.Flops(), 2.0 * m * n * k);
@@ -153,17 +128,17 @@ TEST(ChipStackTest, SmsHeldByCommunicationNarrowEveryWave) {
 
 TEST(ChipStackTest, SmsTakenMidGemmNarrowOnlyTheWavesAfter) {
   const int64_t m = 8192, n = 8192, k = 8192;
-  Rig ideal("a100");
+  Rig ideal(Chip("a100"));
   ideal.Add(Op::Gemm(ChipId(0), m, n, k));
   ideal.Run();
   const Time full = ideal.exec->makespan();
   stack::StackConfig s;
   s.comm_ctas = 27;
-  Rig all("a100", s, true);
+  Rig all(Chip("a100"), s, true);
   all.ledger.Hold(ChipId(0), 27);
   all.Add(Op::Gemm(ChipId(0), m, n, k));
   all.Run();
-  Rig rig("a100", s, true);
+  Rig rig(Chip("a100"), s, true);
   rig.Add(Op::Gemm(ChipId(0), m, n, k));
   const Time hold = Time::Picoseconds(full.ps() / 2);
   rig.sim.ScheduleAt(hold, [&] { rig.ledger.Hold(ChipId(0), 27); });
@@ -175,7 +150,7 @@ TEST(ChipStackTest, SmsTakenMidGemmNarrowOnlyTheWavesAfter) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_GE(rows[0].start, hold);
   // Given back before the GeMM ends, the later waves are full again: faster than holding on.
-  Rig back("a100", s, true);
+  Rig back(Chip("a100"), s, true);
   back.Add(Op::Gemm(ChipId(0), m, n, k));
   back.sim.ScheduleAt(hold, [&] { back.ledger.Hold(ChipId(0), 27); });
   back.sim.ScheduleAt(Time::Picoseconds(full.ps() * 3 / 4),
@@ -190,30 +165,20 @@ TEST(ChipStackTest, SmsTakenMidGemmNarrowOnlyTheWavesAfter) {
 // 1.149 (16) and 1.268 (32). The model, with N SMs held for the GeMM's life, has no parameter
 // fitted to these: the slowdown is the waves' quantization on the SMs left.
 TEST(ChipStackTest, LargeGemmBesideACommunicationKernelSlowsAsOnAnH200) {
-  const int64_t m = 8192, n = 8192, k = 8192;
-  Rig ideal("h100");
-  ideal.Add(Op::Gemm(ChipId(0), m, n, k));
-  ideal.Run();
+  const double alone = GemmSeconds("h100", 8192, 8192, 8192, 0);
   for (const auto& [held, measured] :
        {std::pair{8, 1.046}, std::pair{16, 1.149}, std::pair{32, 1.268}}) {
     SCOPED_TRACE(held);
-    stack::StackConfig s;
-    s.comm_ctas = held;
-    Rig rig("h100", s, /*with_ledger=*/true);
-    rig.ledger.Hold(ChipId(0), held);
-    rig.Add(Op::Gemm(ChipId(0), m, n, k));
-    rig.Run();
-    const double slowdown = rig.exec->makespan().seconds() / ideal.exec->makespan().seconds();
-    EXPECT_NEAR(slowdown, measured, 0.04);
+    EXPECT_NEAR(GemmSeconds("h100", 8192, 8192, 8192, held) / alone, measured, 0.04);
   }
 }
 
 TEST(ChipStackTest, IdealStackChangesNothing) {
-  Rig plain("a100");
+  Rig plain(Chip("a100"));
   plain.Add(Op::Gemm(ChipId(0), 4096, 2048, 1024));
   plain.Add(Vector(1 << 20, core::kVectorReduction));
   plain.Run();
-  Rig ideal("a100", stack::StackConfig{}, /*with_ledger=*/true);
+  Rig ideal(Chip("a100"), stack::StackConfig{}, /*with_ledger=*/true);
   ideal.Add(Op::Gemm(ChipId(0), 4096, 2048, 1024));
   ideal.Add(Vector(1 << 20, core::kVectorReduction));
   ideal.Run();

@@ -483,13 +483,17 @@ double Makespan(const std::vector<std::string>& args) {
 
 // A network that costs (next to) nothing: no latencies or per-op overheads, 1-byte signals, a
 // host per chip (so that one chip is a whole machine).
-const std::vector<std::string> kFreeNetwork = {
-    "--stack", "ideal",
-    "--set", "comm.t_sync=0",          "--set",     "comm.t_launch=0",
-    "--set", "nic.latency=0",          "--set",     "nvlink.latency=0",
-    "--set", "pcie.latency=0",         "--set",     "socket.latency=0",
-    "--set", "link.latency=0",         "--set",     "node.gpus=1",
-    "--set", "pcie.gpus_per_switch=1", "--reshard", "signal"};
+const std::vector<std::string> kFreeNetwork = {"--stack",   "ideal",
+                                               "--set",     "comm.t_sync=0",
+                                               "--set",     "comm.t_launch=0",
+                                               "--set",     "nic.latency=0",
+                                               "--set",     "nvlink.latency=0",
+                                               "--set",     "pcie.latency=0",
+                                               "--set",     "socket.latency=0",
+                                               "--set",     "link.latency=0",
+                                               "--set",     "node.gpus=1",
+                                               "--set",     "pcie.gpus_per_switch=1",
+                                               "--reshard", "signal"};
 
 std::vector<std::string> With(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -528,8 +532,8 @@ TEST(SimulatedTest, PairedTwoStageClosedForm) {
   std::vector<std::string> free = kFreeNetwork;
   free.back() = "broadcast";  // --reshard: real bytes, so c > 0
   // h = 4096: a stage's forward F outlasts a transfer (c < F), as the async formula assumes.
-  const std::vector<std::string> model = {"--hidden", "4096", "--heads", "32", "--seq", "256",
-                                          "--schedule", "1f1b"};
+  const std::vector<std::string> model = {"--hidden", "4096", "--heads",    "32",
+                                          "--seq",    "256",  "--schedule", "1f1b"};
   const double one =
       Makespan(With(With(model, free), {"--chips", "1", "--stages", "1", "--layers", "2",
                                         "--microbatches", "1", "--batch", "2"}));
