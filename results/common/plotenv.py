@@ -237,3 +237,14 @@ def read_csv(path):
     import csv
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
+
+
+def load_module(path, name):
+    """The Python file at `path` as a module called `name` (for reading another item's
+    constants, e.g. a paper's numbers kept in that item's table.py, without a name clash
+    between the items' own `table` modules)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

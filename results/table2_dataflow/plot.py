@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Table 2 (dataflow optimization): out/sweep.h5 → table2_dataflow.{png,svg,csv}
-(committed), out/table.md."""
+(committed), out/table.md; then out/sensitivity.h5 → table2_sensitivity.{png,svg,csv}
+(sensitivity.py)."""
 import os
 import sys
 
@@ -65,5 +66,7 @@ def main():
 
 if __name__ == "__main__":
     main()
+    import sensitivity  # noqa: E402  (the link-rate sweep: sensitivity.ini)
+    sensitivity.main()
     import table  # noqa: E402  (the README's tables and verdicts, from the same CSV)
     table.main()
