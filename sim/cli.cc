@@ -19,11 +19,13 @@
 #include "core/did_you_mean.h"
 #include "core/op.h"
 #include "core/status_macros.h"
+#include "formats/chrome_trace.h"
+#include "formats/hdf5_reader.h"
+#include "formats/hdf5_writer.h"
+#include "formats/temp_files.h"
 #include "network/topology.h"
 #include "sim/args.h"
-#include "sim/chrome_trace.h"
 #include "sim/cli_reference.h"
-#include "sim/hdf5_io.h"
 #include "sim/machine.h"
 #include "sim/options.h"
 #include "sim/report.h"
@@ -31,7 +33,6 @@
 #include "sim/run.h"
 #include "sim/sweep.h"
 #include "sim/system.h"
-#include "sim/temp_files.h"
 #include "sim/tune.h"
 #include "workloads/transformer.h"
 
@@ -134,20 +135,21 @@ absl::Status Run(const std::vector<std::string>& args, std::ostream& out, std::o
   options.keep_timeline = !options.out.empty() || !options.trace.empty();
   options.progress =
       isatty(STDERR_FILENO) != 0 ? RunOptions::Progress::kTerminal : RunOptions::Progress::kLog;
-  MESHSIM_ASSIGN_OR_RETURN(RunRecord record, Simulate(options));
+  MESHSIM_ASSIGN_OR_RETURN(formats::RunRecord record, Simulate(options));
   if (!options.out.empty()) {
-    MESHSIM_RETURN_IF_ERROR(ForOption("out", WriteRuns(options.out, {&record}, Version())));
+    MESHSIM_RETURN_IF_ERROR(
+        ForOption("out", formats::WriteRuns(options.out, {&record}, Version())));
   }
   if (!options.trace.empty()) {
-    MESHSIM_RETURN_IF_ERROR(
-        ForOption("trace", WriteChromeTrace(record, options.trace, options.trace_options)));
+    MESHSIM_RETURN_IF_ERROR(ForOption(
+        "trace", formats::WriteChromeTrace(record, options.trace, options.trace_options)));
   }
   PrintRuns({&record}, options.format, out);
   // Where the files went is for people: on stderr when stdout is machine-readable.
   std::ostream& note = options.format == "table" ? out : err;
   if (!options.out.empty()) note << "wrote " << options.out << " (HDF5)\n";
   if (!options.trace.empty()) {
-    note << "wrote " << options.trace << " (" << TraceKind(options.trace_options) << ")\n";
+    note << "wrote " << options.trace << " (" << formats::TraceKind(options.trace_options) << ")\n";
   }
   return absl::OkStatus();
 }
@@ -243,37 +245,39 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
   for (size_t i = 0; i < runs.size(); ++i) {
     runs[i].keep_timeline = !runs[i].out.empty() || (i == 0 && !runs[i].trace.empty());
   }
-  std::unique_ptr<ArchiveWriter> writer;
+  std::unique_ptr<formats::ArchiveWriter> writer;
   if (!first.out.empty()) {
-    absl::StatusOr<std::unique_ptr<ArchiveWriter>> w = ArchiveWriter::Create(first.out, Version());
+    absl::StatusOr<std::unique_ptr<formats::ArchiveWriter>> w =
+        formats::ArchiveWriter::Create(first.out, Version());
     MESHSIM_RETURN_IF_ERROR(ForOption("out", w.status()));
     writer = std::move(*w);
   }
   // The first run's trace is written when that run ends, under a staging name beside the
   // destination, and renamed into place only when every run has succeeded.
-  std::optional<StagedOutput> trace;
+  std::optional<formats::StagedOutput> trace;
   if (!first.trace.empty()) {
-    absl::StatusOr<StagedOutput> staged = StagedOutput::Create(first.trace);
+    absl::StatusOr<formats::StagedOutput> staged = formats::StagedOutput::Create(first.trace);
     MESHSIM_RETURN_IF_ERROR(ForOption("trace", staged.status()));
     trace.emplace(std::move(*staged));
   }
-  std::vector<RunRecord> records;  // Config and metrics; the timelines are written and dropped.
+  std::vector<formats::RunRecord>
+      records;  // Config and metrics; the timelines are written and dropped.
   for (size_t i = 0; i < runs.size(); ++i) {
     err << "simulating " << names[i] << " ...\n";
-    MESHSIM_ASSIGN_OR_RETURN(RunRecord rec, Simulate(runs[i]));
+    MESHSIM_ASSIGN_OR_RETURN(formats::RunRecord rec, Simulate(runs[i]));
     rec.name = names[i];
     if (writer) MESHSIM_RETURN_IF_ERROR(ForOption("out", writer->AddRun(rec, true)));
     if (i == 0 && trace) {
-      MESHSIM_RETURN_IF_ERROR(
-          ForOption("trace", WriteChromeTrace(rec, trace->staging_path(), first.trace_options)));
+      MESHSIM_RETURN_IF_ERROR(ForOption(
+          "trace", formats::WriteChromeTrace(rec, trace->staging_path(), first.trace_options)));
     }
     rec.ReleaseTimeline();
     records.push_back(std::move(rec));
   }
   if (writer) MESHSIM_RETURN_IF_ERROR(ForOption("out", writer->Commit({})));
   if (trace) MESHSIM_RETURN_IF_ERROR(ForOption("trace", trace->Commit()));
-  std::vector<const RunRecord*> ptrs;
-  for (const RunRecord& r : records) ptrs.push_back(&r);
+  std::vector<const formats::RunRecord*> ptrs;
+  for (const formats::RunRecord& r : records) ptrs.push_back(&r);
   if (first.format == "table") {
     PrintComparison(ptrs, out);
   } else {
@@ -282,7 +286,7 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
   std::ostream& note = first.format == "table" ? out : err;
   if (!first.out.empty()) note << "wrote " << first.out << " (HDF5, one group per algorithm)\n";
   if (!first.trace.empty()) {
-    note << "wrote " << first.trace << " (" << TraceKind(first.trace_options) << " of "
+    note << "wrote " << first.trace << " (" << formats::TraceKind(first.trace_options) << " of "
          << names.front() << ")\n";
   }
   return absl::OkStatus();
@@ -298,24 +302,26 @@ absl::Status Trace(const std::vector<std::string>& args, std::ostream& out) {
     out << HelpText(usage, d);
     return absl::OkStatus();
   }
-  MESHSIM_ASSIGN_OR_RETURN(ChromeTraceOptions trace_options,
-                           TraceOptionsForDetail("detail", ArgOr(a, "detail", "auto")));
+  MESHSIM_ASSIGN_OR_RETURN(formats::ChromeTraceOptions trace_options,
+                           formats::TraceOptionsForDetail("detail", ArgOr(a, "detail", "auto")));
   if (!a.vm.count("out")) {
     return absl::InvalidArgumentError("--out: required (the trace file to write)");
   }
   const std::string path = ArgOr(a, "out");
-  MESHSIM_ASSIGN_OR_RETURN(trace_options.format, ResolveTraceFormat("out", path, "trace-format",
-                                                                    ArgOr(a, "trace-format")));
+  MESHSIM_ASSIGN_OR_RETURN(
+      trace_options.format,
+      formats::ResolveTraceFormat("out", path, "trace-format", ArgOr(a, "trace-format")));
   MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", path));
-  MESHSIM_ASSIGN_OR_RETURN(RunRecord record, ReadRun(a.positional[0], ArgOr(a, "run")));
+  MESHSIM_ASSIGN_OR_RETURN(formats::RunRecord record,
+                           formats::ReadRun(a.positional[0], ArgOr(a, "run")));
   if (record.timeline.empty() && record.Metric("ops") > 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "trace: run '%s' of '%s' was stored without its timeline; store it with `meshsim sweep "
         "--timelines` (or `meshsim run --out`) to export a trace",
         record.name, a.positional[0]));
   }
-  MESHSIM_RETURN_IF_ERROR(ForOption("out", WriteChromeTrace(record, path, trace_options)));
-  out << "wrote " << path << " (" << TraceKind(trace_options) << " of run '" << record.name
+  MESHSIM_RETURN_IF_ERROR(ForOption("out", formats::WriteChromeTrace(record, path, trace_options)));
+  out << "wrote " << path << " (" << formats::TraceKind(trace_options) << " of run '" << record.name
       << "')\n";
   return absl::OkStatus();
 }
@@ -335,15 +341,15 @@ absl::Status Report(const std::vector<std::string>& args, std::ostream& out) {
   if (a.vm.count("run")) {
     names.push_back(ArgOr(a, "run"));
   } else {
-    MESHSIM_ASSIGN_OR_RETURN(names, ListRuns(file));
+    MESHSIM_ASSIGN_OR_RETURN(names, formats::ListRuns(file));
   }
-  std::vector<RunRecord> records;
+  std::vector<formats::RunRecord> records;
   for (const std::string& name : names) {
-    MESHSIM_ASSIGN_OR_RETURN(RunRecord r, ReadRun(file, name));
+    MESHSIM_ASSIGN_OR_RETURN(formats::RunRecord r, formats::ReadRun(file, name));
     records.push_back(std::move(r));
   }
-  std::vector<const RunRecord*> ptrs;
-  for (const RunRecord& r : records) ptrs.push_back(&r);
+  std::vector<const formats::RunRecord*> ptrs;
+  for (const formats::RunRecord& r : records) ptrs.push_back(&r);
   PrintRuns(ptrs, format, out);
   return absl::OkStatus();
 }
@@ -619,8 +625,8 @@ absl::Status Dispatch(const std::vector<std::string>& args, std::ostream& out, s
 }  // namespace
 
 int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  QuietHdf5();
-  InstallInterruptCleanup();
+  formats::QuietHdf5();
+  formats::InstallInterruptCleanup();
   absl::Status status;
   try {
     status = Dispatch(args, out, err);

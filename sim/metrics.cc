@@ -98,22 +98,23 @@ void AddInterval(std::vector<std::pair<int64_t, int64_t>>& set, std::pair<int64_
 
 }  // namespace
 
-void SetGemmShares(std::vector<GemmSpan>& spans) {
-  std::vector<GemmSpan*> by_end;
+void SetGemmShares(std::vector<formats::GemmSpan>& spans) {
+  std::vector<formats::GemmSpan*> by_end;
   by_end.reserve(spans.size());
-  for (GemmSpan& g : spans) by_end.push_back(&g);
+  for (formats::GemmSpan& g : spans) by_end.push_back(&g);
   // Stable: GeMMs ending together keep their order; the first of them takes the interval.
-  std::stable_sort(by_end.begin(), by_end.end(),
-                   [](const GemmSpan* a, const GemmSpan* b) { return a->end < b->end; });
+  std::stable_sort(
+      by_end.begin(), by_end.end(),
+      [](const formats::GemmSpan* a, const formats::GemmSpan* b) { return a->end < b->end; });
   core::Time previous = core::Time::Zero();
-  for (GemmSpan* g : by_end) {  // Ends ascend: each share is ≥ 0.
+  for (formats::GemmSpan* g : by_end) {  // Ends ascend: each share is ≥ 0.
     g->share = g->end - previous;
     previous = g->end;
   }
 }
 
-std::vector<GemmSpan> GemmSpans(const std::vector<core::TimelineRow>& timeline,
-                                const std::vector<std::string>& names) {
+std::vector<formats::GemmSpan> GemmSpans(const std::vector<core::TimelineRow>& timeline,
+                                         const std::vector<std::string>& names) {
   MetricsAccumulator acc(0, &names);
   for (const core::TimelineRow& r : timeline) acc.Add(r);
   return acc.Gemms();
@@ -154,7 +155,7 @@ void MetricsAccumulator::Add(const core::TimelineRow& r) {
       auto [it, inserted] = span_index_.try_emplace(
           std::make_tuple(r.layer, static_cast<int>(r.pass), label), spans_.size());
       if (inserted) spans_.push_back({labels_[label], r.layer, r.pass, r.start, r.end, 0});
-      GemmSpan& g = spans_[it->second];
+      formats::GemmSpan& g = spans_[it->second];
       g.start = std::min(g.start, r.start);
       g.end = std::max(g.end, r.end);
       g.flops += r.flops;
@@ -224,8 +225,8 @@ RunMetrics MetricsAccumulator::Metrics(double peak_flops, core::Time makespan) {
   return m;
 }
 
-std::vector<GemmSpan> MetricsAccumulator::Gemms() const {
-  std::vector<GemmSpan> spans = spans_;
+std::vector<formats::GemmSpan> MetricsAccumulator::Gemms() const {
+  std::vector<formats::GemmSpan> spans = spans_;
   for (size_t i = 0; i < spans.size(); ++i) {
     int64_t busy = 0;
     if (i < busy_.size())
@@ -233,15 +234,16 @@ std::vector<GemmSpan> MetricsAccumulator::Gemms() const {
     spans[i].busy = core::Time::Picoseconds(busy);
   }
   for (const auto& [key, intervals] : span_chip_busy_) {
-    GemmSpan& g = spans[key.first];
+    formats::GemmSpan& g = spans[key.first];
     ++g.chips;
     for (const auto& [start, end] : intervals) g.chip_busy += core::Time::Picoseconds(end - start);
   }
   // Joins and other bookkeeping rows carry names too; keep groups that computed something.
-  std::erase_if(spans, [](const GemmSpan& g) { return g.flops == 0; });
+  std::erase_if(spans, [](const formats::GemmSpan& g) { return g.flops == 0; });
   SetGemmShares(spans);
-  std::sort(spans.begin(), spans.end(),
-            [](const GemmSpan& a, const GemmSpan& b) { return a.start < b.start; });
+  std::sort(spans.begin(), spans.end(), [](const formats::GemmSpan& a, const formats::GemmSpan& b) {
+    return a.start < b.start;
+  });
   return spans;
 }
 

@@ -20,7 +20,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "core/time.h"
 #include "core/timeline.h"
-#include "sim/run_record.h"
+#include "formats/run_record.h"
 
 namespace meshsim::sim {
 
@@ -43,12 +43,12 @@ struct RunMetrics {
 // The GeMM problems of a timeline in start order: rows grouped by (layer, pass), labelled by the
 // part of their name before the last '.' ("qkv.fwd.gemm" → "qkv.fwd"). Rows without a layer
 // and pass are grouped under their label prefix alone.
-std::vector<GemmSpan> GemmSpans(const std::vector<core::TimelineRow>& timeline,
-                                const std::vector<std::string>& names);
+std::vector<formats::GemmSpan> GemmSpans(const std::vector<core::TimelineRow>& timeline,
+                                         const std::vector<std::string>& names);
 
 // Fills GemmSpan::share of every span (see sim/run_record.h): walking the spans in order of
 // their ends, each gets the time from the previous end (0 for the first) to its own.
-void SetGemmShares(std::vector<GemmSpan>& spans);
+void SetGemmShares(std::vector<formats::GemmSpan>& spans);
 
 // Derives the metrics of a run from its timeline. `peak_flops` is one chip's peak.
 RunMetrics ComputeMetrics(const std::vector<core::TimelineRow>& timeline, int chips,
@@ -76,7 +76,7 @@ class MetricsAccumulator : public core::TimelineSink {
   // The metrics of the rows added so far. Sorts the interval lists: call once, at the end.
   RunMetrics Metrics(double peak_flops, core::Time makespan);
   // GemmSpans of the rows added so far.
-  std::vector<GemmSpan> Gemms() const;
+  std::vector<formats::GemmSpan> Gemms() const;
 
  private:
   using Interval = std::pair<int64_t, int64_t>;
@@ -91,7 +91,7 @@ class MetricsAccumulator : public core::TimelineSink {
   std::vector<int32_t> label_of_name_;  // −2 = not looked up yet.
   std::vector<std::string> labels_;
   absl::flat_hash_map<std::string, size_t> label_index_;
-  std::vector<GemmSpan> spans_;
+  std::vector<formats::GemmSpan> spans_;
   // Per span: disjoint busy intervals sorted by start, and which chips computed it.
   std::vector<std::vector<Interval>> busy_;
   absl::flat_hash_map<std::pair<size_t, uint32_t>, std::vector<Interval>> span_chip_busy_;

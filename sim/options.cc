@@ -21,9 +21,9 @@
 #include "boost/program_options.hpp"
 #include "core/did_you_mean.h"
 #include "core/status_macros.h"
+#include "formats/temp_files.h"
 #include "network/topology.h"
 #include "sim/args.h"
-#include "sim/temp_files.h"
 #include "workloads/transformer.h"
 
 namespace meshsim::sim {
@@ -411,7 +411,7 @@ absl::Status CheckOutputPath(const std::string& key, const std::string& path) {
   // remove it, so that such a name fails now rather than after the simulation. A file of that
   // name already there is left alone (the writer replaces it).
   const std::string probe = absl::StrCat(path, ".tmp.", static_cast<int64_t>(::getpid()));
-  const TempFile registration(probe);  // Removed on SIGINT/SIGTERM/SIGHUP.
+  const formats::TempFile registration(probe);  // Removed on SIGINT/SIGTERM/SIGHUP.
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0 && errno != EEXIST) {
     return absl::InvalidArgumentError(
@@ -801,12 +801,12 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unrea
   }
   {
     const std::string* detail = get("trace-detail");
-    MESHSIM_ASSIGN_OR_RETURN(o.trace_options,
-                             TraceOptionsForDetail("trace-detail", detail ? *detail : "auto"));
+    MESHSIM_ASSIGN_OR_RETURN(
+        o.trace_options, formats::TraceOptionsForDetail("trace-detail", detail ? *detail : "auto"));
     const std::string* format = get("trace-format");
     MESHSIM_ASSIGN_OR_RETURN(
         o.trace_options.format,
-        ResolveTraceFormat("trace", o.trace, "trace-format", format ? *format : ""));
+        formats::ResolveTraceFormat("trace", o.trace, "trace-format", format ? *format : ""));
   }
   if (!o.out.empty() && !o.trace.empty()) {
     std::error_code ec1, ec2;

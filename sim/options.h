@@ -21,7 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/time.h"
-#include "sim/chrome_trace.h"
+#include "formats/chrome_trace.h"
 #include "sim/memory_limit.h"
 #include "sim/system.h"
 
@@ -111,7 +111,7 @@ struct RunOptions {
   std::string out;                                      // HDF5 output path, empty = none.
   std::string trace;                                    // Trace output path, empty = none.
   // How the trace is written: --trace-format (or the extension of --trace), --trace-detail.
-  ChromeTraceOptions trace_options;
+  formats::ChromeTraceOptions trace_options;
   std::string format = "table";
   // Whether Simulate keeps the timeline rows and counter samples in its RunRecord (the HDF5 file
   // and the Chrome trace need them). Without, the metrics and GeMM spans are streamed from the

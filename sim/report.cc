@@ -45,38 +45,9 @@ std::string JsonString(const std::string& s) {
   return out + "\"";
 }
 
-ConfigValueType TypeOfConfigValue(const std::string& text) {
-  int64_t i = 0;
-  if (absl::SimpleAtoi(text, &i) && absl::StrCat(i) == text) return ConfigValueType::kInteger;
-  // JSON's number grammar, then the exact round trip through meshsim's formatting.
-  size_t p = 0;
-  const auto digits = [&] {
-    const size_t start = p;
-    while (p < text.size() && absl::ascii_isdigit(static_cast<unsigned char>(text[p]))) ++p;
-    return p > start;
-  };
-  if (p < text.size() && text[p] == '-') ++p;
-  if (!digits()) return ConfigValueType::kText;
-  if (p < text.size() && text[p] == '.') {
-    ++p;
-    if (!digits()) return ConfigValueType::kText;
-  }
-  if (p < text.size() && (text[p] == 'e' || text[p] == 'E')) {
-    ++p;
-    if (p < text.size() && (text[p] == '+' || text[p] == '-')) ++p;
-    if (!digits()) return ConfigValueType::kText;
-  }
-  double d = 0;
-  if (p != text.size() || !absl::SimpleAtod(text, &d) || !std::isfinite(d) ||
-      core::FormatDouble(d) != text) {
-    return ConfigValueType::kText;
-  }
-  return ConfigValueType::kReal;
-}
-
 // A config value in JSON: a number when it is one, else a string.
 std::string JsonConfigValue(const std::string& v) {
-  return TypeOfConfigValue(v) == ConfigValueType::kText ? JsonString(v) : v;
+  return formats::TypeOfConfigValue(v) == formats::ConfigValueType::kText ? JsonString(v) : v;
 }
 
 std::string JsonNumber(double v) {
@@ -108,38 +79,39 @@ std::string Count(double v, const char* unit) {
   return absl::StrFormat("%.0f %s", v, unit);
 }
 
-std::string ConfigValue(const RunRecord& r, const std::string& key) {
+std::string ConfigValue(const formats::RunRecord& r, const std::string& key) {
   for (const auto& [k, v] : r.config)
     if (k == key) return v;
   return "";
 }
 
 // A swept key's value as the experiment asked for it (RunRecord::requested), else the config's.
-std::string KeyValue(const RunRecord& r, const std::string& key) {
+std::string KeyValue(const formats::RunRecord& r, const std::string& key) {
   for (const auto& [k, v] : r.requested)
     if (k == key) return v;
   return ConfigValue(r, key);
 }
 
 // The record's GeMM spans: kept by Simulate, else derived from a stored timeline.
-std::vector<GemmSpan> Spans(const RunRecord& r) {
+std::vector<formats::GemmSpan> Spans(const formats::RunRecord& r) {
   return r.gemms.empty() ? GemmSpans(r.timeline, r.names) : r.gemms;
 }
 
 // A pipeline runs every GeMM once per microbatch on one stage's chips: the spans cover the step
 // and the shares interleave, so the table sums each GeMM's busy time instead.
-void PrintPipelineGemms(const RunRecord& r, std::vector<GemmSpan> spans, std::ostream& os) {
-  if (!r.timeline.empty() &&
-      std::any_of(spans.begin(), spans.end(), [](const GemmSpan& g) { return g.chips == 0; })) {
+void PrintPipelineGemms(const formats::RunRecord& r, std::vector<formats::GemmSpan> spans,
+                        std::ostream& os) {
+  if (!r.timeline.empty() && std::any_of(spans.begin(), spans.end(),
+                                         [](const formats::GemmSpan& g) { return g.chips == 0; })) {
     spans = GemmSpans(r.timeline, r.names);  // An archive's spans have no busy times.
   }
   const double peak = r.Metric("chip_peak_flops_per_s", r.Metric("chip_peak_flops"));
   const double makespan = r.Metric("makespan_s");
   size_t width = 22;  // The label column fits the longest label.
-  for (const GemmSpan& g : spans) width = std::max(width, g.label.size());
+  for (const formats::GemmSpan& g : spans) width = std::max(width, g.label.size());
   os << absl::StrFormat("  %-*s %6s %12s %10s %10s\n", width, "GeMM", "chips", "busy", "FLOP util",
                         "of step");
-  for (const GemmSpan& g : spans) {
+  for (const formats::GemmSpan& g : spans) {
     const double busy = g.busy.seconds();
     if (g.chips == 0 || busy <= 0) {
       os << absl::StrFormat("  %-*s %6s %12s %10s %10s\n", width, g.label, "-", "-", "-", "-");
@@ -155,15 +127,15 @@ void PrintPipelineGemms(const RunRecord& r, std::vector<GemmSpan> spans, std::os
         "makespan, FLOP util = flops / (peak x the time each chip computed it, summed))\n";
 }
 
-void PrintGemms(const RunRecord& r, std::ostream& os) {
-  const std::vector<GemmSpan> spans = Spans(r);
+void PrintGemms(const formats::RunRecord& r, std::ostream& os) {
+  const std::vector<formats::GemmSpan> spans = Spans(r);
   if (spans.size() < 2) return;
   if (ConfigValue(r, "workload") == "pipeline") return PrintPipelineGemms(r, spans, os);
   // Archives of schema version 3 and older name the peak chip_peak_flops.
   const double peak = r.Metric("chip_peak_flops_per_s", r.Metric("chip_peak_flops")) * r.chips;
   os << absl::StrFormat("  %-22s %12s %12s %10s %12s %10s\n", "GeMM", "start", "time", "FLOP util",
                         "share", "share util");
-  for (const GemmSpan& g : spans) {
+  for (const formats::GemmSpan& g : spans) {
     const auto percent = [&](core::Time t) {
       return t > core::Time::Zero() && peak > 0 ? 100 * g.flops / (peak * t.seconds()) : 0.0;
     };
@@ -175,7 +147,7 @@ void PrintGemms(const RunRecord& r, std::ostream& os) {
         "own, the shares add up to the last end)\n";
 }
 
-void PrintTable(const RunRecord& r, std::ostream& os) {
+void PrintTable(const formats::RunRecord& r, std::ostream& os) {
   const double makespan = r.Metric("makespan_s");
   const double wall = r.Metric("wall_s");
   const double events = r.Metric("events");
@@ -224,7 +196,8 @@ void PrintTable(const RunRecord& r, std::ostream& os) {
   PrintGemms(r, os);
 }
 
-void PrintJson(const RunRecord& r, std::ostream& os, const std::vector<std::string>& top_keys) {
+void PrintJson(const formats::RunRecord& r, std::ostream& os,
+               const std::vector<std::string>& top_keys) {
   os << "{\"run\": " << JsonString(r.name);
   for (const std::string& k : top_keys) {
     // null: the run does not read the key (a swept key of other runs).
@@ -264,7 +237,7 @@ void PrintJson(const RunRecord& r, std::ostream& os, const std::vector<std::stri
   }
   os << ", \"gemms\": [";
   sep = "";
-  for (const GemmSpan& g : Spans(r)) {
+  for (const formats::GemmSpan& g : Spans(r)) {
     os << sep << "{\"name\": " << JsonString(g.label)
        << ", \"start_s\": " << JsonNumber(g.start.seconds())
        << ", \"time_s\": " << JsonNumber((g.end - g.start).seconds())
@@ -285,20 +258,20 @@ void PrintJson(const RunRecord& r, std::ostream& os, const std::vector<std::stri
 
 }  // namespace
 
-void PrintSummary(const std::vector<const RunRecord*>& runs, const std::vector<std::string>& keys,
-                  std::ostream& os) {
+void PrintSummary(const std::vector<const formats::RunRecord*>& runs,
+                  const std::vector<std::string>& keys, std::ostream& os) {
   double baseline = 0;
-  for (const RunRecord* r : runs) {
+  for (const formats::RunRecord* r : runs) {
     if (r->name == "collective") baseline = r->Metric("makespan_s");
   }
   std::vector<size_t> width;
   for (const std::string& k : keys) {
     size_t w = k.size();
-    for (const RunRecord* r : runs) w = std::max(w, KeyValue(*r, k).size());
+    for (const formats::RunRecord* r : runs) w = std::max(w, KeyValue(*r, k).size());
     width.push_back(w);
   }
   size_t name_width = 9;
-  for (const RunRecord* r : runs) name_width = std::max(name_width, r->name.size());
+  for (const formats::RunRecord* r : runs) name_width = std::max(name_width, r->name.size());
   const auto row = [&](const std::string& name, const std::vector<std::string>& values,
                        const std::string& a, const std::string& b, const std::string& c,
                        const std::string& d) {
@@ -310,7 +283,7 @@ void PrintSummary(const std::vector<const RunRecord*>& runs, const std::vector<s
     os << "\n";
   };
   row("run", keys, "makespan", "FLOP util", "comm exposed", "vs collective");
-  for (const RunRecord* r : runs) {
+  for (const formats::RunRecord* r : runs) {
     std::vector<std::string> values;
     for (const std::string& k : keys) values.push_back(KeyValue(*r, k));
     if (!r->error.empty()) {  // Stored by sweep --keep-going.
@@ -324,9 +297,9 @@ void PrintSummary(const std::vector<const RunRecord*>& runs, const std::vector<s
   }
 }
 
-void PrintComparison(const std::vector<const RunRecord*>& runs, std::ostream& os) {
+void PrintComparison(const std::vector<const formats::RunRecord*>& runs, std::ostream& os) {
   if (runs.empty()) return;
-  const RunRecord& first = *runs.front();
+  const formats::RunRecord& first = *runs.front();
   const std::string what = ConfigValue(first, "workload") == "llm" ? ConfigValue(first, "model")
                                                                    : ConfigValue(first, "workload");
   os << absl::StrFormat("%s on %d chips of %s (batch %s, seq %s, pass %s)\n", what, first.chips,
@@ -335,7 +308,7 @@ void PrintComparison(const std::vector<const RunRecord*>& runs, std::ostream& os
   PrintSummary(runs, {"topology", "mesh", "slices"}, os);
 }
 
-void PrintRuns(const std::vector<const RunRecord*>& runs, const std::string& format,
+void PrintRuns(const std::vector<const formats::RunRecord*>& runs, const std::string& format,
                std::ostream& os, const std::vector<std::string>& top_keys) {
   if (format == "json") {
     if (runs.size() == 1) {
@@ -353,15 +326,15 @@ void PrintRuns(const std::vector<const RunRecord*>& runs, const std::string& for
     if (runs.empty()) return;
     // Columns: run, the metrics (of the first run that has them: a failed run has none), then
     // the config keys that are not also metric names, then `error` when a run failed.
-    const RunRecord* model = runs[0];
-    for (const RunRecord* r : runs) {
+    const formats::RunRecord* model = runs[0];
+    for (const formats::RunRecord* r : runs) {
       if (!r->metrics.empty()) {
         model = r;
         break;
       }
     }
-    const bool errors =
-        std::any_of(runs.begin(), runs.end(), [](const RunRecord* r) { return !r->error.empty(); });
+    const bool errors = std::any_of(runs.begin(), runs.end(),
+                                    [](const formats::RunRecord* r) { return !r->error.empty(); });
     std::vector<std::string> header = {"run"}, config_keys;
     for (const auto& [k, v] : model->metrics) header.push_back(k);
     for (const auto& [k, v] : runs[0]->config) {
@@ -376,7 +349,7 @@ void PrintRuns(const std::vector<const RunRecord*>& runs, const std::string& for
       for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
       return q + "\"";
     };
-    for (const RunRecord* r : runs) {
+    for (const formats::RunRecord* r : runs) {
       std::vector<std::string> row = {csv(r->name)};
       for (const auto& [k, v] : model->metrics) row.push_back(JsonNumber(r->Metric(k, NAN)));
       for (const std::string& k : config_keys) row.push_back(csv(ConfigValue(*r, k)));

@@ -11,8 +11,9 @@
 #include "algorithms/reshard/reshard.h"
 #include "boost/program_options.hpp"
 #include "core/status_macros.h"
-#include "sim/chrome_trace.h"
-#include "sim/hdf5_io.h"
+#include "formats/chrome_trace.h"
+#include "formats/hdf5_reader.h"
+#include "formats/hdf5_writer.h"
 #include "sim/machine.h"
 #include "sim/options.h"
 #include "sim/report.h"
@@ -262,7 +263,7 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
   core::OpGraph graph;
   rs::HostTraffic traffic;
   rs::LowerReshard(p, plan, hosts, graph, &traffic);
-  MESHSIM_ASSIGN_OR_RETURN(RunRecord rec, SimulateGraph(options, whole, graph));
+  MESHSIM_ASSIGN_OR_RETURN(formats::RunRecord rec, SimulateGraph(options, whole, graph));
   rec.name = "reshard";
   // Keys of `meshsim run`'s workloads mean nothing here; the system parameters stay.
   constexpr const char* kOtherWorkloads[] = {
@@ -312,11 +313,12 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
                       {"max_host_sent_bytes", static_cast<double>(max_sent)},
                       {"max_host_received_bytes", static_cast<double>(max_received)}});
   if (!options.out.empty()) {
-    absl::Status s = WriteRuns(options.out, {&rec}, absl::StrCat("meshsim ", MESHSIM_VERSION));
+    absl::Status s =
+        formats::WriteRuns(options.out, {&rec}, absl::StrCat("meshsim ", MESHSIM_VERSION));
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--out: ", s.message()));
   }
   if (!options.trace.empty()) {
-    absl::Status s = WriteChromeTrace(rec, options.trace, options.trace_options);
+    absl::Status s = formats::WriteChromeTrace(rec, options.trace, options.trace_options);
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--trace: ", s.message()));
   }
   if (options.format == "json") {
@@ -360,7 +362,7 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
   std::ostream& note = options.format == "table" ? out : err;
   if (!options.out.empty()) note << "wrote " << options.out << " (HDF5)\n";
   if (!options.trace.empty())
-    note << "wrote " << options.trace << " (" << TraceKind(options.trace_options) << ")\n";
+    note << "wrote " << options.trace << " (" << formats::TraceKind(options.trace_options) << ")\n";
   return absl::OkStatus();
 }
 

@@ -623,9 +623,9 @@ class ProgressLine {
 
 // Runs `graph` on the machine of `o` and fills the record's timeline, edges, counters and base
 // metrics (not its config).
-absl::StatusOr<RunRecord> RunGraph(const RunOptions& o, const algorithms::Mesh& mesh,
-                                   const core::OpGraph& graph,
-                                   std::chrono::steady_clock::time_point wall_start) {
+absl::StatusOr<formats::RunRecord> RunGraph(const RunOptions& o, const algorithms::Mesh& mesh,
+                                            const core::OpGraph& graph,
+                                            std::chrono::steady_clock::time_point wall_start) {
   // No chip computes faster than its peak: a graph whose flops need longer than the horizon on
   // every chip at once would only fail there, hours later; it is refused before it starts.
   double flops = 0;
@@ -677,7 +677,7 @@ absl::StatusOr<RunRecord> RunGraph(const RunOptions& o, const algorithms::Mesh& 
   }
   MESHSIM_RETURN_IF_ERROR(run_status);
 
-  RunRecord rec;
+  formats::RunRecord rec;
   rec.chips = o.chips;
   rec.names = graph.names().all();
   rec.timeline = exec.TakeTimeline();
@@ -708,7 +708,7 @@ absl::StatusOr<RunRecord> RunGraph(const RunOptions& o, const algorithms::Mesh& 
 // resharding paper's Fig. 7 plots the aggregate; 1 TFLOPS = 1e12 flop/s), and per stage its
 // layers, microbatches in flight and HBM use per chip.
 void AddPipelineMetrics(const algorithms::pipeline::PipelinePlan& plan, double makespan_s,
-                        RunRecord& rec) {
+                        formats::RunRecord& rec) {
   const double flops = algorithms::pipeline::StepFlops(plan.problem);
   rec.metrics.emplace_back("step_time_s", makespan_s);
   rec.metrics.emplace_back("step_flops", flops);
@@ -728,8 +728,8 @@ void AddPipelineMetrics(const algorithms::pipeline::PipelinePlan& plan, double m
   }
 }
 
-absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
-                                       const std::vector<int>* layer_slices) {
+absl::StatusOr<formats::RunRecord> SimulatePlan(const RunOptions& options,
+                                                const std::vector<int>* layer_slices) {
   const auto wall_start = std::chrono::steady_clock::now();
   MESHSIM_ASSIGN_OR_RETURN(const Plan plan, ResolvePlan(options, layer_slices));
   const algorithms::Mesh& mesh = plan.mesh;
@@ -737,7 +737,7 @@ absl::StatusOr<RunRecord> SimulatePlan(const RunOptions& options,
   if (plan.one_dimensional && !o.topology_given) o.topology = "ring";  // Paper §4.3: two links.
   core::OpGraph graph;
   MESHSIM_RETURN_IF_ERROR(BuildWorkload(o, plan, graph));
-  MESHSIM_ASSIGN_OR_RETURN(RunRecord rec, RunGraph(o, mesh, graph, wall_start));
+  MESHSIM_ASSIGN_OR_RETURN(formats::RunRecord rec, RunGraph(o, mesh, graph, wall_start));
   const double makespan_s = rec.Metric("makespan_s");
   // Keep the historical metric order: the run-specific metrics, then the engine counters.
   std::vector<std::pair<std::string, double>> tail(rec.metrics.end() - 5, rec.metrics.end());
@@ -789,25 +789,26 @@ absl::Status CheckRun(const RunOptions& options) {
   return BuildWorkload(options, plan, graph);
 }
 
-absl::StatusOr<RunRecord> Simulate(const RunOptions& options) {
+absl::StatusOr<formats::RunRecord> Simulate(const RunOptions& options) {
   return SimulatePlan(options, nullptr);
 }
 
-absl::StatusOr<RunRecord> SimulateGraph(const RunOptions& options, const algorithms::Mesh& mesh,
-                                        const core::OpGraph& graph) {
-  MESHSIM_ASSIGN_OR_RETURN(RunRecord rec,
+absl::StatusOr<formats::RunRecord> SimulateGraph(const RunOptions& options,
+                                                 const algorithms::Mesh& mesh,
+                                                 const core::OpGraph& graph) {
+  MESHSIM_ASSIGN_OR_RETURN(formats::RunRecord rec,
                            RunGraph(options, mesh, graph, std::chrono::steady_clock::now()));
   rec.config = options.Resolved();
   KeepReadKeys(options, rec.config);
   return rec;
 }
 
-absl::StatusOr<RunRecord> SimulateWithLayerSlices(const RunOptions& options,
-                                                  const std::vector<int>& layer_slices) {
+absl::StatusOr<formats::RunRecord> SimulateWithLayerSlices(const RunOptions& options,
+                                                           const std::vector<int>& layer_slices) {
   return SimulatePlan(options, &layer_slices);
 }
 
-uint64_t Fingerprint(const RunRecord& record) {
+uint64_t Fingerprint(const formats::RunRecord& record) {
   return (static_cast<uint64_t>(record.Metric("fingerprint_hi")) << 32) |
          static_cast<uint64_t>(record.Metric("fingerprint_lo"));
 }

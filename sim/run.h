@@ -15,8 +15,8 @@
 #include "absl/status/statusor.h"
 #include "algorithms/mesh.h"
 #include "core/op_graph.h"
+#include "formats/run_record.h"
 #include "sim/options.h"
-#include "sim/run_record.h"
 
 namespace meshsim::sim {
 
@@ -27,19 +27,20 @@ absl::Status CheckRun(const RunOptions& options);
 
 // Errors: Unimplemented for workloads this build cannot run yet; Internal with a hang report if
 // the simulation stalls.
-absl::StatusOr<RunRecord> Simulate(const RunOptions& options);
+absl::StatusOr<formats::RunRecord> Simulate(const RunOptions& options);
 
 // Simulates a graph built by the caller (e.g. `meshsim reshard`) on the machine of `options`;
 // `mesh` is passed to BuildMachine (torus extents). The record's config is options.Resolved();
 // its metrics are the engine's (makespan_s, ops, events, fingerprint, ...).
-absl::StatusOr<RunRecord> SimulateGraph(const RunOptions& options, const algorithms::Mesh& mesh,
-                                        const core::OpGraph& graph);
+absl::StatusOr<formats::RunRecord> SimulateGraph(const RunOptions& options,
+                                                 const algorithms::Mesh& mesh,
+                                                 const core::OpGraph& graph);
 
 // Simulate with the llm workload's per-layer MeshSlice slice counts fixed to
 // `layer_slices` (indexed by FcLayer::index) instead of options.slices; the record's config
 // "slices" shows them ("8,4,8,4").
-absl::StatusOr<RunRecord> SimulateWithLayerSlices(const RunOptions& options,
-                                                  const std::vector<int>& layer_slices);
+absl::StatusOr<formats::RunRecord> SimulateWithLayerSlices(const RunOptions& options,
+                                                           const std::vector<int>& layer_slices);
 
 // The logical mesh a run would use ("32x8"): the given one, the autotuner's for MeshSlice on
 // llm with --mesh auto, a ring of every chip for 1D algorithms, else the squarest.
@@ -55,7 +56,7 @@ absl::StatusOr<algorithms::Mesh> ResolveLayerMesh(const RunOptions& options);
 
 // The determinism fingerprint of the last run's op completion order, kept in the record as the
 // metric "fingerprint" split into two exact 32-bit halves.
-uint64_t Fingerprint(const RunRecord& record);
+uint64_t Fingerprint(const formats::RunRecord& record);
 
 }  // namespace meshsim::sim
 

@@ -26,12 +26,13 @@
 #include "absl/strings/str_join.h"
 #include "boost/program_options.hpp"
 #include "core/status_macros.h"
+#include "formats/hdf5_reader.h"
+#include "formats/hdf5_writer.h"
+#include "formats/temp_files.h"
 #include "sim/args.h"
 #include "sim/cli.h"
-#include "sim/hdf5_io.h"
 #include "sim/report.h"
 #include "sim/run.h"
-#include "sim/temp_files.h"
 
 namespace meshsim::sim {
 
@@ -95,18 +96,18 @@ class InterruptGuard {
     struct sigaction sa {};
     sa.sa_handler = OnInterrupt;
     sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < std::size(kInterruptSignals); ++i) {
-      sigaction(kInterruptSignals[i], &sa, &old_[i]);
+    for (size_t i = 0; i < std::size(formats::kInterruptSignals); ++i) {
+      sigaction(formats::kInterruptSignals[i], &sa, &old_[i]);
     }
   }
   ~InterruptGuard() {
-    for (size_t i = 0; i < std::size(kInterruptSignals); ++i) {
-      sigaction(kInterruptSignals[i], &old_[i], nullptr);
+    for (size_t i = 0; i < std::size(formats::kInterruptSignals); ++i) {
+      sigaction(formats::kInterruptSignals[i], &old_[i], nullptr);
     }
   }
 
  private:
-  struct sigaction old_[std::size(kInterruptSignals)]{};
+  struct sigaction old_[std::size(formats::kInterruptSignals)]{};
 };
 
 std::string Clock(double s) {
@@ -393,8 +394,8 @@ absl::StatusOr<std::vector<SweepRun>> ExpandExperiment(const Experiment& e) {
 
 // A run that failed under --keep-going, as the archive stores it: its resolved config, no metrics
 // (NaN in /summary), and the error.
-RunRecord FailedRun(const SweepRun& run, const RunOptions& o, const absl::Status& error) {
-  RunRecord r;
+formats::RunRecord FailedRun(const SweepRun& run, const RunOptions& o, const absl::Status& error) {
+  formats::RunRecord r;
   r.name = run.name;
   r.chips = o.chips;
   r.config = o.Resolved();
@@ -580,7 +581,7 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   };
   const int n = static_cast<int>(mine.size());
   // A run's outcome, filled by the checks (a failure, with --keep-going) or by a worker.
-  std::vector<std::optional<absl::StatusOr<RunRecord>>> results(n);
+  std::vector<std::optional<absl::StatusOr<formats::RunRecord>>> results(n);
   std::vector<char> check_failed(n, 0);  // Not simulated: results[i] holds the check's error.
   const absl::Status checked = ParallelFor(
       n, jobs,
@@ -598,8 +599,8 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
 
   // Simulate on `jobs` threads; the main thread writes finished runs in run order, so the archive
   // is the same whatever --jobs is.
-  MESHSIM_ASSIGN_OR_RETURN(std::unique_ptr<ArchiveWriter> writer,
-                           ArchiveWriter::Create(out_path, Version()));
+  MESHSIM_ASSIGN_OR_RETURN(std::unique_ptr<formats::ArchiveWriter> writer,
+                           formats::ArchiveWriter::Create(out_path, Version()));
   std::mutex mu;
   std::condition_variable done;  // A run finished (results[i] set).
   int written = 0;               // Runs written to the archive, in run order (this thread's).
@@ -614,7 +615,7 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
     for (int i = next++; i < n && !g_interrupted && !failed; i = next++) {
       if (timelines && !window.WaitToStart(i)) break;
       if (check_failed[i]) continue;  // Its error is in results[i] already (--keep-going).
-      absl::StatusOr<RunRecord> r = Simulate(options[mine[i]]);
+      absl::StatusOr<formats::RunRecord> r = Simulate(options[mine[i]]);
       if (r.ok()) {
         r->name = all[mine[i]].name;
         // Swept keys group runs by what the experiment asked for (dataflow "auto", not the
@@ -648,13 +649,13 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
           << std::flush;
     }
   };
-  draw();                          // 0/N at once, not only when the first run is written.
-  std::vector<RunRecord> summary;  // Config and metrics only, for the printed summary.
+  draw();                                   // 0/N at once, not only when the first run is written.
+  std::vector<formats::RunRecord> summary;  // Config and metrics only, for the printed summary.
   absl::Status status;
   absl::Status first_failure;  // With --keep-going: the first run that failed.
   int failures = 0;
   while (written < n && status.ok()) {
-    std::optional<absl::StatusOr<RunRecord>> r;
+    std::optional<absl::StatusOr<formats::RunRecord>> r;
     {
       std::unique_lock<std::mutex> lock(mu);
       done.wait_for(lock, kPoll, [&] { return results[written].has_value(); });
@@ -677,13 +678,13 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
       }
       // Stored like a run, without metrics, with its error; the others go on.
       if (failures++ == 0) first_failure = error;
-      RunRecord f = FailedRun(all[mine[written]], options[mine[written]], error);
+      formats::RunRecord f = FailedRun(all[mine[written]], options[mine[written]], error);
       status = writer->AddRun(f, false);
       r = std::move(f);
     } else {
       status = writer->AddRun(**r, timelines);
     }
-    RunRecord light;
+    formats::RunRecord light;
     light.name = (*r)->name;
     light.chips = (*r)->chips;
     light.config = std::move((*r)->config);
@@ -714,8 +715,8 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
   std::vector<std::string> keys = SweptKeys(e);
   MESHSIM_RETURN_IF_ERROR(writer->Commit(keys));
 
-  std::vector<const RunRecord*> ptrs;
-  for (const RunRecord& r : summary) ptrs.push_back(&r);
+  std::vector<const formats::RunRecord*> ptrs;
+  for (const formats::RunRecord& r : summary) ptrs.push_back(&r);
   if (format == "table") {
     out << absl::StrFormat("sweep '%s': %d runs", experiment_path, n);
     if (shard.second > 1) out << absl::StrFormat(" (shard %d of %d)", shard.first, shard.second);
@@ -758,7 +759,7 @@ absl::Status RunMerge(const std::vector<std::string>& args, std::ostream& out) {
           absl::StrFormat("merge: OUT.h5 '%s' is also an input; merge into a new file", target));
     }
   }
-  MESHSIM_RETURN_IF_ERROR(MergeArchives(target, inputs, Version()));
+  MESHSIM_RETURN_IF_ERROR(formats::MergeArchives(target, inputs, Version()));
   out << "wrote " << target << " (" << inputs.size() << " archives merged)\n";
   return absl::OkStatus();
 }

@@ -215,7 +215,7 @@ absl::StatusOr<std::vector<Point>> Validate(const RunOptions& o,
     r.keep_timeline = false;  // Only the makespan is read.
     err << "simulating mesh " << mesh.ToString() << ", S " << absl::StrJoin(slices, ",")
         << " ...\n";
-    MESHSIM_ASSIGN_OR_RETURN(const RunRecord rec, SimulateWithLayerSlices(r, slices));
+    MESHSIM_ASSIGN_OR_RETURN(const formats::RunRecord rec, SimulateWithLayerSlices(r, slices));
     const double t = rec.Metric("makespan_s");
     cache.emplace(key, t);
     return t;
@@ -592,7 +592,7 @@ absl::Status AtpTune(const TuneArgs& targs, std::ostream& out, std::ostream& err
         std::iota(r.placement.begin(), r.placement.end(), 0);
       }
       err << "simulating one layer on mesh " << row.estimate.mesh.ToString() << " ...\n";
-      MESHSIM_ASSIGN_OR_RETURN(const RunRecord rec, Simulate(r));
+      MESHSIM_ASSIGN_OR_RETURN(const formats::RunRecord rec, Simulate(r));
       row.simulated_s = rec.Metric("makespan_s");
       if (best == nullptr || row.simulated_s < best->simulated_s) best = &row;
     }

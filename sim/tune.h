@@ -45,8 +45,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "algorithms/autotune/autotuner.h"
+#include "formats/run_record.h"
 #include "sim/options.h"
-#include "sim/run_record.h"
 
 namespace meshsim::sim {
 

@@ -336,7 +336,8 @@ TEST(Tp2dTest, FrontierCoversTheLayerAndSequencesTheNext) {
 
 // --- Simulated: `--workload layer` end to end ---
 
-absl::StatusOr<sim::RunRecord> RunLayer(std::vector<std::pair<std::string, std::string>> values) {
+absl::StatusOr<formats::RunRecord> RunLayer(
+    std::vector<std::pair<std::string, std::string>> values) {
   sim::RawOptions raw;
   raw.values = std::move(values);
   raw.values.emplace_back("workload", "layer");
@@ -351,11 +352,11 @@ TEST(AtpSimTest, LayerRunsOnThePapersInterconnects) {
         std::tuple{"a100-ib", "16", "megatron", "auto"},
         std::tuple{"dgx-a100", "8", "tp2d", "auto"}}) {
     SCOPED_TRACE(std::string(system) + " " + algorithm);
-    absl::StatusOr<sim::RunRecord> r = RunLayer({{"system", system},
-                                                 {"chips", chips},
-                                                 {"algorithm", algorithm},
-                                                 {"mesh", mesh},
-                                                 {"model", "atp-m1"}});
+    absl::StatusOr<formats::RunRecord> r = RunLayer({{"system", system},
+                                                     {"chips", chips},
+                                                     {"algorithm", algorithm},
+                                                     {"mesh", mesh},
+                                                     {"model", "atp-m1"}});
     ASSERT_TRUE(r.ok()) << r.status();
     const double tflops = r->Metric("tflops_per_gpu");
     // Positive and below the chip's peak: LayerFlops / (chips · makespan).
@@ -420,7 +421,7 @@ TEST(AtpSimTest, CommunicationTimeOnAnNvlinkSwitchIsFigure12sClosedForm) {
                 "l2.bandwidth=1e16",  "core.vector_flops=1e15"};
     absl::StatusOr<sim::RunOptions> o = sim::ResolveRunOptions(raw);
     ASSERT_TRUE(o.ok()) << o.status();
-    absl::StatusOr<sim::RunRecord> r = sim::Simulate(*o);
+    absl::StatusOr<formats::RunRecord> r = sim::Simulate(*o);
     ASSERT_TRUE(r.ok()) << r.status();
     const double closed_form = delta * (14.0 * d2 + 4.0 * d1 - 18) / (d1 * d2);
     EXPECT_NEAR(r->Metric("comm.transfer_s"), closed_form, 0.02 * closed_form);
@@ -446,7 +447,7 @@ TEST(AtpSimTest, HostStagedPcieReproducesTheMeasuredAllReduceBandwidthsOfDeviceM
     absl::StatusOr<sim::RunOptions> o = sim::ResolveRunOptions(raw);
     EXPECT_TRUE(o.ok()) << o.status();
     if (!o.ok()) return 0.0;
-    absl::StatusOr<sim::RunRecord> r = sim::Simulate(*o);
+    absl::StatusOr<formats::RunRecord> r = sim::Simulate(*o);
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? 64.0 * (1 << 20) / r->Metric("makespan_s") / 1e9 : 0.0;
   };
@@ -459,12 +460,12 @@ TEST(AtpSimTest, TwoChunksExposeLessCommunicationOnInfiniBand) {
   // a100-ib, 16 GPUs, M2, DeviceMesh(4, 4). Measured: exposed 17.7 ms (chunks 1) vs 14.7 ms
   // (chunks 2); makespan 21.2 vs 18.4 ms.
   const auto run = [](const char* chunks) {
-    absl::StatusOr<sim::RunRecord> r = RunLayer({{"system", "a100-ib"},
-                                                 {"chips", "16"},
-                                                 {"algorithm", "atp"},
-                                                 {"mesh", "4x4"},
-                                                 {"model", "atp-m2"},
-                                                 {"chunks", chunks}});
+    absl::StatusOr<formats::RunRecord> r = RunLayer({{"system", "a100-ib"},
+                                                     {"chips", "16"},
+                                                     {"algorithm", "atp"},
+                                                     {"mesh", "4x4"},
+                                                     {"model", "atp-m2"},
+                                                     {"chunks", chunks}});
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? std::pair{r->Metric("comm.exposed_s"), r->Metric("makespan_s")}
                   : std::pair{0.0, 0.0};
@@ -477,12 +478,12 @@ TEST(AtpSimTest, TwoChunksExposeLessCommunicationOnInfiniBand) {
 
 TEST(AtpSimTest, DeterministicFingerprint) {
   const auto fingerprint = [] {
-    absl::StatusOr<sim::RunRecord> r = RunLayer({{"system", "dgx-a100"},
-                                                 {"chips", "8"},
-                                                 {"algorithm", "atp"},
-                                                 {"mesh", "4x2"},
-                                                 {"model", "atp-m1"},
-                                                 {"chunks", "2"}});
+    absl::StatusOr<formats::RunRecord> r = RunLayer({{"system", "dgx-a100"},
+                                                     {"chips", "8"},
+                                                     {"algorithm", "atp"},
+                                                     {"mesh", "4x2"},
+                                                     {"model", "atp-m1"},
+                                                     {"chunks", "2"}});
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? sim::Fingerprint(*r) : 0;
   };

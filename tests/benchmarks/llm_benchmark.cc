@@ -34,7 +34,7 @@ void RunBlock(benchmark::State& state,
   options->keep_timeline = keep_timeline;
   double events = 0, ops = 0, makespan = 0;
   for (auto _ : state) {
-    absl::StatusOr<RunRecord> rec = Simulate(*options);
+    absl::StatusOr<formats::RunRecord> rec = Simulate(*options);
     if (!rec.ok()) {
       state.SkipWithError(std::string(rec.status().message()).c_str());
       return;

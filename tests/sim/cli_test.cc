@@ -18,9 +18,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "formats/hdf5_reader.h"
+#include "formats/hdf5_writer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sim/hdf5_io.h"
 #include "sim/options.h"
 #include "sim/run.h"
 #include "tests/sim/cli_testing.h"
@@ -705,7 +706,7 @@ TEST(CliTest, ArchiveAndJsonHoldResolvedTypedConfig) {
   EXPECT_EQ(type_class("link.bandwidth"), H5T_FLOAT);
   EXPECT_EQ(type_class("mesh"), H5T_STRING);
   H5Fclose(file);
-  absl::StatusOr<RunRecord> back = ReadRun(h5, "");
+  absl::StatusOr<formats::RunRecord> back = formats::ReadRun(h5, "");
   ASSERT_TRUE(back.ok()) << back.status();
   for (const auto& [key, value] : back->config) {
     EXPECT_NE(value, "auto") << key;
@@ -731,11 +732,11 @@ TEST(CliTest, SweepSummaryKeepsSweptValuesAsWritten) {
   ASSERT_EQ(Cli({"sweep", ini, "--out", h5, "--jobs", "1"}).status, 0);
   ASSERT_EQ(Cli({"merge", merged, h5}).status, 0);
   for (const std::string& path : {h5, merged}) {
-    absl::StatusOr<SummaryTable> summary = ReadSummary(path);
+    absl::StatusOr<formats::SummaryTable> summary = formats::ReadSummary(path);
     ASSERT_TRUE(summary.ok()) << summary.status();
     ASSERT_EQ(summary->keys, std::vector<std::string>{"dataflow"});
     EXPECT_EQ(summary->key_values[0], (std::vector<std::string>{"os", "auto"})) << path;
-    absl::StatusOr<RunRecord> auto_run = ReadRun(path, "run0001");
+    absl::StatusOr<formats::RunRecord> auto_run = formats::ReadRun(path, "run0001");
     ASSERT_TRUE(auto_run.ok()) << auto_run.status();
     for (const auto& [k, v] : auto_run->config) {
       if (k == "dataflow") {  // AutoStationary per layer.
@@ -938,7 +939,7 @@ TEST(CliTest, GoldenChainScenario) {
   const Result r =
       Cli({"run", "--config", SourceDir() + "/tests/golden/chain_ring4.ini", "--out", h5});
   ASSERT_EQ(r.status, 0) << r.err;
-  absl::StatusOr<RunRecord> rec = ReadRun(h5, "");
+  absl::StatusOr<formats::RunRecord> rec = formats::ReadRun(h5, "");
   ASSERT_TRUE(rec.ok()) << rec.status();
   std::vector<std::string> expected = absl::StrSplit(
       ReadFile(SourceDir() + "/tests/golden/chain_ring4.timeline.csv"), '\n', absl::SkipEmpty());
@@ -961,7 +962,7 @@ TEST(CliTest, GoldenAllGatherScenario) {
   const Result r =
       Cli({"run", "--config", SourceDir() + "/tests/golden/allgather_ring4.ini", "--out", h5});
   ASSERT_EQ(r.status, 0) << r.err;
-  absl::StatusOr<RunRecord> rec = ReadRun(h5, "");
+  absl::StatusOr<formats::RunRecord> rec = formats::ReadRun(h5, "");
   ASSERT_TRUE(rec.ok()) << rec.status();
   std::vector<std::tuple<uint32_t, int64_t, int64_t, std::string>> rows;
   for (const core::TimelineRow& row : rec->timeline) {
@@ -990,7 +991,7 @@ TEST(CliCompareTest, RunsEveryAlgorithmIntoOneArchive) {
                         "--hidden", "1024", "--batch", "8", "--seq", "512", "--out", h5});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, AllOf(HasSubstr("meshslice"), HasSubstr("collective"), HasSubstr("1.00x")));
-  absl::StatusOr<std::vector<std::string>> runs = ListRuns(h5);
+  absl::StatusOr<std::vector<std::string>> runs = formats::ListRuns(h5);
   ASSERT_TRUE(runs.ok()) << runs.status();
   EXPECT_EQ(*runs, (std::vector<std::string>{"meshslice", "collective"}));
 }
@@ -1065,7 +1066,7 @@ TEST(CliCompareTest, TimelinesAreWrittenAsTheRunsEndAndPublishedTogether) {
            "--batch", "8", "--seq", "512", "--out", h5, "--trace", json});
   ASSERT_EQ(r.status, 0) << r.err;
   for (const std::string& name : {"meshslice", "collective"}) {
-    absl::StatusOr<RunRecord> run = ReadRun(h5, name);
+    absl::StatusOr<formats::RunRecord> run = formats::ReadRun(h5, name);
     ASSERT_TRUE(run.ok()) << run.status();
     EXPECT_FALSE(run->timeline.empty()) << name;
     EXPECT_FALSE(run->counters.empty()) << name;
@@ -1233,7 +1234,7 @@ TEST(CliBudgetTest, TimelineIsBoundedWhileItGrows) {
   for (const char* key : {"ops", "makespan_s", "fingerprint_hi", "fingerprint_lo"}) {
     EXPECT_EQ(JsonNumber(kept.out, key), JsonNumber(free.out, key)) << key;
   }
-  absl::StatusOr<RunRecord> run = ReadRun(out);
+  absl::StatusOr<formats::RunRecord> run = formats::ReadRun(out);
   ASSERT_TRUE(run.ok()) << run.status();
   const size_t rows = run->timeline.size(), samples = run->counters.size();
   ASSERT_GT(rows, 1000u);
@@ -1247,7 +1248,7 @@ TEST(CliBudgetTest, TimelineIsBoundedWhileItGrows) {
   for (const char* key : {"ops", "makespan_s", "fingerprint_hi", "fingerprint_lo"}) {
     EXPECT_EQ(JsonNumber(fits.out, key), JsonNumber(free.out, key)) << key;
   }
-  run = ReadRun(out);
+  run = formats::ReadRun(out);
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_EQ(run->timeline.size(), rows);
   EXPECT_EQ(run->counters.size(), samples);

@@ -18,9 +18,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "formats/hdf5_reader.h"
+#include "formats/hdf5_writer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sim/hdf5_io.h"
 #include "sim/options.h"
 #include "sim/run.h"
 #include "tests/test_temp_dir.h"
@@ -84,7 +85,7 @@ TEST_P(GoldenFingerprint, MatchesStoredValue) {
   const RawOptions raw = GoldenRawOptions(g.args);
   absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
   ASSERT_TRUE(o.ok()) << o.status();
-  absl::StatusOr<RunRecord> r = Simulate(*o);
+  absl::StatusOr<formats::RunRecord> r = Simulate(*o);
   ASSERT_TRUE(r.ok()) << r.status();
   const uint64_t fingerprint = Fingerprint(*r);
   const int64_t makespan_ps = std::llround(r->Metric("makespan_s", -1) * 1e12);
@@ -108,7 +109,7 @@ void ExpectReplaysTheSameRun(const std::string& name, const std::string& args) {
   const RawOptions raw = GoldenRawOptions(args);
   absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
   ASSERT_TRUE(o.ok()) << o.status();
-  absl::StatusOr<RunRecord> first = Simulate(*o);
+  absl::StatusOr<formats::RunRecord> first = Simulate(*o);
   ASSERT_TRUE(first.ok()) << first.status();
   for (const auto& [key, value] : first->config) EXPECT_NE(value, "") << key;
 
@@ -116,7 +117,7 @@ void ExpectReplaysTheSameRun(const std::string& name, const std::string& args) {
   again.values = first->config;
   absl::StatusOr<RunOptions> replay = ResolveRunOptions(again);
   ASSERT_TRUE(replay.ok()) << replay.status();
-  absl::StatusOr<RunRecord> second = Simulate(*replay);
+  absl::StatusOr<formats::RunRecord> second = Simulate(*replay);
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(Fingerprint(*second), Fingerprint(*first));
   EXPECT_EQ(second->Metric("makespan_s"), first->Metric("makespan_s"));
@@ -125,8 +126,8 @@ void ExpectReplaysTheSameRun(const std::string& name, const std::string& args) {
   const std::string dir = testing_temp::TestDir().string();
   const std::string archive = absl::StrCat(dir, "/replay_", name, ".h5");
   const std::string config_file = absl::StrCat(dir, "/replay_", name, ".ini");
-  ASSERT_TRUE(WriteRuns(archive, {&*first}, "test").ok());
-  absl::StatusOr<RunRecord> stored = ReadRun(archive);
+  ASSERT_TRUE(formats::WriteRuns(archive, {&*first}, "test").ok());
+  absl::StatusOr<formats::RunRecord> stored = formats::ReadRun(archive);
   ASSERT_TRUE(stored.ok()) << stored.status();
   {
     std::ofstream out(config_file);
@@ -136,7 +137,7 @@ void ExpectReplaysTheSameRun(const std::string& name, const std::string& args) {
   ASSERT_TRUE(from_file.ok()) << from_file.status();
   absl::StatusOr<RunOptions> replay_file = ResolveRunOptions(*from_file);
   ASSERT_TRUE(replay_file.ok()) << replay_file.status();
-  absl::StatusOr<RunRecord> third = Simulate(*replay_file);
+  absl::StatusOr<formats::RunRecord> third = Simulate(*replay_file);
   ASSERT_TRUE(third.ok()) << third.status();
   EXPECT_EQ(Fingerprint(*third), Fingerprint(*first));
   EXPECT_EQ(third->config, first->config);
@@ -173,15 +174,15 @@ TEST(CancelTest, ARaisedFlagStopsTheRunAndALoweredOneChangesNothing) {
   absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
   ASSERT_TRUE(o.ok()) << o.status();
   o->keep_timeline = false;
-  absl::StatusOr<RunRecord> plain = Simulate(*o);
+  absl::StatusOr<formats::RunRecord> plain = Simulate(*o);
   ASSERT_TRUE(plain.ok()) << plain.status();
   std::atomic<bool> cancel{false};
   o->cancel = &cancel;
-  absl::StatusOr<RunRecord> watched = Simulate(*o);
+  absl::StatusOr<formats::RunRecord> watched = Simulate(*o);
   ASSERT_TRUE(watched.ok()) << watched.status();
   EXPECT_EQ(Fingerprint(*watched), Fingerprint(*plain));
   cancel = true;
-  absl::StatusOr<RunRecord> stopped = Simulate(*o);
+  absl::StatusOr<formats::RunRecord> stopped = Simulate(*o);
   EXPECT_EQ(stopped.status().code(), absl::StatusCode::kCancelled) << stopped.status();
   EXPECT_THAT(std::string(stopped.status().message()), testing::HasSubstr("cancelled after"));
 }

@@ -310,7 +310,7 @@ namespace meshsim::sim {
 namespace {
 
 // Intervals of op-level rows on `chip` for which `pick` is true.
-std::vector<std::pair<int64_t, int64_t>> Intervals(const RunRecord& r, uint32_t chip,
+std::vector<std::pair<int64_t, int64_t>> Intervals(const formats::RunRecord& r, uint32_t chip,
                                                    bool (*pick)(const core::TimelineRow&)) {
   std::vector<std::pair<int64_t, int64_t>> v;
   for (const core::TimelineRow& row : r.timeline) {
@@ -339,7 +339,8 @@ int64_t OverlapPs(const std::vector<std::pair<int64_t, int64_t>>& a,
   return total;
 }
 
-RunRecord RunWithOverlap(const std::string& algorithm, int overlap, int sendrecv_overlap = 1) {
+formats::RunRecord RunWithOverlap(const std::string& algorithm, int overlap,
+                                  int sendrecv_overlap = 1) {
   RawOptions raw;
   raw.values = {{"chips", "16"}, {"mesh", "4x4"}, {"hidden", "2048"},
                 {"batch", "8"},  {"seq", "1024"}, {"algorithm", algorithm}};
@@ -348,7 +349,7 @@ RunRecord RunWithOverlap(const std::string& algorithm, int overlap, int sendrecv
               "comm.sendrecv_overlap=" + std::to_string(sendrecv_overlap)};
   absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
   EXPECT_TRUE(o.ok()) << o.status();
-  absl::StatusOr<RunRecord> r = Simulate(*o);
+  absl::StatusOr<formats::RunRecord> r = Simulate(*o);
   EXPECT_TRUE(r.ok()) << r.status();
   return *r;
 }
@@ -357,11 +358,11 @@ RunRecord RunWithOverlap(const std::string& algorithm, int overlap, int sendrecv
 // weight gather (issued during the previous GeMM) leaves a GeMM a share shorter than its span and
 // shorter than the same GeMM alone, where nothing runs before it to hide the gather behind.
 TEST(MachineTest, GemmSharesSplitTheBlockAndShowCollectivesPrefetch) {
-  const RunRecord block = RunWithOverlap("collective", 1);
+  const formats::RunRecord block = RunWithOverlap("collective", 1);
   ASSERT_EQ(block.gemms.size(), 12u);
   core::Time sum, last;
   int prefetched = 0;
-  for (const GemmSpan& g : block.gemms) {
+  for (const formats::GemmSpan& g : block.gemms) {
     sum += g.share;
     last = std::max(last, g.end);
     if (g.share < g.end - g.start) ++prefetched;
@@ -371,8 +372,8 @@ TEST(MachineTest, GemmSharesSplitTheBlockAndShowCollectivesPrefetch) {
   EXPECT_GE(prefetched, 8);  // Every GeMM but the first has an early weight (or two in bwd-weight).
   // ffn_down.fwd, LS (T, H, 4H) with T = 8·1024, H = 2048: its weight gather runs during
   // ffn_up.fwd in the block, and alone it cannot be hidden.
-  const GemmSpan* in_block = nullptr;
-  for (const GemmSpan& g : block.gemms)
+  const formats::GemmSpan* in_block = nullptr;
+  for (const formats::GemmSpan& g : block.gemms)
     if (g.label == "ffn_down.fwd") in_block = &g;
   ASSERT_NE(in_block, nullptr);
   RawOptions raw;
@@ -381,7 +382,7 @@ TEST(MachineTest, GemmSharesSplitTheBlockAndShowCollectivesPrefetch) {
                 {"dataflow", "ls"},   {"algorithm", "collective"}};
   absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
   ASSERT_TRUE(o.ok()) << o.status();
-  absl::StatusOr<RunRecord> alone = Simulate(*o);
+  absl::StatusOr<formats::RunRecord> alone = Simulate(*o);
   ASSERT_TRUE(alone.ok()) << alone.status();
   ASSERT_EQ(alone->gemms.size(), 1u);
   EXPECT_DOUBLE_EQ(alone->gemms[0].flops, in_block->flops);
@@ -390,8 +391,8 @@ TEST(MachineTest, GemmSharesSplitTheBlockAndShowCollectivesPrefetch) {
 }
 
 TEST(MachineTest, WithoutCollectiveOverlapGemmsAndCollectivesTakeTurns) {
-  const RunRecord overlapped = RunWithOverlap("meshslice", 1);
-  const RunRecord serial = RunWithOverlap("meshslice", 0);
+  const formats::RunRecord overlapped = RunWithOverlap("meshslice", 1);
+  const formats::RunRecord serial = RunWithOverlap("meshslice", 0);
   int64_t with = 0, without = 0;
   for (uint32_t c = 0; c < 16; ++c) {
     with +=
@@ -403,7 +404,7 @@ TEST(MachineTest, WithoutCollectiveOverlapGemmsAndCollectivesTakeTurns) {
   EXPECT_GT(serial.Metric("makespan_s"), overlapped.Metric("makespan_s"));
   EXPECT_DOUBLE_EQ(serial.Metric("flops"), overlapped.Metric("flops"));
   // SendRecv stays asynchronous: Wang still overlaps its SendRecv steps with GeMMs.
-  const RunRecord wang = RunWithOverlap("wang", 0);
+  const formats::RunRecord wang = RunWithOverlap("wang", 0);
   int64_t sendrecv_overlap = 0;
   for (uint32_t c = 0; c < 16; ++c) {
     sendrecv_overlap += OverlapPs(Intervals(wang, c, IsGemm), Intervals(wang, c, IsSendRecv));
@@ -416,8 +417,8 @@ TEST(MachineTest, WithoutCollectiveOverlapGemmsAndCollectivesTakeTurns) {
 // is the same. The blocking collectives keep their own setting: with collective_overlap = 1
 // MeshSlice (AllGather/ReduceScatter only) is unchanged to the picosecond.
 TEST(MachineTest, WithoutSendRecvOverlapWangsStepsTakeTurns) {
-  const RunRecord overlapped = RunWithOverlap("wang", 1, 1);
-  const RunRecord serial = RunWithOverlap("wang", 1, 0);
+  const formats::RunRecord overlapped = RunWithOverlap("wang", 1, 1);
+  const formats::RunRecord serial = RunWithOverlap("wang", 1, 0);
   int64_t with = 0, without = 0;
   for (uint32_t c = 0; c < 16; ++c) {
     with += OverlapPs(Intervals(overlapped, c, IsGemm), Intervals(overlapped, c, IsSendRecv));

@@ -86,7 +86,7 @@ TEST(MetricsTest, GemmSpansAndTheirShares) {
       op(2, OpKind::kGemm, 50, 90, 2e9),     op(3, OpKind::kGemm, 60, 90, 3e9),
       op(4, OpKind::kCollective, 90, 95, 0),
   };
-  const std::vector<GemmSpan> spans = GemmSpans(t, names);
+  const std::vector<formats::GemmSpan> spans = GemmSpans(t, names);
   ASSERT_EQ(spans.size(), 3u);  // "join" has no flops.
   EXPECT_EQ(spans[0].label, "a.fwd");
   EXPECT_EQ(spans[1].label, "b.fwd");
@@ -111,7 +111,7 @@ namespace {
 // this build could produce (Time::Seconds aborts outside ±10^7 s and on NaN).
 TEST(ReportTest, TablePrintsHugeAndNanTimes) {
   for (const double makespan : std::vector<double>{2e7, 1e300, std::nan(""), -5.0, HUGE_VAL}) {
-    RunRecord r;
+    formats::RunRecord r;
     r.chips = 1;
     r.metrics = {{"makespan_s", makespan}, {"comm.exposed_s", makespan}, {"wall_s", 1}};
     for (const char* format : {"table", "json", "csv"}) {

@@ -26,7 +26,7 @@ double Utilization(const std::string& model, const std::string& algorithm, const
     ADD_FAILURE() << o.status();
     return 0;
   }
-  absl::StatusOr<RunRecord> r = Simulate(*o);
+  absl::StatusOr<formats::RunRecord> r = Simulate(*o);
   if (!r.ok()) {
     ADD_FAILURE() << r.status();
     return 0;

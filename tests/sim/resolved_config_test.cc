@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "formats/run_record.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/options.h"
-#include "sim/run_record.h"
 #include "tests/sim/cli_testing.h"
 
 namespace meshsim::sim {
@@ -96,10 +96,10 @@ std::map<std::string, JsonValue> ExpectResolvedJson(const std::vector<std::strin
     EXPECT_TRUE(RunReads(key, o)) << key << " is not read: " << NotReadBy(key, o);
     EXPECT_FALSE(value.text.empty()) << key;
     if (value.is_string) {
-      EXPECT_EQ(TypeOfConfigValue(value.text), ConfigValueType::kText)
+      EXPECT_EQ(formats::TypeOfConfigValue(value.text), formats::ConfigValueType::kText)
           << key << ": the number '" << value.text << "' is a JSON string";
     } else {
-      EXPECT_NE(TypeOfConfigValue(value.text), ConfigValueType::kText)
+      EXPECT_NE(formats::TypeOfConfigValue(value.text), formats::ConfigValueType::kText)
           << key << ": '" << value.text << "' is not a number";
     }
   }
@@ -202,7 +202,7 @@ TEST(ResolvedConfigTest, ReshardJsonIsTypedAndHoldsOnlyWhatItsSchedulerReads) {
   const auto config = ConfigObject(r.out);
   for (const auto& [key, value] : config) {
     if (value.is_string) {
-      EXPECT_EQ(TypeOfConfigValue(value.text), ConfigValueType::kText) << key;
+      EXPECT_EQ(formats::TypeOfConfigValue(value.text), formats::ConfigValueType::kText) << key;
     }
   }
   EXPECT_EQ(config.at("chips").text, "16");

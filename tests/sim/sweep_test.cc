@@ -14,12 +14,13 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "formats/hdf5_reader.h"
+#include "formats/hdf5_writer.h"
+#include "formats/temp_files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/cli.h"
-#include "sim/hdf5_io.h"
 #include "sim/options.h"
-#include "sim/temp_files.h"
 #include "tests/sim/cli_testing.h"
 
 namespace meshsim::sim {
@@ -144,7 +145,9 @@ TEST(SweepTest, JobsAndShardsGiveTheSameResults) {
   ASSERT_EQ(Cli({"sweep", ini, "--out", s1, "--shard", "1/2"}), 0);
   ASSERT_EQ(Cli({"sweep", ini, "--out", s2, "--shard", "2/2"}), 0);
   ASSERT_EQ(Cli({"merge", merged, s1, s2}), 0);
-  absl::StatusOr<SummaryTable> a = ReadSummary(one), b = ReadSummary(two), m = ReadSummary(merged);
+  absl::StatusOr<formats::SummaryTable> a = formats::ReadSummary(one),
+                                        b = formats::ReadSummary(two),
+                                        m = formats::ReadSummary(merged);
   ASSERT_TRUE(a.ok() && b.ok() && m.ok()) << a.status() << b.status() << m.status();
   EXPECT_EQ(a->runs, (std::vector<std::string>{"run0000", "run0001", "run0002", "run0003"}));
   EXPECT_EQ(b->runs, a->runs);
@@ -153,7 +156,7 @@ TEST(SweepTest, JobsAndShardsGiveTheSameResults) {
   EXPECT_EQ(merged_runs, a->runs);
   EXPECT_EQ(a->keys, (std::vector<std::string>{"chips", "algorithm"}));
   // Same simulated results whatever --jobs or the sharding (wall time aside).
-  for (const SummaryTable* t : {&*b, &*m}) {
+  for (const formats::SummaryTable* t : {&*b, &*m}) {
     for (size_t c = 0; c < a->metrics.size(); ++c) {
       if (a->metrics[c] == "wall_s") continue;
       for (size_t row = 0; row < a->runs.size(); ++row) {
@@ -360,21 +363,22 @@ TEST(SweepTest, AnEmptyShardWritesAnEmptyArchiveThatMergeAccepts) {
   ASSERT_EQ(Cli({"sweep", ini, "--out", s2, "--shard", "2/3"}), 0);
   ASSERT_EQ(Cli({"sweep", ini, "--out", s3, "--shard", "3/3"}, &out, &err), 0) << err;
   EXPECT_THAT(out, HasSubstr("0 runs (shard 3 of 3)"));
-  absl::StatusOr<std::vector<std::string>> none = ListRuns(s3);
+  absl::StatusOr<std::vector<std::string>> none = formats::ListRuns(s3);
   ASSERT_TRUE(none.ok()) << none.status();
   EXPECT_TRUE(none->empty());
-  absl::StatusOr<SummaryTable> empty = ReadSummary(s3);
+  absl::StatusOr<formats::SummaryTable> empty = formats::ReadSummary(s3);
   ASSERT_TRUE(empty.ok()) << empty.status();
   EXPECT_TRUE(empty->runs.empty());
   ASSERT_EQ(Cli({"merge", merged, s1, s2, s3}, &out, &err), 0) << err;
   ASSERT_EQ(Cli({"sweep", ini, "--out", whole}), 0);
-  absl::StatusOr<SummaryTable> m = ReadSummary(merged), w = ReadSummary(whole);
+  absl::StatusOr<formats::SummaryTable> m = formats::ReadSummary(merged),
+                                        w = formats::ReadSummary(whole);
   ASSERT_TRUE(m.ok() && w.ok()) << m.status() << w.status();
   EXPECT_EQ(m->runs, w->runs);
   EXPECT_EQ(m->metrics, w->metrics);
   // The empty shard first: the merged columns come from the shards that have runs.
   ASSERT_EQ(Cli({"merge", merged, s3, s1, s2}, &out, &err), 0) << err;
-  m = ReadSummary(merged);
+  m = formats::ReadSummary(merged);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->metrics, w->metrics);
 }
@@ -396,13 +400,14 @@ TEST(SweepTest, KeepGoingStoresFailedRunsWithTheirErrors) {
   EXPECT_THAT(err, HasSubstr("sweep: 1 of 2 runs failed"));
   EXPECT_THAT(err, HasSubstr("run0001 (chips=8)"));
   EXPECT_THAT(out, HasSubstr("failed"));
-  absl::StatusOr<RunRecord> bad = ReadRun(h5, "run0001"), good = ReadRun(h5, "run0000");
+  absl::StatusOr<formats::RunRecord> bad = formats::ReadRun(h5, "run0001"),
+                                     good = formats::ReadRun(h5, "run0000");
   ASSERT_TRUE(bad.ok() && good.ok()) << bad.status() << good.status();
   EXPECT_THAT(bad->error, HasSubstr("not square"));
   EXPECT_TRUE(bad->metrics.empty());
   EXPECT_TRUE(good->error.empty());
   EXPECT_GT(good->Metric("makespan_s"), 0);
-  absl::StatusOr<SummaryTable> t = ReadSummary(h5);
+  absl::StatusOr<formats::SummaryTable> t = formats::ReadSummary(h5);
   ASSERT_TRUE(t.ok()) << t.status();
   const size_t makespan =
       std::find(t->metrics.begin(), t->metrics.end(), "makespan_s") - t->metrics.begin();
@@ -422,10 +427,10 @@ TEST(SweepTest, KeepGoingStoresFailedRunsWithTheirErrors) {
   EXPECT_THAT(err, HasSubstr("sweep: 1 of 2 runs failed"));
   EXPECT_THAT(err, HasSubstr("the timeline kept for it passes the limit"));
   EXPECT_THAT(out, HasSubstr(",error\n"));
-  t = ReadSummary(h5);
+  t = formats::ReadSummary(h5);
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_NE(std::find(t->metrics.begin(), t->metrics.end(), "makespan_s"), t->metrics.end());
-  absl::StatusOr<RunRecord> collective = ReadRun(h5, "run0001");
+  absl::StatusOr<formats::RunRecord> collective = formats::ReadRun(h5, "run0001");
   ASSERT_TRUE(collective.ok()) << collective.status();
   EXPECT_FALSE(collective->timeline.empty());
   EXPECT_EQ(Cli({"sweep", sim_ini, "--out", h5, "--timelines", "--keep-going", "--format", "json"},
@@ -465,7 +470,7 @@ TEST(SweepTest, InterruptLeavesNoArchive) {
                                 "16x16\nslices = 8\nlayers = 1 2 3 4 5 6 7 8\n");
   const std::string h5 = Temp("interrupted.h5");
   fs::remove(h5);
-  InstallInterruptCleanup();
+  formats::InstallInterruptCleanup();
   struct sigaction meshsim_handler {};
   ASSERT_EQ(sigaction(SIGINT, nullptr, &meshsim_handler), 0);
   std::thread killer([&] {

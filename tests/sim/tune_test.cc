@@ -233,7 +233,7 @@ TEST(SimulateWithLayerSlicesTest, ConfigShowsThePerLayerSlices) {
   ASSERT_TRUE(raw.ok());
   const absl::StatusOr<RunOptions> o = ResolveRunOptions(*raw);
   ASSERT_TRUE(o.ok());
-  const absl::StatusOr<RunRecord> rec = SimulateWithLayerSlices(*o, {1, 4, 8, 2});
+  const absl::StatusOr<formats::RunRecord> rec = SimulateWithLayerSlices(*o, {1, 4, 8, 2});
   ASSERT_TRUE(rec.ok()) << rec.status();
   std::string slices;
   for (const auto& [k, v] : rec->config) {

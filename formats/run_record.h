@@ -3,8 +3,8 @@
 // It is what the HDF5 writer stores (one group per run, docs/hdf5.md), what the HDF5 reader
 // returns, and what the Chrome-trace exporter and the reports read — so `meshsim trace` on a file
 // gives the same trace as `meshsim run --trace`.
-#ifndef MESHSIM_SIM_RUN_RECORD_H_
-#define MESHSIM_SIM_RUN_RECORD_H_
+#ifndef MESHSIM_FORMATS_RUN_RECORD_H_
+#define MESHSIM_FORMATS_RUN_RECORD_H_
 
 #include <cstdint>
 #include <string>
@@ -16,7 +16,7 @@
 #include "core/time.h"
 #include "core/timeline.h"
 
-namespace meshsim::sim {
+namespace meshsim::formats {
 
 // A dependency edge of the op graph: `to` could not start before `from` ended.
 struct DepEdge {
@@ -94,6 +94,6 @@ struct RunRecord {
   }
 };
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::formats
 
-#endif  // MESHSIM_SIM_RUN_RECORD_H_
+#endif  // MESHSIM_FORMATS_RUN_RECORD_H_

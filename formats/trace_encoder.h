@@ -8,8 +8,8 @@
 // thread (ascending thread index) and, within a thread, by start ascending, end descending, op
 // rows before phase rows: an order in which they nest. All times are picoseconds as written
 // (already rounded to the trace's resolution).
-#ifndef MESHSIM_SIM_TRACE_ENCODER_H_
-#define MESHSIM_SIM_TRACE_ENCODER_H_
+#ifndef MESHSIM_FORMATS_TRACE_ENCODER_H_
+#define MESHSIM_FORMATS_TRACE_ENCODER_H_
 
 #include <cerrno>
 #include <cstdint>
@@ -24,7 +24,7 @@
 
 #include "core/timeline.h"
 
-namespace meshsim::sim {
+namespace meshsim::formats {
 
 // A flow (dependency arrow) attached to a slice: its id (1, 2, ...) and whether the slice is the
 // arrow's source (else its destination).
@@ -123,6 +123,6 @@ class BufferedFile {
 // `s` with every byte that is not part of valid UTF-8 replaced by U+FFFD (as the JSON writer does).
 std::string ToValidUtf8(std::string_view s);
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::formats
 
-#endif  // MESHSIM_SIM_TRACE_ENCODER_H_
+#endif  // MESHSIM_FORMATS_TRACE_ENCODER_H_

@@ -1,4 +1,4 @@
-#include "sim/chrome_trace.h"
+#include "formats/chrome_trace.h"
 
 #include <unistd.h>
 
@@ -26,11 +26,11 @@
 #include "core/op.h"
 #include "core/time.h"
 #include "core/timeline.h"
-#include "sim/perfetto_trace.h"
-#include "sim/temp_files.h"
-#include "sim/trace_encoder.h"
+#include "formats/perfetto_trace.h"
+#include "formats/temp_files.h"
+#include "formats/trace_encoder.h"
 
-namespace meshsim::sim {
+namespace meshsim::formats {
 namespace {
 
 using core::ChipId;
@@ -1393,4 +1393,4 @@ absl::Status WriteChromeTrace(const RunRecord& run, const std::string& path,
   return absl::OkStatus();
 }
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::formats

@@ -14,19 +14,19 @@
 //   - an INSTANT "meshsim run" at time 0 whose debug annotations are the run facts.
 // Interned entries are sent in the packet that first uses them (sequence flags say so). Packets
 // are length-delimited field 1 of `Trace`, written one by one through a 1 MiB buffer.
-#ifndef MESHSIM_SIM_PERFETTO_TRACE_H_
-#define MESHSIM_SIM_PERFETTO_TRACE_H_
+#ifndef MESHSIM_FORMATS_PERFETTO_TRACE_H_
+#define MESHSIM_FORMATS_PERFETTO_TRACE_H_
 
 #include <cstdio>
 #include <memory>
 
-#include "sim/trace_encoder.h"
+#include "formats/trace_encoder.h"
 
-namespace meshsim::sim {
+namespace meshsim::formats {
 
 // An encoder writing a Perfetto trace to `file` (not owned; the caller closes it).
 std::unique_ptr<TraceEncoder> MakePerfettoEncoder(FILE* file);
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::formats
 
-#endif  // MESHSIM_SIM_PERFETTO_TRACE_H_
+#endif  // MESHSIM_FORMATS_PERFETTO_TRACE_H_

@@ -27,17 +27,17 @@
 //   options.flows = false;
 //   absl::Status s = WriteChromeTrace(run, "/tmp/step.json", options);
 //   if (!s.ok()) std::cerr << s.message() << "\n";
-#ifndef MESHSIM_SIM_CHROME_TRACE_H_
-#define MESHSIM_SIM_CHROME_TRACE_H_
+#ifndef MESHSIM_FORMATS_CHROME_TRACE_H_
+#define MESHSIM_FORMATS_CHROME_TRACE_H_
 
 #include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "sim/run_record.h"
+#include "formats/run_record.h"
 
-namespace meshsim::sim {
+namespace meshsim::formats {
 
 // How timestamps and durations are written (always as decimal microseconds, exactly).
 enum class TraceTimeResolution {
@@ -130,6 +130,6 @@ const char* TraceKind(const ChromeTraceOptions& options);
 absl::Status WriteChromeTrace(const RunRecord& run, const std::string& path,
                               const ChromeTraceOptions& options = {});
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::formats
 
-#endif  // MESHSIM_SIM_CHROME_TRACE_H_
+#endif  // MESHSIM_FORMATS_CHROME_TRACE_H_

@@ -1,5 +1,3 @@
-#include "sim/hdf5_io.h"
-
 #include <hdf5.h>
 #include <unistd.h>
 
@@ -24,15 +22,17 @@
 #include "core/op.h"
 #include "core/time.h"
 #include "core/timeline.h"
+#include "formats/hdf5_reader.h"
+#include "formats/hdf5_writer.h"
+#include "formats/run_record.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sim/run_record.h"
 
 #ifdef MESHSIM_HDF5_SLOW_TESTS
 #pragma GCC diagnostic ignored "-Wunused-function"  // Helpers of the fast tests.
 #endif
 
-namespace meshsim::sim {
+namespace meshsim::formats {
 namespace {
 
 namespace fs = std::filesystem;
@@ -1463,4 +1463,4 @@ TEST_F(Hdf5IoTest, EveryFlippedByteIsDamagedNotACrash) {
 #endif  // MESHSIM_HDF5_SLOW_TESTS
 
 }  // namespace
-}  // namespace meshsim::sim
+}  // namespace meshsim::formats

@@ -1,4 +1,4 @@
-#include "sim/temp_files.h"
+#include "formats/temp_files.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace meshsim::sim {
+namespace meshsim::formats {
 
 namespace {
 
@@ -88,4 +88,4 @@ void InstallInterruptCleanup() {
   for (int signal : kInterruptSignals) sigaction(signal, &sa, nullptr);
 }
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::formats

@@ -1,39 +1,7 @@
-// HDF5 archive of simulated runs: the writer behind `meshsim run --out` and `meshsim sweep --out`,
-// the joiner behind `meshsim merge`, and the reader behind the commands that load a file
-// (`meshsim trace`, reports).
-//
-// One file holds any number of runs, one group per run (`/runs/<name>`), each with the resolved
-// configuration, the metrics, the bandwidth resources and the op names and — unless the run was
-// stored without it — the timeline, the op-graph edges and the resources' rate samples; and a
-// `/summary` table with one row per run (the run name, chosen configuration keys and the
-// metrics), which is what sweep plots read. The full schema, its version policy and how to read
-// it from Python is in docs/hdf5.md.
-//
-// Writing is atomic: the file is written under a temporary name in the destination directory and
-// renamed only when complete, so an error, a crash or Ctrl-C never leaves a half-written file and
-// never touches an existing destination. ArchiveWriter streams runs into a file one at a time
-// (a sweep adds each run as it finishes); WriteRuns writes a whole vector at once through it;
-// MergeArchives joins the files of a sharded sweep. Identical inputs give identical files: no
-// timestamps are stored.
-//
-// Uses the HDF5 C library, which is not thread-safe: call these functions, and every method of an
-// ArchiveWriter, from one thread at a time (a sweep's worker threads hand their RunRecords to the
-// thread that owns the writer). HDF5's own error printing is silenced while they run; every
-// failure comes back as an absl::Status with a one-line message naming the file and the item.
-//
-// Example:
-//   RunRecord a = ..., b = ...;
-//   MESHSIM_RETURN_IF_ERROR(WriteRuns("out.h5", {&a, &b}, "0.1.0"));
-//   MESHSIM_ASSIGN_OR_RETURN(std::vector<std::string> names, ListRuns("out.h5"));  // {a, b}
-//   MESHSIM_ASSIGN_OR_RETURN(RunRecord back, ReadRun("out.h5", "b"));
-//
-//   MESHSIM_ASSIGN_OR_RETURN(std::unique_ptr<ArchiveWriter> w,
-//                            ArchiveWriter::Create("sweep.h5", "0.1.0"));
-//   for (const RunRecord& run : finished) MESHSIM_RETURN_IF_ERROR(w->AddRun(run, false));
-//   MESHSIM_RETURN_IF_ERROR(w->Commit({"mesh", "slices"}));  // the swept keys
-//   MESHSIM_ASSIGN_OR_RETURN(SummaryTable table, ReadSummary("sweep.h5"));
-#ifndef MESHSIM_SIM_HDF5_IO_H_
-#define MESHSIM_SIM_HDF5_IO_H_
+// Writing HDF5 archives of simulated runs: `meshsim run --out`, `meshsim sweep --out` and
+// `meshsim merge`. The file's contents: formats/hdf5_schema.h and docs/hdf5.md.
+#ifndef MESHSIM_FORMATS_HDF5_WRITER_H_
+#define MESHSIM_FORMATS_HDF5_WRITER_H_
 
 #include <memory>
 #include <string>
@@ -41,18 +9,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "sim/run_record.h"
+#include "formats/hdf5_schema.h"
+#include "formats/run_record.h"
 
-namespace meshsim::sim {
-
-// Version of the layout written here (file attribute `schema_version`). Readers accept files
-// whose version is from 1 to this one; see docs/hdf5.md for what changes bump it. Version 2 added
-// runs stored without their timeline (whose missing datasets a version-1 reader would take for
-// damage) and `/summary`; version 3 stores numeric config values as int64/float64 attributes;
-// version 4 stores /summary's key columns typed (`key_columns`, int64/float64/text) instead of
-// the text matrix `key_values`, renames the metric chip_peak_flops to chip_peak_flops_per_s and
-// leaves out of a run's config the keys the run does not read.
-inline constexpr int kHdf5SchemaVersion = 4;
+namespace meshsim::formats {
 
 // Streams runs into a new archive at `path`. The file is written to `<path>.tmp.<pid>` and renamed
 // to `path` by Commit; if the writer is destroyed or Abort()ed before Commit (an error, Ctrl-C),
@@ -133,35 +93,6 @@ class ArchiveWriter {
 absl::Status WriteRuns(const std::string& path, const std::vector<const RunRecord*>& runs,
                        const std::string& version);
 
-// Names of the runs in the file at `path`, in the order they were written. Errors:
-//   NotFound: `path` does not exist.
-//   InvalidArgument: `path` is not an HDF5 file, not a meshsim archive, or has a newer schema.
-absl::StatusOr<std::vector<std::string>> ListRuns(const std::string& path);
-
-// Reads run `run_name` from the file at `path`; an empty `run_name` reads the first run written.
-// The result compares equal, field by field, to the record that was written. Errors:
-//   NotFound: `path` does not exist, or has no run `run_name` (the message lists the runs).
-//   InvalidArgument: as for ListRuns.
-//   DataLoss: the run's group is incomplete or holds values out of range (a damaged file).
-// A run stored without its timeline (`has_timeline` = 0) comes back with `timeline`, `edges` and
-// `counters` empty.
-absl::StatusOr<RunRecord> ReadRun(const std::string& path, const std::string& run_name = "");
-
-// The /summary table of an archive: row i is run runs[i].
-struct SummaryTable {
-  std::vector<std::string> runs;                     // Run names, in the order written.
-  std::vector<std::string> keys;                     // Config columns.
-  std::vector<std::vector<std::string>> key_values;  // [key][row]; "" when the run lacks the key.
-  std::vector<std::string> metrics;                  // Metric columns.
-  std::vector<std::vector<double>> metric_values;    // [metric][row]; NaN when the run lacks it.
-};
-
-// Reads the /summary table of the archive at `path`. Errors:
-//   NotFound: `path` does not exist, or has no /summary (a version-1 file).
-//   InvalidArgument: as for ListRuns.
-//   DataLoss: /summary is incomplete or its parts disagree in size (a damaged file).
-absl::StatusOr<SummaryTable> ReadSummary(const std::string& path);
-
 // Joins the archives `inputs` (e.g. the shards of a sweep) into a new archive at `out`, written
 // by an ArchiveWriter (atomically: an existing `out` is replaced only on success; `out` may be one
 // of the inputs). Every run of each input, in input order and in each input's order, is read and
@@ -183,11 +114,6 @@ absl::StatusOr<SummaryTable> ReadSummary(const std::string& path);
 absl::Status MergeArchives(const std::string& out, const std::vector<std::string>& inputs,
                            const std::string& version);
 
-// Sets HDF5 up for a command-line process: its error stack is never printed and its exit hook
-// never runs (after a failed write or a damaged input it can crash or print at exit). Call once,
-// before any other HDF5 use; later calls do nothing.
-void QuietHdf5();
+}  // namespace meshsim::formats
 
-}  // namespace meshsim::sim
-
-#endif  // MESHSIM_SIM_HDF5_IO_H_
+#endif  // MESHSIM_FORMATS_HDF5_WRITER_H_

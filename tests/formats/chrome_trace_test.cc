@@ -1,4 +1,4 @@
-#include "sim/chrome_trace.h"
+#include "formats/chrome_trace.h"
 
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -23,15 +23,15 @@
 #include "core/op.h"
 #include "core/time.h"
 #include "core/timeline.h"
+#include "formats/perfetto_trace.pb.h"
+#include "formats/run_record.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/options.h"
-#include "sim/perfetto_trace.pb.h"
 #include "sim/run.h"
-#include "sim/run_record.h"
 #include "tests/test_temp_dir.h"
 
-namespace meshsim::sim {
+namespace meshsim::formats {
 namespace {
 
 using core::ChipId;
@@ -1293,12 +1293,12 @@ TEST(PerfettoTraceTest, ShowsWhatTheJsonShowsWithRatesAndBucketedCounters) {
 }
 
 TEST(PerfettoTraceTest, ShowsWhatTheJsonShowsForASimulatedRun) {
-  RawOptions raw;
+  sim::RawOptions raw;
   raw.values = {{"chips", "4"},          {"mesh", "2x2"}, {"workload", "gemm"},
                 {"gemm", "512,512,512"}, {"slices", "2"}, {"algorithm", "meshslice"}};
-  absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
+  absl::StatusOr<sim::RunOptions> o = sim::ResolveRunOptions(raw);
   ASSERT_TRUE(o.ok()) << o.status();
-  absl::StatusOr<RunRecord> run = Simulate(*o);
+  absl::StatusOr<RunRecord> run = sim::Simulate(*o);
   ASSERT_TRUE(run.ok()) << run.status();
   ASSERT_GT(run->timeline.size(), 20u);
   ChromeTraceOptions full;
@@ -1430,4 +1430,4 @@ TEST(TraceFormatTest, DetailLevels) {
 }
 
 }  // namespace
-}  // namespace meshsim::sim
+}  // namespace meshsim::formats

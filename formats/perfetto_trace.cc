@@ -1,4 +1,4 @@
-#include "sim/perfetto_trace.h"
+#include "formats/perfetto_trace.h"
 
 #include <cerrno>
 #include <cmath>
@@ -10,9 +10,9 @@
 
 #include "core/op.h"
 #include "core/timeline.h"
-#include "sim/perfetto_trace.pb.h"
+#include "formats/perfetto_trace.pb.h"
 
-namespace meshsim::sim {
+namespace meshsim::formats {
 namespace {
 
 namespace pb = ::meshsim::perfetto;
@@ -278,4 +278,4 @@ std::unique_ptr<TraceEncoder> MakePerfettoEncoder(FILE* file) {
   return std::make_unique<PerfettoEncoder>(file);
 }
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::formats

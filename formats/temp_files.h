@@ -10,8 +10,8 @@
 // Example:
 //   TempFile tmp(absl::StrCat(path, ".tmp.", getpid()));  // registered until destroyed
 //   ... write tmp.path() ..., then rename it
-#ifndef MESHSIM_SIM_TEMP_FILES_H_
-#define MESHSIM_SIM_TEMP_FILES_H_
+#ifndef MESHSIM_FORMATS_TEMP_FILES_H_
+#define MESHSIM_FORMATS_TEMP_FILES_H_
 
 #include <signal.h>
 
@@ -20,7 +20,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace meshsim::sim {
+namespace meshsim::formats {
 
 // The signals that interrupt a run: Ctrl-C, kill, and the terminal hanging up.
 inline constexpr int kInterruptSignals[] = {SIGINT, SIGTERM, SIGHUP};
@@ -71,6 +71,6 @@ class StagedOutput {
 // Installs the handlers of kInterruptSignals described above. Idempotent.
 void InstallInterruptCleanup();
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::formats
 
-#endif  // MESHSIM_SIM_TEMP_FILES_H_
+#endif  // MESHSIM_FORMATS_TEMP_FILES_H_
