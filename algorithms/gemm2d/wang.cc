@@ -11,7 +11,11 @@
 //   kLS  AG of B over columns (P = R, N/R × K/C)     vs  RdS of C' over rows (P = C, M/R × N/C)
 //   kRS  AG of A over rows (P = C, K/R × M/C)        vs  RdS of C' over columns (P = R, M/R × N/C)
 // A blocking AllGather runs first (every GeMM waits for it: the prologue); a blocking
-// ReduceScatter runs after the last GeMM (the epilogue).
+// ReduceScatter runs after the last GeMM (the epilogue). Neither overlaps another problem: the
+// AllGather waits for the frontier even when its operand is early (a weight), where
+// collective.cc prefetches it — §4.2: "the prologue or the epilogue is the execution of a
+// communication operation that is not overlapped" (results/fig09_weak_scaling, "Wang against
+// §4.2").
 //
 // Decomposed AllGather on a ring of P chips (bidirectional halves, Op::directions = 2, the
 // reference cost model's bytes/(2·bw) per step): each shard is split in two halves that travel

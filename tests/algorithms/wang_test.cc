@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/llm.h"
 #include "algorithms/registry.h"
 #include "core/op_graph.h"
 #include "gmock/gmock.h"
@@ -21,12 +22,14 @@ namespace meshsim::algorithms {
 namespace {
 
 using ::testing::HasSubstr;
+using testing_util::AllGatherSeconds;
 using testing_util::DependsOn;
 using testing_util::DirectlyDependsOn;
 using testing_util::ExpectSequenced;
 using testing_util::Find;
 using testing_util::FindAll;
 using testing_util::FlopsPerChip;
+using testing_util::kAnySlice;
 using testing_util::kBwAg;
 using testing_util::kBwRds;
 using testing_util::kBwSrCol;
@@ -255,6 +258,31 @@ TEST(WangLoweringTest, FrontierSequencesProblems) {
   }
 }
 
+// MeshSlice §4.2: "For Wang, the prologue or the epilogue is the execution of a communication
+// operation that is not overlapped". Unlike Collective (collective.cc), which gathers an early
+// operand while the previous problem runs, Wang's blocking AllGather of the weight B waits for
+// the previous problem's frontier even when B is early: on the same pair of problems, Wang's
+// b.ag_b depends on a's last GeMM, Collective's does not.
+TEST(WangLoweringTest, BlockingAllGatherWaitsForThePreviousProblem) {
+  const Mesh mesh{4, 4};
+  // kOS, M > N: A (M/R × K/C) has the larger ring traffic and is decomposed; B stays blocking.
+  GemmProblem first = Problem(Dataflow::kOS, 65536, 32768, 2048, "a");
+  GemmProblem second = Problem(Dataflow::kOS, 65536, 32768, 2048, "b");
+  first.b_early = second.b_early = true;
+  for (const char* name : {"wang", "collective"}) {
+    core::OpGraph g;
+    ASSERT_TRUE(
+        LowerProblems({first, second}, *(*FindAlgorithm(name))->make(), mesh, 0, 2, g).ok());
+    const bool wang = std::string(name) == "wang";
+    for (int chip = 0; chip < mesh.chips(); ++chip) {
+      const core::OpId ag_b = Find(g, "b.ag_b", kAnySlice, chip);
+      const std::vector<core::OpId> gemms_a = FindAll(g, "a.gemm", kAnySlice, chip);
+      ASSERT_FALSE(gemms_a.empty());
+      EXPECT_EQ(DependsOn(g, ag_b, gemms_a.back()), wang) << name << " chip " << chip;
+    }
+  }
+}
+
 // --- Simulated on a 4×4 torus of tpuv4 chips. ---
 
 // Reference cost model (reference/meshslice-calibration.md); constants in lowering_testing.h.
@@ -318,6 +346,39 @@ TEST(WangTimelineTest, ReportsCostModelRatio) {
     EXPECT_GT(t / ref, 0.6);
     EXPECT_LT(t / ref, 1.2);
   }
+}
+
+// The same pair simulated, in closed form. One problem: 65536×32768×2048 kOS on 4×4, chip
+// (i, j) computes (M/R)·(N/C)·K = 16384·8192·2048 in P = 4 steps of K/4 = 512; the decomposed
+// SendRecv step of A (16384·512·2 B = 16 MiB, halves both ways at 30 GB/s: 280 µs + 105 µs) is
+// shorter than a step's GeMM (552 µs at 249 TFLOPS), so a problem lasts its blocking AllGather
+// of B, AG_B = t_launch + 3·(8 MiB/60 GB/s + t_step) = 537 µs, plus its GeMMs:
+//   t(one) ≈ AG_B + 2·(M/R)·(N/C)·K / 249 TFLOPS = 537 + 2208 µs.
+// Because the second problem's AG_B is not overlapped with the first (§4.2), the pair takes
+//   t(pair) = 2·t(one),
+// where Collective gathers the second problem's B behind the first one's GeMM (printed).
+TEST(WangTimelineTest, BlockingAllGatherIsExposedOncePerProblem) {
+  const Mesh mesh{4, 4};
+  GemmProblem first = Problem(Dataflow::kOS, 65536, 32768, 2048, "a");
+  GemmProblem second = Problem(Dataflow::kOS, 65536, 32768, 2048, "b");
+  first.b_early = second.b_early = true;
+  const double ag_b = AllGatherSeconds(4, 2048.0 / 4 * 32768 / 4 * 2);
+  const double comp = 2.0 * (65536 / 4) * (32768 / 4) * 2048 / kFlops;
+  const double one = Simulate(Lower("wang", first, mesh, 0), mesh);
+  core::OpGraph g;
+  ASSERT_TRUE(
+      LowerProblems({first, second}, *(*FindAlgorithm("wang"))->make(), mesh, 0, 2, g).ok());
+  const double pair = Simulate(g, mesh);
+  core::OpGraph gc;
+  ASSERT_TRUE(
+      LowerProblems({first, second}, *(*FindAlgorithm("collective"))->make(), mesh, 0, 2, gc).ok());
+  const double collective_pair = Simulate(gc, mesh);
+  std::printf(
+      "wang os 4x4 65536x32768x2048: one %.0f us (AG_B %.0f + comp %.0f), pair %.0f us; "
+      "collective pair %.0f us\n",
+      one * 1e6, ag_b * 1e6, comp * 1e6, pair * 1e6, collective_pair * 1e6);
+  EXPECT_NEAR(one, ag_b + comp, 0.05 * (ag_b + comp));
+  EXPECT_NEAR(pair, 2 * one, 0.01 * one);
 }
 
 TEST(WangCheckTest, RejectsSliceCountsThatDoNotDivideTheRing) {
