@@ -16,69 +16,11 @@
 // and schedule one solve at the current timestamp, so all starts/finishes at one timestamp are
 // batched. A solve walks the connected components (resources linked by shared flows) that
 // contain a dirty resource, credits each of their flows with the bytes it moved at its old rate
-// (b_f ← b_f − x_f·Δt), re-fills only the parts that changed (below), and reschedules the
+// (b_f ← b_f − x_f·Δt), re-fills only the parts that changed (notes at the end), and reschedules the
 // completion event of each flow whose rate changed at now + ⌈b_f / x_f⌉, in walk order.
 //
-// Resources that cannot bind. For flow f and resource r ∈ R_f let
-//   B(f, r) = min(u_f, min_{r' ∈ R_f, r' ≠ r} c_r')          (no allocation gives f more)
-// and call r non-binding when Σ_{f ∋ r} B(f, r) ≤ (1 − δ)·c_r, δ = 1e-6. Such an r never limits
-// anyone: at any step of progressive filling an unfrozen g ∋ r has a resource (or cap) whose
-// level is ≤ B(g, r), so s* ≤ min_unfrozen B(g, r), while
-//   share_r = (c_r − Σ_frozen x_f)/n ≥ (Σ_unfrozen B(f, r) + δ·c_r)/n > min_unfrozen B(g, r)
-// (frozen x_f ≤ B(f, r)); δ dwarfs rounding, so r is never popped in floating point either.
-// Hence dropping r gives the same allocation, bit for bit: the pops of the other resources and
-// every freeze happen in the same order with the same values. A solve therefore splits each
-// walked component into binding parts (flows joined only by resources that can bind — an HBM
-// that carries only NIC transit flows at ≤ link rate does not join them) and re-fills only the
-// parts that hold a dirty binding resource or a flow over a dirty non-binding one; the others
-// keep their rates, which a re-fill would reproduce exactly. A non-binding resource's load is
-// the sum of its flows' rates. Cost of a solve: O(R_c + P_c) to walk and credit a component,
-// plus O((R_p + P_p)·log R_p) per re-filled part with R_p resources and P_p incidences.
-//
-// Decoupled resources. A resource r with local flows L (r is their only resource) beside
-// crossing flows T is decoupled when Σ_{f ∋ r} B(f, r) (finite bounds: T and capped L) +
-// |L|·max_{g ∈ T} B(g, r) ≤ (1 − δ)·c_r: an HBM whose GeMM prefetches (uncapped, so r can bind)
-// share it with a few NIC flows at link rate. While some g ∈ T is unfrozen, s* ≤ B(g, r) ≤ the
-// max, every frozen flow on r holds at most its bound (a local one at most that max), so
-//   share_r ≥ (Σ_{unfrozen T} B + |unfrozen L|·max + δ·c_r)/n > min_{unfrozen T} B(g, r) ≥ s*:
-// r pops only after all of T is frozen, and its pop freezes local flows only. So T's rates
-// are those of the parts without r (r joins nothing, like a non-binding resource), and L
-// fills what T leaves: c_r − Σ_T x_f, caps first, then an equal share (FillLocal, as
-// SolveAlone does with nothing used). A component holding a decoupled resource is filled
-// part by part, never whole, which keeps the fills of big rings joined through busy HBMs small.
-// The rates are the same max-min allocation; only the order in which r's remaining capacity
-// is summed differs from the joint fill (last-bit differences of the local rates).
-// Re-fills that reuse a recorded fill. A fat-tree's shared core links join every flow into one
-// binding part, and a start or finish changes a few of its rates; so a fill of a part of at
-// least kMinTraceFlows flows is recorded: its steps in order (a pop of resource r at key
-// (s, r), or a cap u freezing flow g) and the flows each froze, and each flow keeps the id of
-// the fill that set its rate. When the same flows are re-filled, let D be the dirty resources
-// in a fill and J the flows joining (in no recorded fill, or another one). The recording is
-// usable when every recorded flow still active is in the component, each resource in a fill
-// that carries a recorded or joining flow and is clean carries only recorded flows, and every
-// fill resource of a joining flow is dirty (else the part may hold flows it never saw). Then
-// every clean fill resource has the same flows, order, capacity and status as at the recording
-// (a change marks a resource dirty, and a solve that sees a dirty one re-fills all its flows,
-// giving them a new fill id), and the flows are a union of binding parts (filled together they
-// get what separate fills give). By induction over the steps, while the state outside D and
-// the frozen flows equal the recording's: recorded step j (pop of r ∉ D at key K) is the new
-// fill's next step if the flows it froze are all still active, every heap key of D is above K
-// and no cap of J is below s (the other keys and caps are the recording's, and its pop was the
-// smallest; a resource carrying only completed recorded flows may have changed in a solve that
-// did not re-fill the others, and is in the fill no more); a recorded cap (u, g) is
-// if g is still active, (u, g) is below every (cap, flow) of J and u is below every share of
-// D. Either step freezes the same flows at the same rates in the same order, so the clean
-// resources' accounts stay the recording's and D's are kept alongside. At the first step that
-// fails, the state is the new fill's state at that point: the rest is filled as FillPart would
-// go on (heap of the fill resources with unfrozen flows, the unfrozen caps), and the recording
-// becomes the replayed steps plus the new ones. The replay costs O(incidences) without a heap,
-// the rest O((R + P)·log R) on what is left (~1/6 of the pops on a fat-tree). A recording that
-// is not usable costs a full fill, which records anew.
-// Completions unlink a flow from its resources in O(|R_f|) (stored positions). A resource whose
-// flows cross no other resource (an HBM with only local traffic: most solves) is a component of
-// its own: progressive filling on it freezes the caps below the running share c_r' / n', then
-// every other flow at that share; it is done without a walk or a heap, with the same
-// floating-point operations in the same order as the general fill.
+// Why the shortcuts a solve takes (non-binding and decoupled resources, recorded fills,
+// single-resource components) give the same allocation: the notes at the end of this file.
 //
 // Example:
 //   FairShare fs(sim);
@@ -356,6 +298,70 @@ class FairShare {
   bool reuse_fills_ = true;
   TimelineBudget* timeline_budget_ = nullptr;
 };
+
+// ---------------------------------------------------------------------------------------------
+// Notes: why the solver's shortcuts give the same allocation as a full progressive filling.
+//
+// Resources that cannot bind. For flow f and resource r ∈ R_f let
+//   B(f, r) = min(u_f, min_{r' ∈ R_f, r' ≠ r} c_r')          (no allocation gives f more)
+// and call r non-binding when Σ_{f ∋ r} B(f, r) ≤ (1 − δ)·c_r, δ = 1e-6. Such an r never limits
+// anyone: at any step of progressive filling an unfrozen g ∋ r has a resource (or cap) whose
+// level is ≤ B(g, r), so s* ≤ min_unfrozen B(g, r), while
+//   share_r = (c_r − Σ_frozen x_f)/n ≥ (Σ_unfrozen B(f, r) + δ·c_r)/n > min_unfrozen B(g, r)
+// (frozen x_f ≤ B(f, r)); δ dwarfs rounding, so r is never popped in floating point either.
+// Hence dropping r gives the same allocation, bit for bit: the pops of the other resources and
+// every freeze happen in the same order with the same values. A solve therefore splits each
+// walked component into binding parts (flows joined only by resources that can bind — an HBM
+// that carries only NIC transit flows at ≤ link rate does not join them) and re-fills only the
+// parts that hold a dirty binding resource or a flow over a dirty non-binding one; the others
+// keep their rates, which a re-fill would reproduce exactly. A non-binding resource's load is
+// the sum of its flows' rates. Cost of a solve: O(R_c + P_c) to walk and credit a component,
+// plus O((R_p + P_p)·log R_p) per re-filled part with R_p resources and P_p incidences.
+//
+// Decoupled resources. A resource r with local flows L (r is their only resource) beside
+// crossing flows T is decoupled when Σ_{f ∋ r} B(f, r) (finite bounds: T and capped L) +
+// |L|·max_{g ∈ T} B(g, r) ≤ (1 − δ)·c_r: an HBM whose GeMM prefetches (uncapped, so r can bind)
+// share it with a few NIC flows at link rate. While some g ∈ T is unfrozen, s* ≤ B(g, r) ≤ the
+// max, every frozen flow on r holds at most its bound (a local one at most that max), so
+//   share_r ≥ (Σ_{unfrozen T} B + |unfrozen L|·max + δ·c_r)/n > min_{unfrozen T} B(g, r) ≥ s*:
+// r pops only after all of T is frozen, and its pop freezes local flows only. So T's rates
+// are those of the parts without r (r joins nothing, like a non-binding resource), and L
+// fills what T leaves: c_r − Σ_T x_f, caps first, then an equal share (FillLocal, as
+// SolveAlone does with nothing used). A component holding a decoupled resource is filled
+// part by part, never whole, which keeps the fills of big rings joined through busy HBMs small.
+// The rates are the same max-min allocation; only the order in which r's remaining capacity
+// is summed differs from the joint fill (last-bit differences of the local rates).
+// Re-fills that reuse a recorded fill. A fat-tree's shared core links join every flow into one
+// binding part, and a start or finish changes a few of its rates; so a fill of a part of at
+// least kMinTraceFlows flows is recorded: its steps in order (a pop of resource r at key
+// (s, r), or a cap u freezing flow g) and the flows each froze, and each flow keeps the id of
+// the fill that set its rate. When the same flows are re-filled, let D be the dirty resources
+// in a fill and J the flows joining (in no recorded fill, or another one). The recording is
+// usable when every recorded flow still active is in the component, each resource in a fill
+// that carries a recorded or joining flow and is clean carries only recorded flows, and every
+// fill resource of a joining flow is dirty (else the part may hold flows it never saw). Then
+// every clean fill resource has the same flows, order, capacity and status as at the recording
+// (a change marks a resource dirty, and a solve that sees a dirty one re-fills all its flows,
+// giving them a new fill id), and the flows are a union of binding parts (filled together they
+// get what separate fills give). By induction over the steps, while the state outside D and
+// the frozen flows equal the recording's: recorded step j (pop of r ∉ D at key K) is the new
+// fill's next step if the flows it froze are all still active, every heap key of D is above K
+// and no cap of J is below s (the other keys and caps are the recording's, and its pop was the
+// smallest; a resource carrying only completed recorded flows may have changed in a solve that
+// did not re-fill the others, and is in the fill no more); a recorded cap (u, g) is
+// if g is still active, (u, g) is below every (cap, flow) of J and u is below every share of
+// D. Either step freezes the same flows at the same rates in the same order, so the clean
+// resources' accounts stay the recording's and D's are kept alongside. At the first step that
+// fails, the state is the new fill's state at that point: the rest is filled as FillPart would
+// go on (heap of the fill resources with unfrozen flows, the unfrozen caps), and the recording
+// becomes the replayed steps plus the new ones. The replay costs O(incidences) without a heap,
+// the rest O((R + P)·log R) on what is left (~1/6 of the pops on a fat-tree). A recording that
+// is not usable costs a full fill, which records anew.
+// Completions unlink a flow from its resources in O(|R_f|) (stored positions). A resource whose
+// flows cross no other resource (an HBM with only local traffic: most solves) is a component of
+// its own: progressive filling on it freezes the caps below the running share c_r' / n', then
+// every other flow at that share; it is done without a walk or a heap, with the same
+// floating-point operations in the same order as the general fill.
 
 }  // namespace meshsim::core
 

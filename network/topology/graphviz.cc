@@ -15,6 +15,16 @@
 // Parallel edges and self-loops are errors. Drawing attributes (label, shape, color, …) are
 // ignored so that files written for Graphviz tools read as they are; any other attribute is an
 // error, so a typo like `bandwith=` never silently falls back to the default.
+//
+// Why not Boost.Graph's read_graphviz (Boost.Graph is a dependency already, for routing): every
+// problem here is one line naming the file, the line and the item, as all bad input in meshsim
+// is. read_graphviz reports syntax errors as exceptions whose tokens carry no position in the
+// file, so the line of a bad statement would be lost; it hands attributes to dynamic_properties
+// as strings keyed by name, after which unit parsing (`50GB/s`), the drawing attributes to ignore
+// and the typo check would still be done here per node and edge; and the meaning checks (chips
+// numbered by first appearance before other nodes, no parallel edges or self-loops, links in
+// file order) are most of this file and stay whichever parser reads the syntax. The lexer and
+// parser below are the part the library would have replaced.
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
