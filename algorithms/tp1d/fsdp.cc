@@ -34,7 +34,7 @@ namespace {
 
 constexpr char kName[] = "fsdp";
 
-// The ring schedule of `f` on P chips; preconditions checked by Fsdp::Check.
+// The ring schedule of `f` on P chips; preconditions checked by Divisible and CheckRingSlices.
 RingPlan Plan(const FcGemm& f, int64_t chips) {
   const int64_t t = f.tokens, i = f.in, o = f.out, p = chips;
   RingPlan plan;
@@ -53,30 +53,16 @@ RingPlan Plan(const FcGemm& f, int64_t chips) {
   return plan;
 }
 
-class Fsdp : public Algorithm {
- public:
-  absl::Status Check(const GemmProblem& p, const Mesh& mesh, int slices) const override {
-    MESHSIM_ASSIGN_OR_RETURN(const FcGemm f, ResolveFcGemm(kName, p));
-    const int chips = mesh.chips();
-    MESHSIM_RETURN_IF_ERROR(CheckRingDivisible(kName, p, "tokens T", f.tokens, chips));
-    MESHSIM_RETURN_IF_ERROR(CheckRingDivisible(kName, p, "output features O", f.out, chips));
-    return CheckRingSlices(kName, slices, chips);
-  }
-
-  absl::Status Lower(const GemmProblem& p, LoweringContext& ctx) const override {
-    MESHSIM_ASSIGN_OR_RETURN(const FcGemm f, ResolveFcGemm(kName, p));
-    return LowerRingOverlap(Plan(f, ctx.mesh.chips()), p, ctx);
-  }
-
-  int64_t CountOps(const GemmProblem& p, const Mesh& mesh, int slices) const override {
-    const absl::StatusOr<FcGemm> f = ResolveFcGemm(kName, p);
-    if (!f.ok()) return -1;
-    return RingOverlapOps(Plan(*f, mesh.chips()).comm, mesh.chips(), slices);
-  }
-};
+// What the plugin shards over the ring must divide by P.
+absl::Status Divisible(const FcGemm& f, const GemmProblem& p, int chips) {
+  MESHSIM_RETURN_IF_ERROR(CheckRingDivisible(kName, p, "tokens T", f.tokens, chips));
+  return CheckRingDivisible(kName, p, "output features O", f.out, chips);
+}
 
 }  // namespace
 
-std::unique_ptr<Algorithm> MakeFsdp() { return std::make_unique<Fsdp>(); }
+std::unique_ptr<Algorithm> MakeFsdp() {
+  return std::make_unique<RingOverlapAlgorithm<kName, Divisible, Plan>>();
+}
 
 }  // namespace meshsim::algorithms

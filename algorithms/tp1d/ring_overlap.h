@@ -41,6 +41,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "algorithms/algorithm.h"
+#include "core/status_macros.h"
 
 namespace meshsim::algorithms {
 
@@ -91,6 +92,37 @@ int64_t RingOverlapOps(RingComm comm, int chips, int slices);
 // Cost: O(S·P + P²) ops and deps. ResourceExhausted (OpGraph::CheckSize) as soon as the graph
 // passes its op budget, checked every O(P) ops.
 absl::Status LowerRingOverlap(const RingPlan& plan, const GemmProblem& p, LoweringContext& ctx);
+
+// The Algorithm of a 1D ring plugin (tp1d, fsdp): the problem resolved in layer terms
+// (ResolveFcGemm, named `Name`), `Divisible(f, p, chips)` for what the plugin shards over the
+// ring (CheckRingDivisible per dimension), the slice count (CheckRingSlices), and the plugin's
+// schedule `Plan(f, chips)` lowered by LowerRingOverlap and counted by RingOverlapOps.
+//
+// Example:
+//   std::unique_ptr<Algorithm> MakeFsdp() {
+//     return std::make_unique<RingOverlapAlgorithm<kName, Divisible, Plan>>();
+//   }
+template <const char* Name, absl::Status (*Divisible)(const FcGemm&, const GemmProblem&, int chips),
+          RingPlan (*Plan)(const FcGemm&, int64_t chips)>
+class RingOverlapAlgorithm : public Algorithm {
+ public:
+  absl::Status Check(const GemmProblem& p, const Mesh& mesh, int slices) const override {
+    MESHSIM_ASSIGN_OR_RETURN(const FcGemm f, ResolveFcGemm(Name, p));
+    MESHSIM_RETURN_IF_ERROR(Divisible(f, p, mesh.chips()));
+    return CheckRingSlices(Name, slices, mesh.chips());
+  }
+
+  absl::Status Lower(const GemmProblem& p, LoweringContext& ctx) const override {
+    MESHSIM_ASSIGN_OR_RETURN(const FcGemm f, ResolveFcGemm(Name, p));
+    return LowerRingOverlap(Plan(f, ctx.mesh.chips()), p, ctx);
+  }
+
+  int64_t CountOps(const GemmProblem& p, const Mesh& mesh, int slices) const override {
+    const absl::StatusOr<FcGemm> f = ResolveFcGemm(Name, p);
+    if (!f.ok()) return -1;
+    return RingOverlapOps(Plan(*f, mesh.chips()).comm, mesh.chips(), slices);
+  }
+};
 
 }  // namespace meshsim::algorithms
 
