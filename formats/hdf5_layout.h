@@ -32,8 +32,11 @@
 #include "core/status_macros.h"
 #include "core/time.h"
 #include "core/timeline.h"
-#include "formats/hdf5_reader.h"
 #include "formats/run_record.h"
+
+namespace meshsim::formats {
+struct SummaryTable;  // formats/hdf5_reader.h
+}  // namespace meshsim::formats
 
 namespace meshsim::formats::hdf5_layout {
 
@@ -286,7 +289,7 @@ absl::Status VerifyTrailer(int fd, const std::string& where);
 bool HasIntactTrailer(const std::string& path);
 
 // ---------------------------------------------------------------------------------------------
-// Reading entry points (hdf5_reader.cc), also used by MergeArchives.
+// Reading entry points, defined in hdf5_reader.cc and also used by MergeArchives (hdf5_writer.cc).
 
 // True in a probe child (below): it reads without probing again.
 inline bool g_in_probe = false;

@@ -34,6 +34,7 @@
 #include "sim/sweep.h"
 #include "sim/system.h"
 #include "sim/tune.h"
+#include "sim/version.h"
 #include "workloads/transformer.h"
 
 #ifndef MESHSIM_VERSION
@@ -42,7 +43,6 @@
 
 namespace meshsim::sim {
 
-std::string Version() { return absl::StrCat("meshsim ", MESHSIM_VERSION); }
 
 namespace {
 

@@ -19,9 +19,6 @@ namespace meshsim::sim {
 // `args` excludes the program name.
 int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
-// The version string, e.g. "meshsim 0.1.0".
-std::string Version();
-
 }  // namespace meshsim::sim
 
 #endif  // MESHSIM_SIM_CLI_H_

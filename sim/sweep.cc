@@ -30,9 +30,9 @@
 #include "formats/hdf5_writer.h"
 #include "formats/temp_files.h"
 #include "sim/args.h"
-#include "sim/cli.h"
 #include "sim/report.h"
 #include "sim/run.h"
+#include "sim/version.h"
 
 namespace meshsim::sim {
 

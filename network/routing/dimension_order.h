@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/ids.h"
-#include "network/topology.h"
+#include "network/topology/types.h"
 
 namespace meshsim::network::internal {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "network/topology.h"
+#include "network/topology/types.h"
 
 namespace meshsim::network::internal {
 

@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "boost/graph/adjacency_list.hpp"
-#include "network/topology.h"
+#include "network/topology/types.h"
 
 namespace meshsim::network::internal {
 
