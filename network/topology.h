@@ -19,8 +19,11 @@
 //    Coordinate 0 is corrected first (on torus2d {R, C}: the row index, moving along a column),
 //    then coordinate 1 (the column, moving along the row), then 2. In a wrapping dimension of
 //    extent e, going from a to b: f = (b − a) mod e hops towards + if f ≤ e − f, else e − f hops
-//    towards − (a tie, f = e/2, goes +); an extent-2 dimension uses its single link. Meshes go
-//    |b − a| hops towards b. The ring routes as the 1-D torus {chips}. `hash` is ignored.
+//    towards − (a tie, f = e/2, goes +). An extent-2 dimension joins the two chips once, or
+//    twice with length2_links = 2 (each chip's + and − port); then a route in direction
+//    kBackward (a ring's send to its predecessor) leaves by the − port and every other route by
+//    the + port. Meshes go |b − a| hops towards b. The ring routes as the 1-D torus {chips}.
+//    `hash` is ignored.
 //  - fattree, switch: shortest paths; at each hop, among the out-links that stay on a shortest
 //    path, a hash of (src, dst, hash, hop index) picks one (ECMP), so flows with different
 //    hashes spread over equal-cost paths (network/routing/ecmp.h).
@@ -71,6 +74,10 @@ std::optional<LinkClass> LinkClassFromString(const std::string& name);
 // Every class name, for messages: "link, ici, nvlink, …".
 std::string LinkClassNames();
 
+// Which way round a ring a transfer goes: kForward to the successor, kBackward to the
+// predecessor (Topology::Route).
+enum class RingDir { kForward, kBackward };
+
 // What a node of the graph is. Chips are nodes 0..chips−1; the others only forward traffic.
 enum class NodeKind { kChip, kSwitch, kPcieSwitch, kCpu, kNic };
 const char* ToString(NodeKind k);  // "chip", "switch", "pcie-switch", "cpu", "nic"
@@ -119,7 +126,12 @@ struct TopologyParams {
   // links along dimension d (per direction); 0 or missing = link_bandwidth. Every entry ≥ 0 and
   // finite. Other families, and entries beyond the grid's rank, ignore them (like fattree_k).
   std::vector<double> axis_bandwidth_bytes_per_s;
-  double link_latency_s = 1e-6;   // Per hop, every link (≥ 0).
+  double link_latency_s = 1e-6;  // Per hop, every link (≥ 0).
+  // ring, torus2d, torus3d: full-duplex links between the two chips of a wrapping dimension of
+  // extent 2 (a ring of 2 chips), 1 or 2. 1: the pair is joined once. 2: chips with a + and a
+  // − port per dimension have both ports wired to the one neighbour (chip 0's + to chip 1's −,
+  // chip 1's + to chip 0's −), so the pair is joined twice. Other extents and families ignore it.
+  int length2_links = 2;
   int fattree_k = 0;              // Fat-tree radix, even, 2..128; 0 = smallest even k with
                                   // k³/4 ≥ chips.
   double oversubscription = 1.0;  // Fat-tree: edge-switch down:up bandwidth ratio o ≥ 1.
@@ -177,7 +189,11 @@ class Topology {
   // `hash` picks among equal-cost paths where there are several (fat-tree).
   // Cost: O(hops) on tori/meshes, allocating only the result; elsewhere O(hops · degree) after a
   // one-time BFS per destination edge switch (or destination).
-  std::vector<core::LinkId> Route(core::ChipId src, core::ChipId dst, uint64_t hash = 0) const;
+  // `dir` matters only on a torus dimension of extent 2 joined twice (length2_links = 2), where
+  // the successor and the predecessor on the ring are the same chip: kBackward leaves by the −
+  // port, so a bidirectional ring's two halves take the two links.
+  std::vector<core::LinkId> Route(core::ChipId src, core::ChipId dst, uint64_t hash = 0,
+                                  RingDir dir = RingDir::kForward) const;
 
   // Number of links on Route(src, dst) (the same for every hash). Cost: O(dims) on tori and
   // meshes; elsewhere O(1) after the destination's one-time BFS.

@@ -28,9 +28,10 @@ class Router {
   explicit Router(const network::Topology& t) : t_(t) {
     for (const network::Link& l : t.links()) bandwidth_.push_back(l.bandwidth_bytes_per_s);
   }
-  std::vector<int> Route(int a, int b, uint64_t hash) const {
+  std::vector<int> Route(int a, int b, uint64_t hash,
+                         network::RingDir dir = network::RingDir::kForward) const {
     std::vector<int> out;
-    for (core::LinkId l : t_.Route(core::ChipId(a), core::ChipId(b), hash)) {
+    for (core::LinkId l : t_.Route(core::ChipId(a), core::ChipId(b), hash, dir)) {
       out.push_back(static_cast<int>(l.value()));
     }
     return out;
@@ -56,7 +57,9 @@ constexpr int kPathChoices = 32;
 // multi-NIC hosts, fat-trees), a flow is split into one subflow per distinct route of
 // kPathChoices hashes, each a max-min flow of its own: the aggregate is what the paths can carry
 // together, not what one unlucky hash collision leaves. Grids and rings route by dimension
-// order, which ignores the hash.
+// order, which ignores the hash; there a flow takes both ring directions' routes, which differ
+// only across a torus dimension of length 2 joined twice (torus.length2_links = 2: the + and the
+// − port), so such a pair's flow is split over its two links.
 double Aggregate(const Router& r, const std::vector<std::pair<int, int>>& pairs) {
   const std::string& family = r.topology().name();
   const bool one_path =
@@ -64,7 +67,11 @@ double Aggregate(const Router& r, const std::vector<std::pair<int, int>>& pairs)
   std::vector<std::vector<int>> flows;
   for (size_t i = 0; i < pairs.size(); ++i) {
     std::set<std::vector<int>> routes;
-    for (int h = 0; h < (one_path ? 1 : kPathChoices); ++h) {
+    if (one_path) {
+      routes.insert(r.Route(pairs[i].first, pairs[i].second, 0, network::RingDir::kForward));
+      routes.insert(r.Route(pairs[i].first, pairs[i].second, 0, network::RingDir::kBackward));
+    }
+    for (int h = 0; h < (one_path ? 0 : kPathChoices); ++h) {
       routes.insert(r.Route(pairs[i].first, pairs[i].second, i * kPathChoices + h));
     }
     flows.insert(flows.end(), routes.begin(), routes.end());
