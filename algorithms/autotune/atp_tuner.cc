@@ -186,6 +186,20 @@ absl::StatusOr<Mesh> ParseMesh(const std::string& text) {
 
 }  // namespace
 
+const char* ToString(AtpMatrix m) {
+  return m == AtpMatrix::kOneLevel ? "one-level" : "hierarchical";
+}
+
+absl::StatusOr<AtpMatrix> ParseAtpMatrix(const std::string& text) {
+  for (AtpMatrix m : {AtpMatrix::kHierarchical, AtpMatrix::kOneLevel}) {
+    if (text == ToString(m)) return m;
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--atp-matrix: '%s' is not allowed; allowed: hierarchical (the matrix derived from the "
+      "topology, default), one-level (one fully connected layer, ATP §5.3's reading)",
+      text));
+}
+
 std::pair<int, int> CommMatrix::Locate(int layer, int chip) const {
   const CommLayer& l = layers[layer];
   const int parent_chips = l.ranks * l.rank_chips;
@@ -246,7 +260,8 @@ std::vector<double> MaxMinRates(const std::vector<std::vector<int>>& flows,
   return rate;
 }
 
-absl::StatusOr<CommMatrix> BuildCommMatrix(const network::Topology& topology, int chips) {
+absl::StatusOr<CommMatrix> BuildCommMatrix(const network::Topology& topology, int chips,
+                                           AtpMatrix reading) {
   if (chips < 1 || chips > topology.num_chips()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("--chips: %d is not allowed for the ATP matrix; allowed: 1..%d (the "
@@ -256,11 +271,20 @@ absl::StatusOr<CommMatrix> BuildCommMatrix(const network::Topology& topology, in
   const Router router(topology);
   CommMatrix m;
   m.chips = chips;
+  m.reading = reading;
   // The splits are found on the first block of each level and hold for all of them (the
   // families build every host, ring and NVLink group alike).
   int n = chips;
   std::string parent_rule;
-  while (true) {
+  if (reading == AtpMatrix::kOneLevel) {
+    CommLayer layer;
+    layer.name = "devices (one fully connected level)";
+    layer.rule = "one-level";
+    layer.ranks = chips;
+    layer.rank_chips = 1;
+    m.layers.push_back(std::move(layer));
+  }
+  while (reading == AtpMatrix::kHierarchical) {
     Split s = SplitByHosts(topology, n);
     if (s.rank_chips <= 1) s = SplitByGrid(topology, chips, n);
     if (s.rank_chips <= 1) s = SplitByCluster(router, n);
@@ -309,6 +333,20 @@ absl::StatusOr<CommMatrix> BuildCommMatrix(const network::Topology& topology, in
 
 AtpPrimeBandwidths PrimeBandwidths(const CommMatrix& matrix, int d1, int d2) {
   AtpPrimeBandwidths out;
+  if (matrix.reading == AtpMatrix::kOneLevel) {
+    // One fully connected layer: B'1 = B'2 = GroupBW, the least Group(a) over the chips.
+    const std::vector<double>& group = matrix.layers.front().parents.front().group;
+    const double group_bw = group.empty() ? 0 : *std::min_element(group.begin(), group.end());
+    if (d1 > 1) {
+      out.b1_prime = group_bw;
+      out.layers1 = {0};
+    }
+    if (d2 > 1) {
+      out.b2_prime = group_bw;
+      out.layers2 = {0};
+    }
+    return out;
+  }
   for (int dim = 1; dim <= 2; ++dim) {
     const int d = dim == 1 ? d1 : d2;
     if (d <= 1) continue;
