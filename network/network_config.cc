@@ -66,6 +66,11 @@ std::vector<core::Param> NetworkConfig::Params() {
        0,
        0,
        {"flat", "dimension-order"}},
+      {"torus.length2_links", Unit::kCount,
+       "ring/torus2d/torus3d: full-duplex links between the two chips of a wraparound dimension "
+       "of length 2: 1 = one; 2 = both of a chip's ports for that dimension (+ and −) wired to "
+       "its one neighbour, so a bidirectional ring's halves take a link each",
+       &torus_length2_links, 1, 2},
       // Read by --topology hierarchical only.
       {"node.gpus", Unit::kCount, "hierarchical: GPUs per host", &hierarchical.gpus_per_node, 1,
        256},

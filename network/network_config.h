@@ -42,6 +42,10 @@ struct NetworkConfig {
   // grid of the torus runs: "flat" (one ring in group order) or "dimension-order" (a ring phase
   // per dimension, network_model.h). Other topologies do not read it.
   std::string torus_algorithm = "flat";
+  // ring, torus2d, torus3d: full-duplex links between the two chips of a wrapping dimension of
+  // length 2 (TopologyParams::length2_links): 1 = joined once; 2 = both ports of a chip with a +
+  // and a − port per dimension wired to its one neighbour. Other topologies do not read it.
+  int torus_length2_links = 2;
   // Per direction, the links along dimension k of a torus2d or mesh2d (k < 2) or torus3d (k < 3);
   // 0 = link_bandwidth_bytes_per_s. Other topologies ignore them. On a torus2d shaped like the
   // logical R×C mesh, axis 0 links join neighbouring rows (they carry the column groups: the

@@ -281,7 +281,7 @@ void NetworkModel::PlanPhasedStep(const Run& r, int step, std::vector<Send>& out
       for (int i = 0; i < n; ++i) {
         out.push_back({ring[i], ring[(i + 1) % n], ph.bytes / d, ph.reduce});
         if (d == 2)
-          out.push_back({ring[i], ring[(i + n - 1) % n], ph.bytes - ph.bytes / 2, ph.reduce});
+          out.push_back({ring[i], ring[(i + n - 1) % n], ph.bytes - ph.bytes / 2, ph.reduce, true});
       }
     }
     return;
@@ -316,7 +316,7 @@ void NetworkModel::PlanTwoLevelStep(const Run& r, int step, std::vector<Send>& o
   const auto ring = [&](const auto& at, int k, int64_t bytes, bool reduce) {
     for (int i = 0; i < k; ++i) {
       out.push_back({at(i), at((i + 1) % k), bytes / d, reduce});
-      if (d == 2) out.push_back({at(i), at((i + k - 1) % k), bytes - bytes / 2, reduce});
+      if (d == 2) out.push_back({at(i), at((i + k - 1) % k), bytes - bytes / 2, reduce, true});
     }
   };
   // A step of every intra-host ring, or of every inter-host ring (one per local rank).
@@ -382,7 +382,7 @@ void NetworkModel::PlanStep(const Run& r, int step, std::vector<Send>& out) cons
   const auto ring = [&](int64_t bytes, bool reduce) {
     for (int i = 0; i < p; ++i) {
       out.push_back({i, (i + 1) % p, bytes / d, reduce});
-      if (d == 2) out.push_back({i, (i + p - 1) % p, bytes - bytes / 2, reduce});
+      if (d == 2) out.push_back({i, (i + p - 1) % p, bytes - bytes / 2, reduce, true});
     }
   };
   switch (op.collective) {
@@ -415,7 +415,7 @@ void NetworkModel::PlanStep(const Run& r, int step, std::vector<Send>& out) cons
       if (d == 2) {
         for (int i = 0; i < p; ++i) {
           out.push_back({i, (i + 1) % p, op.bytes / 2, false});
-          out.push_back({i, (i + p - 1) % p, op.bytes - op.bytes / 2, false});
+          out.push_back({i, (i + p - 1) % p, op.bytes - op.bytes / 2, false, true});
         }
       } else {
         const int shift = op.root == 0 ? 1 : op.root;
@@ -692,7 +692,8 @@ core::Time NetworkModel::StartFlow(uint32_t slot, uint32_t send) {
   path_.clear();
   path_.push_back(hbm_[src.value()]);
   double cap = FlowCap(r, r.flows_from[s.src]);
-  for (core::LinkId l : topology_.Route(src, dst, hash)) {
+  for (core::LinkId l :
+       topology_.Route(src, dst, hash, s.backward ? RingDir::kBackward : RingDir::kForward)) {
     path_.push_back(links_[l.value()]);
     latency_s += link_latency_s_[l.value()];
     cap = std::min(cap, StreamCap(r, l));

@@ -183,6 +183,9 @@ class NetworkModel : public core::OpRunner {
     int dst;
     int64_t bytes;
     bool reduce;
+    // A ring's send to its predecessor: on a torus dimension of length 2 joined twice it takes
+    // the − port (Topology::Route), so the ring's two halves use both links.
+    bool backward = false;
   };
   // A group's split by host for two-level collectives: member indices per host (hosts[h][l] is
   // local rank l of host h), empty when the group runs flat.

@@ -34,24 +34,27 @@ struct Family {
 const std::vector<Family>& Families() {
   static const std::vector<Family>* const kFamilies = new std::vector<Family>{
       {{"ring",
-        "chips 0→1→…→chips−1→0 in a cycle (2 chips: one link); reads chips, link.bandwidth, "
-        "link.latency; shortest-direction routing",
-        {}},
+        "chips 0→1→…→chips−1→0 in a cycle (2 chips: torus.length2_links links); reads chips, "
+        "link.bandwidth, link.latency; shortest-direction routing",
+        {"torus.length2_links"}},
        false,
        internal::BuildRing},
       {{"torus2d",
-        "R×C torus, wraparound per dimension (extent 2: one link); reads chips, dims RxC "
+        "R×C torus, wraparound per dimension (extent 2: torus.length2_links links); reads chips, "
+        "dims RxC "
         "(default most-square, R ≤ C), link.bandwidth (per dimension d: link.bandwidth_axisd), "
         "link.latency, comm.torus_algorithm; dimension-order routing",
-        {"link.bandwidth_axis0", "link.bandwidth_axis1", "comm.torus_algorithm"}},
+        {"link.bandwidth_axis0", "link.bandwidth_axis1", "comm.torus_algorithm",
+         "torus.length2_links"}},
        true,
        [](const TopologyParams& p) { return internal::BuildGrid(p, 2, /*wraps=*/true); }},
       {{"torus3d",
-        "X×Y×Z torus, wraparound per dimension (extent 2: one link); reads chips, dims XxYxZ "
+        "X×Y×Z torus, wraparound per dimension (extent 2: torus.length2_links links); reads "
+        "chips, dims XxYxZ "
         "(default most-square), link.bandwidth (per dimension d: link.bandwidth_axisd), "
         "link.latency, comm.torus_algorithm; dimension-order routing",
         {"link.bandwidth_axis0", "link.bandwidth_axis1", "link.bandwidth_axis2",
-         "comm.torus_algorithm"}},
+         "comm.torus_algorithm", "torus.length2_links"}},
        true,
        [](const TopologyParams& p) { return internal::BuildGrid(p, 3, /*wraps=*/true); }},
       {{"mesh2d",
@@ -148,6 +151,12 @@ absl::StatusOr<Topology> Topology::Build(const TopologyParams& params) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "link.latency: %g is not allowed; must be ≥ 0 and finite (seconds per hop)", latency));
   }
+  if (params.length2_links != 1 && params.length2_links != 2) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "torus.length2_links: %d is not allowed; allowed: 1 or 2 (full-duplex links between the "
+        "two chips of a torus dimension of length 2)",
+        params.length2_links));
+  }
   if (!family->reads_dims && !params.dims.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "dims: %s is not allowed for %s; only torus2d, torus3d and mesh2d take dims",
@@ -220,7 +229,8 @@ int Topology::HostOf(core::ChipId chip) const {
 
 int Topology::num_hosts() const { return impl_->num_hosts; }
 
-std::vector<core::LinkId> Topology::Route(core::ChipId src, core::ChipId dst, uint64_t hash) const {
+std::vector<core::LinkId> Topology::Route(core::ChipId src, core::ChipId dst, uint64_t hash,
+                                          RingDir dir) const {
   const int s = static_cast<int>(src.value()), d = static_cast<int>(dst.value());
   MESHSIM_CHECK(src.valid() && dst.valid() && s < impl_->chips && d < impl_->chips)
       << "Route(" << src << ", " << dst << ") on " << impl_->chips << " chips";
@@ -228,7 +238,7 @@ std::vector<core::LinkId> Topology::Route(core::ChipId src, core::ChipId dst, ui
   if (s == d) return path;
   if (impl_->grid_router) {
     path.reserve(impl_->grid_router->Hops(s, d));
-    impl_->grid_router->Route(s, d, path);
+    impl_->grid_router->Route(s, d, dir == RingDir::kBackward, path);
   } else {
     impl_->ecmp_router->Route(s, d, hash, path);
   }

@@ -19,8 +19,11 @@
 //    Coordinate 0 is corrected first (on torus2d {R, C}: the row index, moving along a column),
 //    then coordinate 1 (the column, moving along the row), then 2. In a wrapping dimension of
 //    extent e, going from a to b: f = (b − a) mod e hops towards + if f ≤ e − f, else e − f hops
-//    towards − (a tie, f = e/2, goes +); an extent-2 dimension uses its single link. Meshes go
-//    |b − a| hops towards b. The ring routes as the 1-D torus {chips}. `hash` is ignored.
+//    towards − (a tie, f = e/2, goes +). An extent-2 dimension joins the two chips once, or
+//    twice with length2_links = 2 (each chip's + and − port); then a route in direction
+//    kBackward (a ring's send to its predecessor) leaves by the − port and every other route by
+//    the + port. Meshes go |b − a| hops towards b. The ring routes as the 1-D torus {chips}.
+//    `hash` is ignored.
 //  - fattree, switch: shortest paths; at each hop, among the out-links that stay on a shortest
 //    path, a hash of (src, dst, hash, hop index) picks one (ECMP), so flows with different
 //    hashes spread over equal-cost paths (network/routing/ecmp.h).
@@ -91,7 +94,11 @@ class Topology {
   // `hash` picks among equal-cost paths where there are several (fat-tree).
   // Cost: O(hops) on tori/meshes, allocating only the result; elsewhere O(hops · degree) after a
   // one-time BFS per destination edge switch (or destination).
-  std::vector<core::LinkId> Route(core::ChipId src, core::ChipId dst, uint64_t hash = 0) const;
+  // `dir` matters only on a torus dimension of extent 2 joined twice (length2_links = 2), where
+  // the successor and the predecessor on the ring are the same chip: kBackward leaves by the −
+  // port, so a bidirectional ring's two halves take the two links.
+  std::vector<core::LinkId> Route(core::ChipId src, core::ChipId dst, uint64_t hash = 0,
+                                  RingDir dir = RingDir::kForward) const;
 
   // Number of links on Route(src, dst) (the same for every hash). Cost: O(dims) on tori and
   // meshes; elsewhere O(1) after the destination's one-time BFS.

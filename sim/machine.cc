@@ -31,6 +31,7 @@ absl::StatusOr<network::Topology> BuildTopology(const RunOptions& o, const algor
   params.axis_bandwidth_bytes_per_s.assign(net.axis_bandwidth_bytes_per_s.begin(),
                                            net.axis_bandwidth_bytes_per_s.end());
   params.link_latency_s = net.link_latency_s;
+  params.length2_links = net.torus_length2_links;
   params.fattree_k = net.fattree_k;
   params.oversubscription = net.oversubscription;
   params.hierarchical = net.hierarchical;

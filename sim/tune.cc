@@ -34,14 +34,16 @@ constexpr char kUsageBody[] =
     "(--model/--hidden, --chips, --batch, --seq, --pass, --dataflow, --system, --set; --mesh RxC\n"
     "tunes S on that mesh only); not allowed: --workload other than llm, --algorithm other than\n"
     "meshslice, --slices, --out, --trace.\n\n"
-    "meshsim tune --algorithm atp [run options] [--atp-bandwidth D1xD2:B1,B2[;...]] [--validate]\n"
-    "[--format table|json]\n\n"
+    "meshsim tune --algorithm atp [run options] [--atp-bandwidth D1xD2:B1,B2[;...]]\n"
+    "[--atp-matrix hierarchical|one-level] [--validate] [--format table|json]\n\n"
     "ATP's mesh search (ATP §3.4-3.5, docs/atp.md): derives the hierarchical communication\n"
     "matrix of the system's topology over --chips chips, then for every DeviceMesh(d1, d2) the\n"
     "all-reduce bandwidths B'1, B'2 (Eq. 3), B1, B2 (Eq. 4) and T_comm (Eq. 2) of the model's\n"
     "L layers (--model, --batch, default 4, --seq), and picks the least T_comm. --mesh D1xD2\n"
     "evaluates that mesh only; --atp-bandwidth gives calibrated B1, B2 in GB/s per mesh (then\n"
-    "only those meshes are candidates; B2 may be omitted when D2 = 1). --validate simulates one\n"
+    "only those meshes are candidates; B2 may be omitted when D2 = 1). --atp-matrix one-level\n"
+    "reads the machine as one fully connected layer (B'1 = B'2 = the least group bandwidth, as\n"
+    "ATP §5.3 reads IC3/IC4); default hierarchical. --validate simulates one\n"
     "layer of each mesh (--workload layer --algorithm atp --mesh D1xD2). Not allowed with atp:\n"
     "--workload other than layer, --slices, --out, --trace, --placement, --cost-model.\n\n";
 
@@ -59,6 +61,7 @@ struct TuneArgs {
   RawOptions raw;                          // The run options.
   bool atp = false;                        // --algorithm atp: ATP's mesh search.
   std::vector<std::string> atp_bandwidth;  // --atp-bandwidth values, in order.
+  std::string atp_matrix;                  // --atp-matrix, "" when not given.
 };
 
 }  // namespace
@@ -76,7 +79,10 @@ boost::program_options::options_description TuneDescription() {
        absl::StrCat(CostModelChoices(", "), " (default simulation-fitted)").c_str())
       ("validate", po::bool_switch(), "also simulate every candidate and print both")
       ("atp-bandwidth", po::value<std::vector<std::string>>()->composing(),
-       "--algorithm atp: calibrated all-reduce bandwidths D1xD2:B1,B2 in GB/s (repeatable)");
+       "--algorithm atp: calibrated all-reduce bandwidths D1xD2:B1,B2 in GB/s (repeatable)")
+      ("atp-matrix", po::value<std::string>(),
+       "--algorithm atp: hierarchical (the matrix derived from the topology, default) or "
+       "one-level (one fully connected layer, B'1 = B'2 = GroupBW: ATP §5.3's reading of IC3/IC4)");
   // clang-format on
   return own;
 }
@@ -94,6 +100,7 @@ absl::StatusOr<TuneArgs> ParseTuneArgs(const std::vector<std::string>& args) {
     }
     if (key == "validate") t.validate = true;
     if (key == "atp-bandwidth") t.atp_bandwidth.push_back(value);
+    if (key == "atp-matrix") t.atp_matrix = value;
   }
   // --algorithm atp selects ATP's search; any other value stays a run option.
   for (const auto& [key, value] : t.raw.values) {
@@ -112,6 +119,10 @@ absl::StatusOr<TuneArgs> ParseTuneArgs(const std::vector<std::string>& args) {
   if (!t.atp && !t.atp_bandwidth.empty()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--atp-bandwidth: '%s' is not allowed without --algorithm atp", t.atp_bandwidth[0]));
+  }
+  if (!t.atp && !t.atp_matrix.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--atp-matrix: '%s' is not allowed without --algorithm atp", t.atp_matrix));
   }
   if (t.atp && t.cost_model_given) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -428,8 +439,11 @@ std::string LayerList(const std::vector<int>& layers) {
 }
 
 void PrintAtpMatrixTable(const algorithms::CommMatrix& m, std::ostream& out) {
-  out << "hierarchical communication matrix (GB/s, one direction; ATP's NVLink figures add both "
-         "directions):\n";
+  out << (m.reading == algorithms::AtpMatrix::kOneLevel
+              ? "communication matrix read as one fully connected level (--atp-matrix one-level: "
+                "B'1 = B'2 = the least group bandwidth; GB/s, one direction):\n"
+              : "hierarchical communication matrix (GB/s, one direction; ATP's NVLink figures add "
+                "both directions):\n");
   const bool uniform = m.Uniform();
   for (size_t j = 0; j < m.layers.size(); ++j) {
     const algorithms::CommLayer& l = m.layers[j];
@@ -521,7 +535,8 @@ void PrintAtpJson(const algorithms::CommMatrix& m, const std::vector<AtpRow>& ro
     if (validate) out << ", \"simulated_s\": " << JsonNumber(rows[i].simulated_s);
     out << "}";
   }
-  out << "], \"matrix\": {\"chips\": " << m.chips << ", \"layers\": [";
+  out << "], \"matrix\": {\"chips\": " << m.chips
+      << ", \"reading\": " << JsonString(algorithms::ToString(m.reading)) << ", \"layers\": [";
   for (size_t j = 0; j < m.layers.size(); ++j) {
     const algorithms::CommLayer& l = m.layers[j];
     out << (j ? ", " : "") << "{\"name\": " << JsonString(l.name)
@@ -568,8 +583,12 @@ absl::Status AtpTune(const TuneArgs& targs, std::ostream& out, std::ostream& err
   // The physical machine is built once, as a run with --mesh auto builds it (torus2d: the
   // most-square extents), and every candidate mesh is laid over it.
   MESHSIM_ASSIGN_OR_RETURN(const network::Topology topology, BuildTopology(o));
+  algorithms::AtpMatrix reading = algorithms::AtpMatrix::kHierarchical;
+  if (!targs.atp_matrix.empty()) {
+    MESHSIM_ASSIGN_OR_RETURN(reading, algorithms::ParseAtpMatrix(targs.atp_matrix));
+  }
   MESHSIM_ASSIGN_OR_RETURN(const algorithms::CommMatrix matrix,
-                           algorithms::BuildCommMatrix(topology, o.mesh_chips()));
+                           algorithms::BuildCommMatrix(topology, o.mesh_chips(), reading));
   MESHSIM_ASSIGN_OR_RETURN(const algorithms::AtpResult result, algorithms::AtpSearch(matrix, p));
 
   std::vector<AtpRow> rows;

@@ -28,9 +28,10 @@ class Router {
   explicit Router(const network::Topology& t) : t_(t) {
     for (const network::Link& l : t.links()) bandwidth_.push_back(l.bandwidth_bytes_per_s);
   }
-  std::vector<int> Route(int a, int b, uint64_t hash) const {
+  std::vector<int> Route(int a, int b, uint64_t hash,
+                         network::RingDir dir = network::RingDir::kForward) const {
     std::vector<int> out;
-    for (core::LinkId l : t_.Route(core::ChipId(a), core::ChipId(b), hash)) {
+    for (core::LinkId l : t_.Route(core::ChipId(a), core::ChipId(b), hash, dir)) {
       out.push_back(static_cast<int>(l.value()));
     }
     return out;
@@ -56,7 +57,9 @@ constexpr int kPathChoices = 32;
 // multi-NIC hosts, fat-trees), a flow is split into one subflow per distinct route of
 // kPathChoices hashes, each a max-min flow of its own: the aggregate is what the paths can carry
 // together, not what one unlucky hash collision leaves. Grids and rings route by dimension
-// order, which ignores the hash.
+// order, which ignores the hash; there a flow takes both ring directions' routes, which differ
+// only across a torus dimension of length 2 joined twice (torus.length2_links = 2: the + and the
+// − port), so such a pair's flow is split over its two links.
 double Aggregate(const Router& r, const std::vector<std::pair<int, int>>& pairs) {
   const std::string& family = r.topology().name();
   const bool one_path =
@@ -64,7 +67,11 @@ double Aggregate(const Router& r, const std::vector<std::pair<int, int>>& pairs)
   std::vector<std::vector<int>> flows;
   for (size_t i = 0; i < pairs.size(); ++i) {
     std::set<std::vector<int>> routes;
-    for (int h = 0; h < (one_path ? 1 : kPathChoices); ++h) {
+    if (one_path) {
+      routes.insert(r.Route(pairs[i].first, pairs[i].second, 0, network::RingDir::kForward));
+      routes.insert(r.Route(pairs[i].first, pairs[i].second, 0, network::RingDir::kBackward));
+    }
+    for (int h = 0; h < (one_path ? 0 : kPathChoices); ++h) {
       routes.insert(r.Route(pairs[i].first, pairs[i].second, i * kPathChoices + h));
     }
     flows.insert(flows.end(), routes.begin(), routes.end());
@@ -179,6 +186,20 @@ absl::StatusOr<Mesh> ParseMesh(const std::string& text) {
 
 }  // namespace
 
+const char* ToString(AtpMatrix m) {
+  return m == AtpMatrix::kOneLevel ? "one-level" : "hierarchical";
+}
+
+absl::StatusOr<AtpMatrix> ParseAtpMatrix(const std::string& text) {
+  for (AtpMatrix m : {AtpMatrix::kHierarchical, AtpMatrix::kOneLevel}) {
+    if (text == ToString(m)) return m;
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--atp-matrix: '%s' is not allowed; allowed: hierarchical (the matrix derived from the "
+      "topology, default), one-level (one fully connected layer, ATP §5.3's reading)",
+      text));
+}
+
 std::pair<int, int> CommMatrix::Locate(int layer, int chip) const {
   const CommLayer& l = layers[layer];
   const int parent_chips = l.ranks * l.rank_chips;
@@ -239,7 +260,8 @@ std::vector<double> MaxMinRates(const std::vector<std::vector<int>>& flows,
   return rate;
 }
 
-absl::StatusOr<CommMatrix> BuildCommMatrix(const network::Topology& topology, int chips) {
+absl::StatusOr<CommMatrix> BuildCommMatrix(const network::Topology& topology, int chips,
+                                           AtpMatrix reading) {
   if (chips < 1 || chips > topology.num_chips()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("--chips: %d is not allowed for the ATP matrix; allowed: 1..%d (the "
@@ -249,11 +271,20 @@ absl::StatusOr<CommMatrix> BuildCommMatrix(const network::Topology& topology, in
   const Router router(topology);
   CommMatrix m;
   m.chips = chips;
+  m.reading = reading;
   // The splits are found on the first block of each level and hold for all of them (the
   // families build every host, ring and NVLink group alike).
   int n = chips;
   std::string parent_rule;
-  while (true) {
+  if (reading == AtpMatrix::kOneLevel) {
+    CommLayer layer;
+    layer.name = "devices (one fully connected level)";
+    layer.rule = "one-level";
+    layer.ranks = chips;
+    layer.rank_chips = 1;
+    m.layers.push_back(std::move(layer));
+  }
+  while (reading == AtpMatrix::kHierarchical) {
     Split s = SplitByHosts(topology, n);
     if (s.rank_chips <= 1) s = SplitByGrid(topology, chips, n);
     if (s.rank_chips <= 1) s = SplitByCluster(router, n);
@@ -302,6 +333,20 @@ absl::StatusOr<CommMatrix> BuildCommMatrix(const network::Topology& topology, in
 
 AtpPrimeBandwidths PrimeBandwidths(const CommMatrix& matrix, int d1, int d2) {
   AtpPrimeBandwidths out;
+  if (matrix.reading == AtpMatrix::kOneLevel) {
+    // One fully connected layer: B'1 = B'2 = GroupBW, the least Group(a) over the chips.
+    const std::vector<double>& group = matrix.layers.front().parents.front().group;
+    const double group_bw = group.empty() ? 0 : *std::min_element(group.begin(), group.end());
+    if (d1 > 1) {
+      out.b1_prime = group_bw;
+      out.layers1 = {0};
+    }
+    if (d2 > 1) {
+      out.b2_prime = group_bw;
+      out.layers2 = {0};
+    }
+    return out;
+  }
   for (int dim = 1; dim <= 2; ++dim) {
     const int d = dim == 1 ? d1 : d2;
     if (d <= 1) continue;

@@ -87,8 +87,20 @@ struct CommLayer {
   std::vector<CommBlock> parents;  // One per parent, in chip order (R_1 ⋯ R_{j−1} of them).
 };
 
+// How the matrix is read (tune --atp-matrix). kHierarchical: the split rules of the banner and
+// Eq. 3 with the P2P correction and the groups' shares. kOneLevel: §5.3's reading of IC3/IC4 ("for
+// fully-connected topologies, the hierarchical communication matrix has only one layer"): one
+// layer whose ranks are the chips, and every dimension of every mesh gets B' = GroupBW, the
+// least Group(a) over the chips (no P2P correction, no sharing), as §5.4 assumes for IC5.
+enum class AtpMatrix { kHierarchical, kOneLevel };
+// "hierarchical" / "one-level".
+const char* ToString(AtpMatrix m);
+// InvalidArgument naming --atp-matrix, the value and the allowed names otherwise.
+absl::StatusOr<AtpMatrix> ParseAtpMatrix(const std::string& text);
+
 struct CommMatrix {
   int chips = 0;
+  AtpMatrix reading = AtpMatrix::kHierarchical;
   std::vector<CommLayer> layers;  // Outermost first.
 
   // The layer-`layer` (parent, rank) of `chip`.
@@ -97,10 +109,12 @@ struct CommMatrix {
   bool Uniform() const;
 };
 
-// The matrix of chips 0..chips−1 of `topology` (banner rules). InvalidArgument when chips is
-// outside 1..num_chips() or a split is not into equal consecutive blocks.
+// The matrix of chips 0..chips−1 of `topology` (banner rules; kOneLevel: one layer of the chips,
+// rule "one-level"). InvalidArgument when chips is outside 1..num_chips() or a split is not into
+// equal consecutive blocks.
 // Cost: O(layers · N · (N + flows·links)) route look-ups and max-min fills; N ≤ a few hundred.
-absl::StatusOr<CommMatrix> BuildCommMatrix(const network::Topology& topology, int chips);
+absl::StatusOr<CommMatrix> BuildCommMatrix(const network::Topology& topology, int chips,
+                                           AtpMatrix reading = AtpMatrix::kHierarchical);
 
 // The max-min fair rates (bytes/s) of flows over directed links: `flows[f]` lists the LinkIds
 // flow f crosses; `bandwidth[l]` is link l's capacity. Progressive filling; a flow with no links

@@ -2,9 +2,13 @@
 //
 // Link rule per dimension d of extent e, for the chip at coordinate c (forward = towards +):
 //   c + 1 < e                      → a link to c + 1 (every grid);
-//   c = e − 1, wraparound, e ≥ 3   → a link to 0 (tori and the ring).
-// So a wrapping dimension of extent e ≥ 3 has e full-duplex links per line, extent 2 has one (the
-// pair is joined once, not twice), extent 1 none; a mesh dimension has e − 1.
+//   c = e − 1, wraparound, e ≥ 3   → a link to 0 (tori and the ring);
+//   c = 1, wraparound, e = 2, length2_links = 2 → a second link to 0.
+// So a wrapping dimension of extent e ≥ 3 has e full-duplex links per line; extent 2 has
+// length2_links: 1 joins the pair once, 2 twice (chip 0's + port to chip 1's −, then chip 1's +
+// port to chip 0's −: each link's forward entry leaves its sender's + port, its reverse the
+// other chip's − port, which is how DimensionOrderRouter tells the two apart); extent 1 none; a
+// mesh dimension has e − 1.
 // A link along dimension d of torus2d, torus3d or mesh2d runs at axis_bandwidth[d] when that is
 // given and > 0 (e.g. a TPU slice whose in-host axis is faster than its cross-host one), else at
 // link_bandwidth; the ring's links all run at link_bandwidth.
@@ -47,9 +51,9 @@ std::vector<int> MostSquareDims(int chips, int rank) {
 namespace {
 
 // Appends the links of a row-major grid with `dims` (product = number of nodes); the links along
-// dimension d run at bandwidth[d].
+// dimension d run at bandwidth[d]; a wrapping extent-2 dimension gets `length2_links` per pair.
 void AddGridLinks(const std::vector<int>& dims, bool wraps, const std::vector<double>& bandwidth,
-                  double latency, FamilyGraph& g) {
+                  double latency, int length2_links, FamilyGraph& g) {
   const int rank = static_cast<int>(dims.size());
   std::vector<int> stride(rank, 1);
   for (int d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * dims[d + 1];
@@ -59,7 +63,8 @@ void AddGridLinks(const std::vector<int>& dims, bool wraps, const std::vector<do
       const int c = (node / stride[d]) % e;
       if (c + 1 < e) {
         g.AddDuplex(node, node + stride[d], bandwidth[d], latency);
-      } else if (wraps && e >= 3) {  // c == e − 1: close the ring of this line.
+      } else if (wraps && (e >= 3 || (e == 2 && length2_links == 2))) {
+        // c == e − 1: close the ring of this line (e = 2: the pair's second link).
         g.AddDuplex(node, node - (e - 1) * stride[d], bandwidth[d], latency);
       }
     }
@@ -73,7 +78,8 @@ absl::StatusOr<FamilyGraph> BuildRing(const TopologyParams& p) {
   g.num_nodes = p.chips;
   g.grid_dims = {p.chips};
   g.grid_wraps = true;
-  AddGridLinks(g.grid_dims, /*wraps=*/true, {p.link_bandwidth_bytes_per_s}, p.link_latency_s, g);
+  AddGridLinks(g.grid_dims, /*wraps=*/true, {p.link_bandwidth_bytes_per_s}, p.link_latency_s,
+               p.length2_links, g);
   return g;
 }
 
@@ -110,7 +116,7 @@ absl::StatusOr<FamilyGraph> BuildGrid(const TopologyParams& p, int rank, bool wr
   for (int d = 0; d < rank && d < static_cast<int>(p.axis_bandwidth_bytes_per_s.size()); ++d) {
     if (p.axis_bandwidth_bytes_per_s[d] > 0) bandwidth[d] = p.axis_bandwidth_bytes_per_s[d];
   }
-  AddGridLinks(dims, wraps, bandwidth, p.link_latency_s, g);
+  AddGridLinks(dims, wraps, bandwidth, p.link_latency_s, p.length2_links, g);
   return g;
 }
 

@@ -32,6 +32,10 @@ std::optional<LinkClass> LinkClassFromString(const std::string& name);
 // Every class name, for messages: "link, ici, nvlink, …".
 std::string LinkClassNames();
 
+// Which way round a ring a transfer goes: kForward to the successor, kBackward to the
+// predecessor (Topology::Route).
+enum class RingDir { kForward, kBackward };
+
 // What a node of the graph is. Chips are nodes 0..chips−1; the others only forward traffic.
 enum class NodeKind { kChip, kSwitch, kPcieSwitch, kCpu, kNic };
 const char* ToString(NodeKind k);  // "chip", "switch", "pcie-switch", "cpu", "nic"
@@ -80,7 +84,12 @@ struct TopologyParams {
   // links along dimension d (per direction); 0 or missing = link_bandwidth. Every entry ≥ 0 and
   // finite. Other families, and entries beyond the grid's rank, ignore them (like fattree_k).
   std::vector<double> axis_bandwidth_bytes_per_s;
-  double link_latency_s = 1e-6;   // Per hop, every link (≥ 0).
+  double link_latency_s = 1e-6;  // Per hop, every link (≥ 0).
+  // ring, torus2d, torus3d: full-duplex links between the two chips of a wrapping dimension of
+  // extent 2 (a ring of 2 chips), 1 or 2. 1: the pair is joined once. 2: chips with a + and a
+  // − port per dimension have both ports wired to the one neighbour (chip 0's + to chip 1's −,
+  // chip 1's + to chip 0's −), so the pair is joined twice. Other extents and families ignore it.
+  int length2_links = 2;
   int fattree_k = 0;              // Fat-tree radix, even, 2..128; 0 = smallest even k with
                                   // k³/4 ≥ chips.
   double oversubscription = 1.0;  // Fat-tree: edge-switch down:up bandwidth ratio o ≥ 1.

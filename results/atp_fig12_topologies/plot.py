@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""ATP Figure 12: out/switch.h5 (IC5 nvl-switch), out/torus.h5 (IC6 gpu-torus) →
-atp_fig12_topologies.{png,svg,csv} (committed) and out/table.md.
+"""ATP Figure 12: out/switch.h5 (IC5 nvl-switch), out/torus.h5 (IC6 gpu-torus), and
+out/torus_reshaped.h5 / out/torus_reshaped_1link.h5 (IC6 with the torus reshaped to each mesh,
+length-2 dimensions joined twice / once) → atp_fig12_topologies.{png,svg,csv} (committed) and
+out/table.md.
 
 Simulated tensor-parallel communication time of one atp-m3 layer with compute made negligible:
 the collectives' per-chip time comm.launch_s + comm.sync_s + comm.transfer_s (transfer alone in
@@ -17,6 +19,9 @@ L, B, S, H, E = 1, 4, 2048, 8192, 2  # atp-m3, batch 4, seq 2048, fp16 (the .ini
 # both directions of a torus ring (2 x 25 GB/s).
 SYSTEMS = [("nvl-switch", "switch.h5", "IC5 NVLink-Network switch", 450e9),
            ("gpu-torus", "torus.h5", "IC6 2D torus", 50e9)]
+# IC6 reshaped per mesh (no --placement): ATP-1, ATP-2, ATP-4 only; their CSV system names.
+RESHAPED = [("gpu-torus-reshaped", "torus_reshaped.h5"),
+            ("gpu-torus-reshaped-1link", "torus_reshaped_1link.h5")]
 CHIPS = [8, 16, 32, 64]
 SERIES = [("1", "ATP-1", "#1f77b4"), ("2", "ATP-2", "#ff7f0e"), ("4", "ATP-4", "#2ca02c"),
           ("opt", "ATP-OPT", "#d62728")]
@@ -33,8 +38,8 @@ def formula_opt(n):
 
 def main():
     here = mr.here(__file__)
-    mr.require(__file__, "out/switch.h5",
-               "out/torus.h5")  # else: what to run first, exit 2
+    mr.require(__file__, "out/switch.h5", "out/torus.h5", "out/torus_reshaped.h5",
+               "out/torus_reshaped_1link.h5")  # else: what to run first, exit 2
     out = mr.here(__file__, "out")
     plt = mr.setup_matplotlib()
     fig, axes = plt.subplots(1, len(SYSTEMS), figsize=(11, 4), squeeze=False)
@@ -71,6 +76,26 @@ def main():
                 for n, y, m in zip(CHIPS, sim, meshes):
                     ax.annotate(m, (n, y), textcoords="offset points", xytext=(4, -10),
                                 fontsize=7, color=color)
+        if system == "gpu-torus":
+            # The tori reshaped to each mesh (run order per chip count: ATP-1, ATP-2, ATP-4);
+            # plotted: ATP-2 and ATP-4 with length-2 dimensions joined twice (the default).
+            for csv_system, reshaped in RESHAPED:
+                rows2 = mr.read_summary(os.path.join(out, reshaped))
+                for k, (series, name, color) in enumerate(SERIES[:3]):
+                    pts = []
+                    for n in CHIPS:
+                        r = [r for r in rows2 if int(r["chips"]) == n][k]
+                        d1, d2 = (int(x) for x in r["mesh"].split("x"))
+                        total = r["comm.launch_s"] + r["comm.sync_s"] + r["comm.transfer_s"]
+                        pts.append(total / delta)
+                        csv_rows.append([csv_system, n, name, r["mesh"],
+                                         f"{closed_form(d1, d2):.4f}",
+                                         f"{r['comm.transfer_s'] / delta:.4f}",
+                                         f"{total / delta:.4f}", f"{total * 1e3:.4f}"])
+                    if csv_system == "gpu-torus-reshaped" and series != "1":
+                        ax.plot(CHIPS, pts, "x", color=color, markersize=7,
+                                label=f"{name}, torus reshaped to the mesh")
+            ax.legend(fontsize=7)
         ax.set_xscale("log", base=2)
         ax.set_xticks(CHIPS)
         ax.set_xticklabels([str(n) for n in CHIPS])

@@ -239,6 +239,44 @@ TEST(AtpSearch, Ic4A100InfiniBand) {
   EXPECT_EQ(Search(Matrix("a100-ib", 16), no_factor).mesh.ToString(), "16x1");
 }
 
+// §5.3's own reading of IC4 (--atp-matrix one-level): one fully connected layer of the 16 GPUs,
+// B'1 = B'2 = GroupBW = the least Group(a) for every mesh. Group(a), from routes: GPUs 0 and 1 of
+// a host (on the NIC's PCIe switch) send 3 × 100 GB/s over NVLink and 25 over the NIC = 325;
+// GPUs 2 and 3 reach the NIC through an NVLink peer (least-cost routing, PXN), so their 12
+// cross-host flows share the 3 NVLink bundles with the direct ones: 300. GroupBW = 300 GB/s, and
+// Eq. 2 and 4 become Figure 12's closed form, T_comm = Δ·(14·d2 + 4·d1 − 18)/(d1·d2) with
+// Δ = 2Lbshe/GroupBW: 16x1 60/16, 8x2 42/16, 4x4 54/16, 2x8 102/16, 1x16 210/16 → 8x2 (ATP-2),
+// the paper's pick; the hierarchical reading picks 4x4 (above).
+TEST(AtpSearch, Ic4OneLevelReadingPicksAtp2) {
+  const AtpProblem p = Problem();
+  const network::Topology t = Build("a100-ib", 16);
+  const absl::StatusOr<CommMatrix> m = BuildCommMatrix(t, 16, AtpMatrix::kOneLevel);
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->layers.size(), 1u);
+  EXPECT_EQ(m->layers[0].rule, "one-level");
+  EXPECT_EQ(m->layers[0].ranks, 16);
+  const std::vector<double>& group = m->layers[0].parents[0].group;
+  for (int c = 0; c < 16; ++c) {
+    EXPECT_NEAR(group[c], c % 4 < 2 ? 325 * kGB : 300 * kGB, 1e-6 * kGB) << "chip " << c;
+  }
+  const AtpResult r = Search(*m, p);
+  EXPECT_EQ(r.mesh.ToString(), "8x2");
+  for (const auto& [mesh, units] : std::vector<std::pair<Mesh, double>>{{{16, 1}, 60.0 / 16},
+                                                                        {{8, 2}, 42.0 / 16},
+                                                                        {{4, 4}, 54.0 / 16},
+                                                                        {{2, 8}, 102.0 / 16},
+                                                                        {{1, 16}, 210.0 / 16}}) {
+    const AtpMeshEstimate* e = r.Find(mesh);
+    ASSERT_NE(e, nullptr) << mesh.ToString();
+    // T_comm / Δ = Units(T_comm, GroupBW).
+    EXPECT_NEAR(Units(p, e->t_comm_s, 300 * kGB), units, 1e-9) << mesh.ToString();
+    if (mesh.rows > 1) EXPECT_NEAR(e->b1_prime, 300 * kGB, 1e-3);
+    if (mesh.cols > 1) EXPECT_NEAR(e->b2_prime, 300 * kGB, 1e-3);
+  }
+  // The default reading on the same machine: 4x4.
+  EXPECT_EQ(Search(Matrix("a100-ib", 16), p).mesh.ToString(), "4x4");
+}
+
 // §5.3 IC3 (dgx-a100, 8 GPUs on NVSwitch): one layer of 300 GB/s, so the closed form applies:
 // 8x1 → 28/8, 4x2 → 26/8, 2x4 → 46/8, 1x8 → 56/8 (units Δ). Eq. 2–4 pick ATP-2, 7% below
 // ATP-1; the paper states ATP-1 for 8 GPUs (and "ATP-2 above 8"), which Eq. 4's factor does not
@@ -405,6 +443,22 @@ TEST(AtpTuneCli, JsonWithValidation) {
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1);
 }
 
+// --atp-matrix through the CLI on IC4 (a100-ib, 16 GPUs): hierarchical (default) picks 4x4,
+// one-level 8x2 (AtpSearch.Ic4OneLevelReadingPicksAtp2 has the numbers).
+TEST(AtpTuneCli, MatrixReadingOnIc4) {
+  for (const auto& [reading, mesh] : std::vector<std::pair<std::string, std::string>>{
+           {"", "4x4"}, {"hierarchical", "4x4"}, {"one-level", "8x2"}}) {
+    std::vector<std::string> args = {"--algorithm", "atp",     "--system", "a100-ib",  "--chips",
+                                     "16",          "--model", "atp-m4",   "--format", "json"};
+    if (!reading.empty()) args.insert(args.end(), {"--atp-matrix", reading});
+    const TuneOutput r = RunTune(args);
+    ASSERT_TRUE(r.status.ok()) << r.status;
+    EXPECT_EQ(r.out.rfind("{\"mesh\": \"" + mesh + "\"", 0), 0u) << reading << ": " << r.out;
+    EXPECT_THAT(r.out, HasSubstr("\"reading\": \"" +
+                                 (reading.empty() ? std::string("hierarchical") : reading) + "\""));
+  }
+}
+
 TEST(AtpTuneCli, CalibratedAndBadInput) {
   const TuneOutput cal =
       RunTune({"--algorithm", "atp", "--system", "a100-pcie", "--chips", "8", "--atp-bandwidth",
@@ -419,6 +473,9 @@ TEST(AtpTuneCli, CalibratedAndBadInput) {
       {{"--algorithm", "atp", "--atp-bandwidth", "2x4"}, "--atp-bandwidth"},
       {{"--algorithm", "atp", "--chips", "8", "--mesh", "4x4"}, "--mesh"},
       {{"--atp-bandwidth", "2x4:1,2"}, "without --algorithm atp"},
+      {{"--atp-matrix", "one-level"}, "--atp-matrix: 'one-level' is not allowed without"},
+      {{"--algorithm", "atp", "--atp-matrix", "flat"},
+       "--atp-matrix: 'flat' is not allowed; allowed: hierarchical"},
   };
   for (const auto& [args, key] : bad) {
     const TuneOutput r = RunTune(args);

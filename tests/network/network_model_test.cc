@@ -38,6 +38,7 @@ struct Rig {
     params.axis_bandwidth_bytes_per_s.assign(cfg.axis_bandwidth_bytes_per_s.begin(),
                                              cfg.axis_bandwidth_bytes_per_s.end());
     params.link_latency_s = cfg.link_latency_s;
+    params.length2_links = cfg.torus_length2_links;
     params.hierarchical = cfg.hierarchical;
     auto t = Topology::Build(params);
     EXPECT_TRUE(t.ok()) << t.status();
@@ -818,6 +819,51 @@ TEST(TorusDimensionOrderTest, OnlyFullGridGroupsDecompose) {
   EXPECT_EQ(rig.net->GroupSteps(bcast, Chips(Rig::Range(16, 16))), rig.net->Steps(bcast, 16));
   Rig mesh(Grid("mesh2d", {4, 4}), c);
   EXPECT_EQ(mesh.net->GroupSteps(op, Chips(Rig::Range(0, 16))), 30);
+}
+
+TEST(TorusLengthTwoTest, AllReduceOverALengthTwoDimensionUsesBothLinksWhenJoinedTwice) {
+  // AllReduce of b over a column {0, 4} of a 2×4 torus (P = 2, the length-2 dimension), rings
+  // both ways (d = 2), links of bw per direction. The ring takes 2(P−1) = 2 steps of b/P = b/2
+  // per member, split into b/4 to the successor and b/4 to the predecessor — the same chip. The
+  // first step reduces what arrived, 3·(b/2) bytes on the chip's HBM:
+  //   links = 2 (the + and − ports both to the neighbour): the halves take a link each,
+  //     t = t_launch + 2·(t_sync + lat + (b/4)/bw) + 3·(b/2)/hbm_bw;
+  //   links = 1: both halves share the pair's one link,
+  //     t = t_launch + 2·(t_sync + lat + (b/2)/bw) + 3·(b/2)/hbm_bw.
+  const double b = 64 * kMiB, bw = 50e9, hbm = 1.2e12;
+  for (int links : {1, 2}) {
+    NetworkConfig c = Config(2);
+    c.torus_length2_links = links;
+    Rig rig(Grid("torus2d", {2, 4}), c, hbm);
+    rig.graph.Add(
+        Op::Collective(CollectiveKind::kAllReduce, rig.Group({0, 4}), static_cast<int64_t>(b)));
+    const double expected = c.t_launch_s +
+                            2 * (c.t_sync_s + c.link_latency_s + (b / (2 * links)) / bw) +
+                            3 * (b / 2) / hbm;
+    EXPECT_NEAR(rig.Run(), expected, 1e-6 * expected) << "links=" << links;
+  }
+}
+
+TEST(TorusLengthTwoTest, DimensionOrderAllReduceOnTwoByFourMatchesClosedForm) {
+  // AllReduce of b over all 8 chips of a 2×4 torus, dimension-order, d = 2. The phases along
+  // dimension 0 (n_0 = 2, pieces b/2) get both ring directions' bandwidth only when the pair is
+  // joined twice; along dimension 1 (n_1 = 4, pieces b/8) every ring has its own links:
+  //   t_launch + 2·(t_sync + lat + (b/2)/(L·bw)) + 2·3·(t_sync + lat + (b/8)/(2·bw))
+  //   + 3·(b/2)/hbm_bw + 3·3·(b/8)/hbm_bw,
+  // with L = links per direction of the pair (2: the halves in parallel; 1: they share a link).
+  const double b = 64 * kMiB, bw = 50e9, hbm = 1.2e12;
+  for (int links : {1, 2}) {
+    NetworkConfig c = DimensionOrder(2);
+    c.torus_length2_links = links;
+    Rig rig(Grid("torus2d", {2, 4}), c, hbm);
+    rig.graph.Add(Op::Collective(CollectiveKind::kAllReduce, rig.Group(Snake(2, 4)),
+                                 static_cast<int64_t>(b)));
+    const double step = c.t_sync_s + c.link_latency_s;
+    const double expected = c.t_launch_s + 2 * (step + (b / 2) / (links * bw)) +
+                            6 * (step + (b / 8) / (2 * bw)) + 3 * (b / 2) / hbm +
+                            3 * 3 * (b / 8) / hbm;
+    EXPECT_NEAR(rig.Run(), expected, 1e-6 * expected) << "links=" << links;
+  }
 }
 
 TEST(TorusDimensionOrderTest, GroupsThatAreNoGridRunExactlyAsFlat) {

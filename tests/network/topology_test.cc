@@ -87,9 +87,13 @@ int GridDistance(const std::vector<int>& dims, bool wraps, int a, int b) {
 // Link and node counts.
 
 TEST(TopologyTest, RingLinkCounts) {
-  // 1 chip: no link. 2 chips: one full-duplex link = 2 directed. n ≥ 3: n full-duplex = 2n.
+  // 1 chip: no link. 2 chips: length2_links full-duplex links (default 2: each chip's + and −
+  // port to the other) = 4 directed, or 2 with length2_links = 1. n ≥ 3: n full-duplex = 2n.
   EXPECT_EQ(MustBuild(Params("ring", 1)).links().size(), 0u);
-  EXPECT_EQ(MustBuild(Params("ring", 2)).links().size(), 2u);
+  EXPECT_EQ(MustBuild(Params("ring", 2)).links().size(), 4u);
+  TopologyParams once = Params("ring", 2);
+  once.length2_links = 1;
+  EXPECT_EQ(MustBuild(once).links().size(), 2u);
   EXPECT_EQ(MustBuild(Params("ring", 3)).links().size(), 6u);
   EXPECT_EQ(MustBuild(Params("ring", 8)).links().size(), 16u);
   Topology t = MustBuild(Params("ring", 8));
@@ -99,21 +103,32 @@ TEST(TopologyTest, RingLinkCounts) {
 
 TEST(TopologyTest, TorusLinkCounts) {
   // A wrapping dimension of extent e ≥ 3 has e full-duplex links per line and chips/e lines, so
-  // chips full-duplex links; extent 2: one per pair (chips/2); extent 1: none.
+  // chips full-duplex links; extent 2: length2_links per pair (default 2: chips, as e ≥ 3;
+  // 1: chips/2); extent 1: none.
   // 4×4: 2 dims × 16 = 32 full-duplex = 2·2·R·C = 64 directed.
   EXPECT_EQ(MustBuild(Params("torus2d", 16, {4, 4})).links().size(), 64u);
   // 3×5: 2·2·15 = 60.
   EXPECT_EQ(MustBuild(Params("torus2d", 15, {3, 5})).links().size(), 60u);
-  // 2×4: dim 0 (extent 2) 4 pairs + dim 1 8 links = 12 full-duplex = 24 directed.
-  EXPECT_EQ(MustBuild(Params("torus2d", 8, {2, 4})).links().size(), 24u);
-  // 2×2: 2 + 2 = 4 full-duplex = 8.
-  EXPECT_EQ(MustBuild(Params("torus2d", 4, {2, 2})).links().size(), 8u);
+  // 2×4: dim 0 (extent 2) 4 pairs × 2 + dim 1 8 links = 16 full-duplex = 32 directed; with
+  // length2_links = 1, 4 + 8 = 12 full-duplex = 24.
+  EXPECT_EQ(MustBuild(Params("torus2d", 8, {2, 4})).links().size(), 32u);
+  TopologyParams once = Params("torus2d", 8, {2, 4});
+  once.length2_links = 1;
+  EXPECT_EQ(MustBuild(once).links().size(), 24u);
+  // 2×2: 4 + 4 = 8 full-duplex = 16; once: 2 + 2 = 4 = 8.
+  EXPECT_EQ(MustBuild(Params("torus2d", 4, {2, 2})).links().size(), 16u);
+  once = Params("torus2d", 4, {2, 2});
+  once.length2_links = 1;
+  EXPECT_EQ(MustBuild(once).links().size(), 8u);
   // 1×5: one ring of 5 = 10.
   EXPECT_EQ(MustBuild(Params("torus2d", 5, {1, 5})).links().size(), 10u);
   // 4×4×4: 3 dims × 64 = 192 full-duplex = 384.
   EXPECT_EQ(MustBuild(Params("torus3d", 64, {4, 4, 4})).links().size(), 384u);
-  // 2×3×4: 12 pairs + 24 + 24 = 60 full-duplex = 120.
-  EXPECT_EQ(MustBuild(Params("torus3d", 24, {2, 3, 4})).links().size(), 120u);
+  // 2×3×4: 12 pairs × 2 + 24 + 24 = 72 full-duplex = 144; once: 12 + 24 + 24 = 60 = 120.
+  EXPECT_EQ(MustBuild(Params("torus3d", 24, {2, 3, 4})).links().size(), 144u);
+  once = Params("torus3d", 24, {2, 3, 4});
+  once.length2_links = 1;
+  EXPECT_EQ(MustBuild(once).links().size(), 120u);
   // 16×16×16: 3·4096 full-duplex = 24576 directed.
   EXPECT_EQ(MustBuild(Params("torus3d", 4096)).links().size(), 24576u);
 }
@@ -235,15 +250,15 @@ TEST(TopologyTest, AxisBandwidthsSetTheLinksOfEachDimension) {
   const Case cases[] = {
       // 4×4 torus: 16 full-duplex links along each dimension.
       {"torus2d", 16, {4, 4}, {27.472e9, 79.751e9}, {27.472e9, 79.751e9}, {32, 32}},
-      // 0 = link.bandwidth; extent 2 has one link per pair: dim 0 4 pairs, dim 1 2·4 links.
-      {"torus2d", 8, {2, 4}, {0, 10e9}, {bw, 10e9}, {8, 16}},
+      // 0 = link.bandwidth; extent 2 has two links per pair: dim 0 4 pairs · 2, dim 1 2·4 links.
+      {"torus2d", 8, {2, 4}, {0, 10e9}, {bw, 10e9}, {16, 16}},
       // Missing entries = link.bandwidth; a third entry on a 2-D grid is ignored.
       {"torus2d", 12, {3, 4}, {7e9}, {7e9, bw}, {24, 24}},
       {"torus2d", 12, {3, 4}, {0, 0, 9e9}, {bw, bw}, {24, 24}},
       // mesh2d 3×5: dim 0 joins rows, 5·2 links; dim 1 joins columns, 3·4 links.
       {"mesh2d", 15, {3, 5}, {1e9, 2e9}, {1e9, 2e9}, {20, 24}},
-      // torus3d 2×3×4: 12 pairs, 24 and 24 links.
-      {"torus3d", 24, {2, 3, 4}, {1e9, 2e9, 3e9}, {1e9, 2e9, 3e9}, {24, 48, 48}},
+      // torus3d 2×3×4: 12 pairs · 2, 24 and 24 links.
+      {"torus3d", 24, {2, 3, 4}, {1e9, 2e9, 3e9}, {1e9, 2e9, 3e9}, {48, 48, 48}},
   };
   for (const Case& c : cases) {
     TopologyParams p = Params(c.name, c.chips, c.dims);
@@ -444,17 +459,65 @@ TEST(TopologyTest, TiesGoTowardsPlusAndShorterWayWins) {
   EXPECT_THAT(Nodes(t, 1, t.Route(ChipId(1), ChipId(0))), ElementsAre(1, 0));
 }
 
-TEST(TopologyTest, ExtentTwoUsesItsSingleLinkBothWays) {
-  // torus2d {2, 4}: chips 0 and 4 share one full-duplex link.
-  Topology t = MustBuild(Params("torus2d", 8, {2, 4}));
+TEST(TopologyTest, ExtentTwoJoinedOnceUsesItsSingleLinkBothWays) {
+  // torus2d {2, 4}, length2_links = 1: chips 0 and 4 share one full-duplex link, whichever way
+  // round the ring a route goes.
+  TopologyParams p = Params("torus2d", 8, {2, 4});
+  p.length2_links = 1;
+  Topology t = MustBuild(p);
   const std::vector<LinkId> there = t.Route(ChipId(0), ChipId(4));
   const std::vector<LinkId> back = t.Route(ChipId(4), ChipId(0));
   ASSERT_EQ(there.size(), 1u);
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0], Topology::ReverseLink(there[0]));
-  Topology ring = MustBuild(Params("ring", 2));
+  EXPECT_EQ(t.Route(ChipId(0), ChipId(4), 0, RingDir::kBackward), there);
+  EXPECT_EQ(t.Route(ChipId(4), ChipId(0), 0, RingDir::kBackward), back);
+  TopologyParams r = Params("ring", 2);
+  r.length2_links = 1;
+  Topology ring = MustBuild(r);
   EXPECT_THAT(ring.Route(ChipId(0), ChipId(1)), ElementsAre(LinkId(0)));
   EXPECT_THAT(ring.Route(ChipId(1), ChipId(0)), ElementsAre(LinkId(1)));
+  EXPECT_THAT(ring.Route(ChipId(0), ChipId(1), 0, RingDir::kBackward), ElementsAre(LinkId(0)));
+}
+
+TEST(TopologyTest, ExtentTwoJoinedTwiceTakesThePortOfTheRingDirection) {
+  // ring of 2, length2_links = 2 (the default): link 0/1 = chip 0's + port to chip 1's − port
+  // (0→1, its reverse 1→0); link 2/3 = chip 1's + port to chip 0's − port (1→0, 0→1). A forward
+  // route leaves by the sender's + port, a backward one by its − port.
+  Topology ring = MustBuild(Params("ring", 2));
+  EXPECT_THAT(ring.Route(ChipId(0), ChipId(1)), ElementsAre(LinkId(0)));
+  EXPECT_THAT(ring.Route(ChipId(1), ChipId(0)), ElementsAre(LinkId(2)));
+  EXPECT_THAT(ring.Route(ChipId(0), ChipId(1), 0, RingDir::kBackward), ElementsAre(LinkId(3)));
+  EXPECT_THAT(ring.Route(ChipId(1), ChipId(0), 0, RingDir::kBackward), ElementsAre(LinkId(1)));
+  // torus2d {2, 4}: the column pair 0–4 has two links each way; a backward route from 4 is the
+  // reverse of the forward route from 0 (one cable), the forward routes differ (two cables).
+  Topology t = MustBuild(Params("torus2d", 8, {2, 4}));
+  const std::vector<LinkId> fwd = t.Route(ChipId(0), ChipId(4));
+  const std::vector<LinkId> bwd = t.Route(ChipId(0), ChipId(4), 0, RingDir::kBackward);
+  ASSERT_EQ(fwd.size(), 1u);
+  ASSERT_EQ(bwd.size(), 1u);
+  EXPECT_NE(fwd[0], bwd[0]);
+  EXPECT_EQ(t.Route(ChipId(4), ChipId(0), 0, RingDir::kBackward)[0], Topology::ReverseLink(fwd[0]));
+  EXPECT_EQ(t.Route(ChipId(4), ChipId(0))[0], Topology::ReverseLink(bwd[0]));
+  // Along the extent-4 dimension the direction changes nothing: 0→1 is one link, + either way.
+  EXPECT_EQ(t.Route(ChipId(0), ChipId(1), 0, RingDir::kBackward), t.Route(ChipId(0), ChipId(1)));
+  // A route across both dimensions takes the port only on its extent-2 leg: 0 → 4 → 5.
+  const std::vector<LinkId> diag = t.Route(ChipId(0), ChipId(5), 0, RingDir::kBackward);
+  EXPECT_THAT(Nodes(t, 0, diag), ElementsAre(0, 4, 5));
+  EXPECT_EQ(diag[0], bwd[0]);
+}
+
+TEST(TopologyTest, LengthTwoLinksOtherThanOneOrTwoAreRefused) {
+  for (int links : {0, 3}) {
+    TopologyParams p = Params("torus2d", 8, {2, 4});
+    p.length2_links = links;
+    const absl::StatusOr<Topology> t = Topology::Build(p);
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(t.status().message()),
+                HasSubstr(absl::StrCat("torus.length2_links: ", links,
+                                       " is not allowed; allowed: 1 or 2")));
+  }
 }
 
 TEST(TopologyTest, MeshNeverWrapsAround) {

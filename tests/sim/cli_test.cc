@@ -317,6 +317,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{"run", "--workload", "chain", "--topology", "mesh2d", "--set",
                  "comm.torus_algorithm=dimension-order"},
                 {"does not apply to --topology mesh2d", "--topology torus2d, torus3d"}},
+        BadCase{{"run", "--workload", "chain", "--topology", "mesh2d", "--set",
+                 "torus.length2_links=1"},
+                {"--set: 'torus.length2_links=1' does not apply to --topology mesh2d; it is read "
+                 "by --topology ring, torus2d, torus3d"}},
+        BadCase{{"run", "--set", "torus.length2_links=3"},
+                {"torus.length2_links", "'3'", "allowed 1 to 2"}},
         BadCase{{"run", "--set", "comm.torus_algorithm=dimension"},
                 {"comm.torus_algorithm", "'dimension'", "flat, dimension-order"}},
         BadCase{

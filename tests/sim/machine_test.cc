@@ -198,6 +198,30 @@ TEST(MachineTest, DimensionOrderAllReduceOverTheWholeTorus) {
             flat);
 }
 
+// torus.length2_links through the CLI: an AllReduce of b over a column of tpuv4's 2x4 torus (the
+// length-2 dimension; 30 GB/s per direction, rings both ways, t_launch 100 us, t_sync 5 us, 1 us
+// a hop, HBM 1.2 TB/s). Two ring steps of b/2, half to each neighbour — the same chip — then
+// one reduction of 3·(b/2) bytes on HBM; the step's b/2 crosses L links each way at once:
+//   100 us + 2·(6 us + (b/2)/(L·30 GB/s)) + 3·(b/2)/1.2 TB/s,
+// L = links each way between the pair: 2 by default (both ports of each chip), 1 when set so.
+TEST(MachineTest, LengthTwoTorusDimensionHasTwoLinksUnlessSetToOne) {
+  const double b = 64 * kMiB;
+  const auto run = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"--workload", "collective", "--collective", "allreduce",
+                                     "--group",    "col",        "--bytes",      "64MiB",
+                                     "--chips",    "8",          "--mesh",       "2x4"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return Makespan(args);
+  };
+  for (int links : {1, 2}) {
+    const double expected = 100e-6 + 2 * (6e-6 + (b / 2) / (links * 30e9)) + 3 * (b / 2) / 1.2e12;
+    EXPECT_NEAR(run({"--set", "torus.length2_links=" + std::to_string(links)}), expected,
+                1e-6 * expected)
+        << "links=" << links;
+  }
+  EXPECT_EQ(run({}), run({"--set", "torus.length2_links=2"}));  // The default.
+}
+
 // Plugins reach the algorithm through the network model: a pipeline whose 16 data-parallel
 // replicas fill the 4x4 torus (--stages 1 --dp 16 --mesh 1x1) reduces its gradients with one
 // AllReduce over every chip, which dimension-order decomposes (the flat ring in replica order,
