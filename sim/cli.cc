@@ -43,7 +43,6 @@
 
 namespace meshsim::sim {
 
-
 namespace {
 
 constexpr char kUsage[] = R"(usage: meshsim <command> [options]

@@ -32,7 +32,7 @@
 #include "network/network_model.h"
 #include "sim/machine.h"
 #include "sim/metrics.h"
-#include "sim/tune.h"
+#include "sim/tuning.h"
 #include "workloads/layer.h"
 #include "workloads/stack.h"
 #include "workloads/transformer.h"
@@ -40,12 +40,6 @@
 namespace meshsim::sim {
 
 namespace {
-
-// The model of an llm run: a built-in one, or the custom shape of --hidden/--heads/...
-absl::StatusOr<workloads::ModelShape> Model(const RunOptions& o) {
-  if (o.model == "custom") return workloads::CustomModel(o.hidden, o.heads, o.ffn, o.layers);
-  return workloads::FindModel(o.model);
-}
 
 // What a run lowers besides its options: the logical mesh and, for MeshSlice on the llm
 // workload, the per-layer slice counts.
@@ -90,7 +84,7 @@ absl::StatusOr<std::unique_ptr<algorithms::LayerAlgorithm>> LayerPlugin(
     if (o.dataflow.find(',') != std::string::npos) {
       // One dataflow per FC layer (a resolved config): the FC layers of a whole layer take one
       // dataflow, or each its own automatic choice.
-      MESHSIM_ASSIGN_OR_RETURN(const workloads::ModelShape model, Model(o));
+      MESHSIM_ASSIGN_OR_RETURN(const workloads::ModelShape model, RunModel(o));
       const std::vector<std::string> given = absl::StrSplit(o.dataflow, ',');
       std::vector<std::string> automatic;
       for (const workloads::FcLayerShape& s : workloads::BlockFcLayers(model, o.batch, o.seq)) {
@@ -123,7 +117,7 @@ absl::StatusOr<algorithms::pipeline::PipelinePlan> PlanPipelineRun(
     const algorithms::reshard::HostModel& hosts) {
   namespace pp = algorithms::pipeline;
   namespace rs = algorithms::reshard;
-  MESHSIM_ASSIGN_OR_RETURN(const workloads::ModelShape model, Model(o));
+  MESHSIM_ASSIGN_OR_RETURN(const workloads::ModelShape model, RunModel(o));
   pp::PipelineProblem p;
   MESHSIM_ASSIGN_OR_RETURN(p.stack, workloads::StackOf(model, o.batch / o.microbatches, o.seq,
                                                        o.system.chip.element_bytes));
@@ -335,7 +329,7 @@ absl::Status LowerWorkload(const RunOptions& o, const Plan& run_plan, core::OpGr
                            algorithms::FindAlgorithm(o.algorithm));
   MESHSIM_RETURN_IF_ERROR(CheckAlgorithmFitsWorkload(o, *info));
   if (o.workload == "layer") {
-    MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, Model(o));
+    MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, RunModel(o));
     MESHSIM_ASSIGN_OR_RETURN(const std::unique_ptr<algorithms::LayerAlgorithm> layer,
                              LayerPlugin(o, run_plan.layer_slices));
     const algorithms::LayerProblem problem{
@@ -358,7 +352,7 @@ absl::Status LowerWorkload(const RunOptions& o, const Plan& run_plan, core::OpGr
     p.label = "gemm";
     problems.push_back(p);
   } else {
-    MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, Model(o));
+    MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, RunModel(o));
     algorithms::BlockPlan plan{model,
                                o.batch,
                                o.seq,
@@ -414,13 +408,7 @@ absl::StatusOr<algorithms::Mesh> ResolveLayerMesh(const RunOptions& o) {
   if (o.algorithm == "atp") {
     // ATP's own choice (§3.5): Eq. 2–4 on the hierarchical communication matrix of the machine
     // the run builds (the same search as `meshsim tune --algorithm atp`, without calibration).
-    MESHSIM_ASSIGN_OR_RETURN(const workloads::ModelShape model, Model(o));
-    algorithms::AtpProblem p;
-    p.layers = model.layers;
-    p.batch = o.batch;
-    p.seq = o.seq;
-    p.hidden = model.hidden;
-    p.element_bytes = o.system.chip.element_bytes;
+    MESHSIM_ASSIGN_OR_RETURN(const algorithms::AtpProblem p, MakeAtpProblem(o));
     MESHSIM_ASSIGN_OR_RETURN(const network::Topology topology, BuildTopology(o));
     MESHSIM_ASSIGN_OR_RETURN(const algorithms::CommMatrix matrix,
                              algorithms::BuildCommMatrix(topology, chips));
@@ -544,7 +532,7 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ResolvedConfig(
     }
   }
   if (o.workload == "llm" || o.workload == "layer" || o.workload == "pipeline") {
-    MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, Model(o));
+    MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, RunModel(o));
     hidden = absl::StrCat(model.hidden);
     heads = absl::StrCat(model.heads);
     ffn = absl::StrCat(model.ffn_dim());
@@ -756,13 +744,13 @@ absl::StatusOr<formats::RunRecord> SimulatePlan(const RunOptions& options,
   // One block is simulated; the model's FC time is that block's times its layer count.
   int64_t layers = 1;
   if (o.workload == "llm" || o.workload == "layer") {
-    MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, Model(o));
+    MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, RunModel(o));
     layers = model.layers;
   }
   if (o.workload == "layer") {
     // ATP §5's metric: Megatron's layer flops (workloads/layer.h) per GPU per second, one layer
     // simulated. Tera = 1e12 (the paper's Table 2 divides by 2^40).
-    const double flops = workloads::LayerFlops(o.batch, o.seq, Model(o)->hidden);
+    const double flops = workloads::LayerFlops(o.batch, o.seq, RunModel(o)->hidden);
     const double seconds = makespan_s;
     rec.metrics.emplace_back("layer_flops", flops);
     rec.metrics.emplace_back("tflops_per_gpu",

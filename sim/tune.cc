@@ -19,6 +19,7 @@
 #include "sim/machine.h"
 #include "sim/report.h"
 #include "sim/run.h"
+#include "sim/tuning.h"
 #include "workloads/transformer.h"
 
 namespace meshsim::sim {
@@ -152,11 +153,6 @@ absl::Status CheckTuneRunOptions(const RawOptions& raw) {
     }
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<workloads::ModelShape> ModelOf(const RunOptions& o) {
-  if (o.model == "custom") return workloads::CustomModel(o.hidden, o.heads, o.ffn, o.layers);
-  return workloads::FindModel(o.model);
 }
 
 // Σ 2·M·N·K over the block's GeMMs of the run's pass.
@@ -568,15 +564,9 @@ absl::Status AtpTune(const TuneArgs& targs, std::ostream& out, std::ostream& err
   raw.values.emplace_back("workload", "layer");
   raw.values.emplace_back("algorithm", "atp");
   MESHSIM_ASSIGN_OR_RETURN(const RunOptions o, ResolveRunOptions(raw));
-  MESHSIM_ASSIGN_OR_RETURN(const workloads::ModelShape model, ModelOf(o));
+  MESHSIM_ASSIGN_OR_RETURN(const workloads::ModelShape model, RunModel(o));
 
-  algorithms::AtpProblem p;
-  p.layers = model.layers;
-  p.batch = o.batch;
-  p.seq = o.seq;
-  p.hidden = model.hidden;
-  p.element_bytes = o.system.chip.element_bytes;
-  if (o.mesh_rows > 0) p.meshes = {algorithms::Mesh{o.mesh_rows, o.mesh_cols}};
+  MESHSIM_ASSIGN_OR_RETURN(algorithms::AtpProblem p, MakeAtpProblem(o));
   for (const std::string& text : targs.atp_bandwidth) {
     MESHSIM_RETURN_IF_ERROR(algorithms::ParseAtpCalibration(text, p.calibrated));
   }
@@ -626,21 +616,6 @@ absl::Status AtpTune(const TuneArgs& targs, std::ostream& out, std::ostream& err
 }
 
 }  // namespace
-
-const algorithms::CostModel& RunCostModel() { return algorithms::CostModel::SimulationFitted(); }
-
-absl::StatusOr<algorithms::TuneProblem> MakeTuneProblem(const RunOptions& o) {
-  algorithms::TuneProblem p;
-  MESHSIM_ASSIGN_OR_RETURN(p.model, ModelOf(o));
-  p.batch = o.batch;
-  p.seq = o.seq;
-  p.chips = o.mesh_chips();
-  p.pass = o.pass;
-  p.dataflow = o.dataflow;
-  p.element_bytes = o.system.chip.element_bytes;
-  if (o.mesh_rows > 0) p.meshes = {algorithms::Mesh{o.mesh_rows, o.mesh_cols}};
-  return p;
-}
 
 absl::Status Tune(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   MESHSIM_ASSIGN_OR_RETURN(const TuneArgs targs, ParseTuneArgs(args));

@@ -60,15 +60,6 @@ boost::program_options::options_description TuneDescription();
 
 absl::Status Tune(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
-// The autotuner's problem for an llm run's options: model, batch, seq, chips, pass, dataflow,
-// element size; meshes = {mesh_rows × mesh_cols} when the run fixes the mesh, else the tuner's
-// candidates.
-absl::StatusOr<algorithms::TuneProblem> MakeTuneProblem(const RunOptions& options);
-
-// The cost model `run` uses for --mesh auto / --slices auto with meshslice on llm: the
-// simulation-fitted set, whose constants the tpuv4 preset is calibrated to.
-const algorithms::CostModel& RunCostModel();
-
 }  // namespace meshsim::sim
 
 #endif  // MESHSIM_SIM_TUNE_H_

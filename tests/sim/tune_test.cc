@@ -1,6 +1,7 @@
 // Tests of `meshsim tune` (sim/tune.h) and of the autotuner behind `run --mesh auto --slices
 // auto`, driven in-process through sim::Main.
 #include "sim/tune.h"
+#include "sim/tuning.h"
 
 #include <algorithm>
 #include <iostream>
