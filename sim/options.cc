@@ -438,37 +438,36 @@ absl::Status CheckArchivePath(const std::string& key, const std::string& path) {
       key, path, key));
 }
 
-absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unread) {
-  const auto get = [&](const std::string& key) -> const std::string* {
-    for (const auto& [k, v] : raw.values)
-      if (k == key) return &v;
-    return nullptr;
-  };
-  RunOptions o;
-  if (const std::string* v = get("system")) o.system_name = *v;
-  const std::string* stack_name = get("stack");
-  if (stack_name != nullptr)
-    MESHSIM_RETURN_IF_ERROR(CheckOneOf("stack", *stack_name, RunOptionChoices("stack")));
-  MESHSIM_ASSIGN_OR_RETURN(o.system,
-                           SystemPreset(o.system_name, stack_name != nullptr ? *stack_name : ""));
-  {
-    const std::vector<core::Param> params = o.system.Params();
-    for (const core::Param& p : params) {
-      if (const std::string* v = get(p.key))
-        MESHSIM_RETURN_IF_ERROR(core::SetParam(params, p.key, *v));
-    }
-    for (const std::string& s : raw.sets) {
-      const size_t eq = s.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        return Invalid("set", s, "expected KEY=VALUE, e.g. --set link.bandwidth=45GB/s");
-      }
-      MESHSIM_RETURN_IF_ERROR(core::SetParam(params, s.substr(0, eq), s.substr(eq + 1)));
-    }
-    MESHSIM_RETURN_IF_ERROR(o.system.Validate());
+// ResolveRunOptions in steps, in this order (an earlier step's error wins): each reads its
+// options from `raw` into `o`.
+class RunOptionsResolver {
+ public:
+  explicit RunOptionsResolver(const RawOptions& raw) : raw_(raw) {}
+
+  absl::StatusOr<RunOptions> Resolve(Unread unread) {
+    MESHSIM_RETURN_IF_ERROR(System());
+    MESHSIM_RETURN_IF_ERROR(Machine());
+    MESHSIM_RETURN_IF_ERROR(Workload());
+    MESHSIM_RETURN_IF_ERROR(Mesh());
+    MESHSIM_RETURN_IF_ERROR(Topology());
+    MESHSIM_RETURN_IF_ERROR(Model());
+    MESHSIM_RETURN_IF_ERROR(Problem());
+    MESHSIM_RETURN_IF_ERROR(Requirements());
+    MESHSIM_RETURN_IF_ERROR(TensorBounds());
+    MESHSIM_RETURN_IF_ERROR(Outputs());
+    if (unread == Unread::kRefuse) MESHSIM_RETURN_IF_ERROR(RefuseUnread());
+    return o;
   }
 
-  const auto integer = [&](const std::string& key, int64_t min, int64_t max,
-                           int64_t* out) -> absl::Status {
+ private:
+  // The value given for `key`, or null.
+  const std::string* get(const std::string& key) const {
+    for (const auto& [k, v] : raw_.values)
+      if (k == key) return &v;
+    return nullptr;
+  }
+  // An integer option in [min, max] into *out, when given.
+  absl::Status integer(const std::string& key, int64_t min, int64_t max, int64_t* out) const {
     const std::string* v = get(key);
     if (v == nullptr) return absl::OkStatus();
     MESHSIM_ASSIGN_OR_RETURN(int64_t x,
@@ -476,368 +475,444 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unrea
     if (x > max) return Invalid(key, *v, absl::StrFormat("must be at most %d", max));
     *out = x;
     return absl::OkStatus();
-  };
-  const auto choice = [&](const std::string& key, const std::vector<std::string>& allowed,
-                          std::string* out) -> absl::Status {
+  }
+  // One of `allowed` into *out, when given.
+  absl::Status choice(const std::string& key, const std::vector<std::string>& allowed,
+                      std::string* out) const {
     const std::string* v = get(key);
     if (v == nullptr) return absl::OkStatus();
     MESHSIM_RETURN_IF_ERROR(CheckOneOf(key, *v, allowed));
     *out = *v;
     return absl::OkStatus();
-  };
+  }
+  bool pipeline() const { return o.workload == "pipeline"; }
 
-  int64_t chips = o.chips;
-  MESHSIM_RETURN_IF_ERROR(integer("chips", 1, kMaxChips, &chips));
-  o.chips = static_cast<int>(chips);
+  // The system preset (--system, --stack), its parameters given as options, then --set.
+  absl::Status System() {
+    if (const std::string* v = get("system")) o.system_name = *v;
+    const std::string* stack_name = get("stack");
+    if (stack_name != nullptr)
+      MESHSIM_RETURN_IF_ERROR(CheckOneOf("stack", *stack_name, RunOptionChoices("stack")));
+    MESHSIM_ASSIGN_OR_RETURN(o.system,
+                             SystemPreset(o.system_name, stack_name != nullptr ? *stack_name : ""));
+    {
+      const std::vector<core::Param> params = o.system.Params();
+      for (const core::Param& p : params) {
+        if (const std::string* v = get(p.key))
+          MESHSIM_RETURN_IF_ERROR(core::SetParam(params, p.key, *v));
+      }
+      for (const std::string& s : raw_.sets) {
+        const size_t eq = s.find('=');
+        if (eq == std::string::npos || eq == 0) {
+          return Invalid("set", s, "expected KEY=VALUE, e.g. --set link.bandwidth=45GB/s");
+        }
+        MESHSIM_RETURN_IF_ERROR(core::SetParam(params, s.substr(0, eq), s.substr(eq + 1)));
+      }
+      MESHSIM_RETURN_IF_ERROR(o.system.Validate());
+    }
+    return absl::OkStatus();
+  }
 
-  if (const std::string* v = get("placement")) {
-    for (absl::string_view part : absl::StrSplit(*v, ',')) {
-      const std::vector<std::string> ends = absl::StrSplit(part, '-');
-      int lo = -1, hi = -1;
-      if (ends.size() > 2 || !absl::SimpleAtoi(ends[0], &lo) ||
-          !absl::SimpleAtoi(ends.back(), &hi) || lo < 0 || hi < lo) {
+  // --chips and --placement.
+  absl::Status Machine() {
+    int64_t chips = o.chips;
+    MESHSIM_RETURN_IF_ERROR(integer("chips", 1, kMaxChips, &chips));
+    o.chips = static_cast<int>(chips);
+
+    if (const std::string* v = get("placement")) {
+      for (absl::string_view part : absl::StrSplit(*v, ',')) {
+        const std::vector<std::string> ends = absl::StrSplit(part, '-');
+        int lo = -1, hi = -1;
+        if (ends.size() > 2 || !absl::SimpleAtoi(ends[0], &lo) ||
+            !absl::SimpleAtoi(ends.back(), &hi) || lo < 0 || hi < lo) {
+          return Invalid("placement", *v,
+                         "expected chip ids and ranges A-B (A <= B), e.g. 8-15 or 0,4,1,5");
+        }
+        if (hi >= o.chips) {
+          return Invalid(
+              "placement", *v,
+              absl::StrFormat("chip %d is not on the machine; ids are 0..%d", hi, o.chips - 1));
+        }
+        if (o.placement.size() + (hi - lo + 1) > static_cast<size_t>(o.chips)) {
+          return Invalid("placement", *v, absl::StrFormat("names more than the %d chips", o.chips));
+        }
+        for (int c = lo; c <= hi; ++c) o.placement.push_back(c);
+      }
+      std::vector<int> sorted = o.placement;
+      std::sort(sorted.begin(), sorted.end());
+      if (const auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end()) {
         return Invalid("placement", *v,
-                       "expected chip ids and ranges A-B (A <= B), e.g. 8-15 or 0,4,1,5");
+                       absl::StrFormat("chip %d appears twice; the chips must be distinct", *dup));
       }
-      if (hi >= o.chips) {
+    }
+    return absl::OkStatus();
+  }
+
+  // --workload and the pipeline's options (stages, dp, microbatches, schedule, overlap, resharding,
+  // seed).
+  absl::Status Workload() {
+    MESHSIM_RETURN_IF_ERROR(choice("workload", Workloads(), &o.workload));
+    {
+      int64_t stages = o.stages, dp = o.dp, microbatches = o.microbatches;
+      MESHSIM_RETURN_IF_ERROR(integer("stages", 1, 1024, &stages));
+      MESHSIM_RETURN_IF_ERROR(integer("dp", 1, kMaxChips, &dp));
+      MESHSIM_RETURN_IF_ERROR(integer("microbatches", 1, 4096, &microbatches));
+      o.stages = static_cast<int>(stages);
+      o.dp = static_cast<int>(dp);
+      o.microbatches = static_cast<int>(microbatches);
+      MESHSIM_RETURN_IF_ERROR(choice("schedule", RunOptionChoices("schedule"), &o.schedule));
+      std::string flag;
+      for (auto [key, out] : {std::pair{"overlap", &o.overlap}, std::pair{"delay-dw", &o.delay_dw},
+                              std::pair{"recompute", &o.recompute}}) {
+        flag = *out ? "1" : "0";
+        MESHSIM_RETURN_IF_ERROR(choice(key, RunOptionChoices(key), &flag));
+        *out = flag == "1";
+      }
+      MESHSIM_RETURN_IF_ERROR(choice("reshard", RunOptionChoices("reshard"), &o.reshard));
+      MESHSIM_RETURN_IF_ERROR(
+          choice("reshard-scheduler", RunOptionChoices("reshard-scheduler"), &o.reshard_scheduler));
+      MESHSIM_RETURN_IF_ERROR(integer("seed", 0, int64_t{1} << 62, &o.seed));
+      if (pipeline()) {
+        if (!o.placement.empty()) {
+          return Invalid("placement", FormatPlacement(o.placement),
+                         "--workload pipeline places stage i on chips i*n..(i+1)*n-1 itself "
+                         "(n = --dp x the mesh's chips); drop --placement");
+        }
+        if (o.chips % (o.stages * o.dp) != 0) {
+          return Invalid("stages", absl::StrCat(o.stages),
+                         absl::StrFormat("--stages x --dp = %d must divide --chips %d",
+                                         o.stages * o.dp, o.chips));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // --mesh RxC (auto stays 0x0).
+  absl::Status Mesh() {
+    if (const std::string* v = get("mesh"); v != nullptr && *v != "auto") {
+      std::vector<std::string> parts = absl::StrSplit(*v, 'x');
+      int r = 0, c = 0;
+      if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &r) || !absl::SimpleAtoi(parts[1], &c) ||
+          r < 1 || c < 1) {
+        return Invalid("mesh", *v, "expected RxC with positive R and C (e.g. 16x16), or auto");
+      }
+      if (pipeline() && int64_t{r} * c * o.stages * o.dp != o.chips) {
+        return Invalid("mesh", *v,
+                       absl::StrFormat("the operator mesh of each replica: R*C = %d must equal "
+                                       "--chips %d / (--stages %d x --dp %d)",
+                                       int64_t{r} * c, o.chips, o.stages, o.dp));
+      }
+      if (!pipeline() && int64_t{r} * c != o.mesh_chips()) {
         return Invalid(
-            "placement", *v,
-            absl::StrFormat("chip %d is not on the machine; ids are 0..%d", hi, o.chips - 1));
+            "mesh", *v,
+            o.placement.empty()
+                ? absl::StrFormat("R*C = %d must equal --chips %d", int64_t{r} * c, o.chips)
+                : absl::StrFormat("R*C = %d must equal the %d chips of --placement", int64_t{r} * c,
+                                  o.mesh_chips()));
       }
-      if (o.placement.size() + (hi - lo + 1) > static_cast<size_t>(o.chips)) {
-        return Invalid("placement", *v, absl::StrFormat("names more than the %d chips", o.chips));
-      }
-      for (int c = lo; c <= hi; ++c) o.placement.push_back(c);
+      o.mesh_rows = r;
+      o.mesh_cols = c;
     }
-    std::vector<int> sorted = o.placement;
-    std::sort(sorted.begin(), sorted.end());
-    if (const auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end()) {
-      return Invalid("placement", *v,
-                     absl::StrFormat("chip %d appears twice; the chips must be distinct", *dup));
-    }
+    return absl::OkStatus();
   }
 
-  MESHSIM_RETURN_IF_ERROR(choice("workload", Workloads(), &o.workload));
-  const bool pipeline = o.workload == "pipeline";
-  {
-    int64_t stages = o.stages, dp = o.dp, microbatches = o.microbatches;
-    MESHSIM_RETURN_IF_ERROR(integer("stages", 1, 1024, &stages));
-    MESHSIM_RETURN_IF_ERROR(integer("dp", 1, kMaxChips, &dp));
-    MESHSIM_RETURN_IF_ERROR(integer("microbatches", 1, 4096, &microbatches));
-    o.stages = static_cast<int>(stages);
-    o.dp = static_cast<int>(dp);
-    o.microbatches = static_cast<int>(microbatches);
-    MESHSIM_RETURN_IF_ERROR(choice("schedule", RunOptionChoices("schedule"), &o.schedule));
-    std::string flag;
-    for (auto [key, out] : {std::pair{"overlap", &o.overlap}, std::pair{"delay-dw", &o.delay_dw},
-                            std::pair{"recompute", &o.recompute}}) {
-      flag = *out ? "1" : "0";
-      MESHSIM_RETURN_IF_ERROR(choice(key, RunOptionChoices(key), &flag));
-      *out = flag == "1";
-    }
-    MESHSIM_RETURN_IF_ERROR(choice("reshard", RunOptionChoices("reshard"), &o.reshard));
-    MESHSIM_RETURN_IF_ERROR(
-        choice("reshard-scheduler", RunOptionChoices("reshard-scheduler"), &o.reshard_scheduler));
-    MESHSIM_RETURN_IF_ERROR(integer("seed", 0, int64_t{1} << 62, &o.seed));
-    if (pipeline) {
-      if (!o.placement.empty()) {
-        return Invalid("placement", FormatPlacement(o.placement),
-                       "--workload pipeline places stage i on chips i*n..(i+1)*n-1 itself "
-                       "(n = --dp x the mesh's chips); drop --placement");
-      }
-      if (o.chips % (o.stages * o.dp) != 0) {
-        return Invalid("stages", absl::StrCat(o.stages),
-                       absl::StrFormat("--stages x --dp = %d must divide --chips %d",
-                                       o.stages * o.dp, o.chips));
-      }
-    }
-  }
-
-  if (const std::string* v = get("mesh"); v != nullptr && *v != "auto") {
-    std::vector<std::string> parts = absl::StrSplit(*v, 'x');
-    int r = 0, c = 0;
-    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &r) || !absl::SimpleAtoi(parts[1], &c) ||
-        r < 1 || c < 1) {
-      return Invalid("mesh", *v, "expected RxC with positive R and C (e.g. 16x16), or auto");
-    }
-    if (pipeline && int64_t{r} * c * o.stages * o.dp != o.chips) {
-      return Invalid("mesh", *v,
-                     absl::StrFormat("the operator mesh of each replica: R*C = %d must equal "
-                                     "--chips %d / (--stages %d x --dp %d)",
-                                     int64_t{r} * c, o.chips, o.stages, o.dp));
-    }
-    if (!pipeline && int64_t{r} * c != o.mesh_chips()) {
-      return Invalid(
-          "mesh", *v,
-          o.placement.empty()
-              ? absl::StrFormat("R*C = %d must equal --chips %d", int64_t{r} * c, o.chips)
-              : absl::StrFormat("R*C = %d must equal the %d chips of --placement", int64_t{r} * c,
-                                o.mesh_chips()));
-    }
-    o.mesh_rows = r;
-    o.mesh_cols = c;
-  }
-
-  o.topology = o.system.net.topology;
-  if (const std::string* v = get("topology")) {
-    if (v->rfind("graphviz:", 0) == 0) {
-      const std::string path = v->substr(9);
-      if (!std::ifstream(path)) {
-        return Invalid("topology", *v, absl::StrFormat("cannot read '%s'", path));
-      }
-    } else {
-      MESHSIM_RETURN_IF_ERROR(CheckOneOf("topology", *v, [] {
-        std::vector<std::string> t = Topologies();
-        t.push_back("graphviz:FILE");
-        return t;
-      }()));
-    }
-    o.topology = *v;
-    o.topology_given = true;
-  }
-
-  MESHSIM_RETURN_IF_ERROR(choice("model", Models(), &o.model));
-  MESHSIM_RETURN_IF_ERROR(integer("hidden", 1, int64_t{1} << 24, &o.hidden));
-  MESHSIM_RETURN_IF_ERROR(integer("heads", 1, int64_t{1} << 16, &o.heads));
-  MESHSIM_RETURN_IF_ERROR(integer("ffn", 1, int64_t{1} << 26, &o.ffn));
-  MESHSIM_RETURN_IF_ERROR(integer("layers", 1, int64_t{1} << 16, &o.layers));
-  if (o.hidden == 0 && (o.heads || o.ffn || o.layers)) {
-    return absl::InvalidArgumentError(
-        "--hidden: required when --heads, --ffn or --layers describe a custom model");
-  }
-  if (o.hidden > 0 && get("model") != nullptr) {
-    // --model with its own dimensions (a resolved config) is that model; other dimensions make a
-    // custom model, and --model is then refused as not read (NotReadBy).
-    const workloads::ModelShape* m = nullptr;
-    for (const workloads::ModelShape& candidate : workloads::Models()) {
-      if (candidate.name == o.model) m = &candidate;
-    }
-    if (m != nullptr && o.hidden == m->hidden && (o.heads == 0 || o.heads == m->heads) &&
-        (o.ffn == 0 || o.ffn == m->ffn_dim()) && (o.layers == 0 || o.layers == m->layers)) {
-      o.hidden = o.heads = o.ffn = o.layers = 0;
-    }
-  }
-  if (o.hidden > 0) {
-    o.model = "custom";
-    if (o.heads == 0) o.heads = std::max<int64_t>(1, o.hidden / 128);
-    if (o.layers == 0) o.layers = 1;
-    if (o.hidden % o.heads != 0) {
-      return Invalid("hidden", std::to_string(o.hidden),
-                     absl::StrFormat("must be divisible by --heads %d", o.heads));
-    }
-  }
-  o.batch = o.workload == "layer" ? 4
-            : pipeline            ? int64_t{o.microbatches} * o.dp
-                                  : std::max(1, o.mesh_chips() / 2);
-  MESHSIM_RETURN_IF_ERROR(integer("batch", 1, int64_t{1} << 30, &o.batch));
-  MESHSIM_RETURN_IF_ERROR(integer("seq", 1, int64_t{1} << 30, &o.seq));
-  MESHSIM_RETURN_IF_ERROR(choice("pass", RunOptionChoices("pass"), &o.pass));
-  if (const std::string* v = get("gemm")) {
-    std::vector<std::string> parts = absl::StrSplit(*v, ',');
-    int64_t dims[3];
-    bool ok = parts.size() == 3;
-    for (int i = 0; ok && i < 3; ++i) ok = absl::SimpleAtoi(parts[i], &dims[i]) && dims[i] >= 1;
-    if (!ok)
-      return Invalid("gemm", *v, "expected M,N,K with positive integers (e.g. 8192,8192,8192)");
-    o.gemm_m = dims[0];
-    o.gemm_n = dims[1];
-    o.gemm_k = dims[2];
-  }
-  MESHSIM_RETURN_IF_ERROR(choice("collective", Collectives(), &o.collective));
-  MESHSIM_RETURN_IF_ERROR(choice("group", RunOptionChoices("group"), &o.group));
-  if (const std::string* v = get("bytes")) {
-    MESHSIM_ASSIGN_OR_RETURN(o.bytes, core::ParseInteger("--bytes", *v, core::Unit::kBytes, 1));
-  }
-  if (pipeline) o.algorithm = "megatron";  // The default operator parallelism of a stage.
-  MESHSIM_RETURN_IF_ERROR(choice("algorithm", Algorithms(), &o.algorithm));
-  // One value, or one per FC layer of the block (the resolved config's lists, so that a run is
-  // replayed from its config).
-  const bool per_fc_layer = o.workload == "llm" || o.workload == "layer";
-  const auto per_layer = [&](const std::string& key,
-                             const std::string& v) -> absl::StatusOr<std::vector<std::string>> {
-    std::vector<std::string> parts = absl::StrSplit(v, ',');
-    if (parts.size() == 1) return parts;
-    if (!per_fc_layer || parts.size() != 4) {
-      return Invalid(key, v,
-                     "a list is one value per FC layer of the block (qkv, attn_out, ffn_up, "
-                     "ffn_down), for --workload llm, layer; else one value");
-    }
-    return parts;
-  };
-  if (const std::string* v = get("dataflow")) {
-    MESHSIM_ASSIGN_OR_RETURN(const std::vector<std::string> parts, per_layer("dataflow", *v));
-    for (const std::string& part : parts) {
-      MESHSIM_RETURN_IF_ERROR(CheckOneOf("dataflow", parts.size() == 1 ? *v : part,
-                                         parts.size() == 1
-                                             ? RunOptionChoices("dataflow")
-                                             : std::vector<std::string>{"os", "ls", "rs"}));
-    }
-    o.dataflow = *v;
-  }
-  if (const std::string* v = get("slices"); v != nullptr && *v != "auto") {
-    MESHSIM_ASSIGN_OR_RETURN(const std::vector<std::string> parts, per_layer("slices", *v));
-    for (const std::string& part : parts) {
-      MESHSIM_ASSIGN_OR_RETURN(const int64_t s,
-                               core::ParseInteger("--slices", part, core::Unit::kCount, 1));
-      if (s > 4096) return Invalid("slices", *v, "must be at most 4096");
-      if (parts.size() == 1) {
-        o.slices = static_cast<int>(s);
+  // --topology: the system's unless given; graphviz:FILE must be readable.
+  absl::Status Topology() {
+    o.topology = o.system.net.topology;
+    if (const std::string* v = get("topology")) {
+      if (v->rfind("graphviz:", 0) == 0) {
+        const std::string path = v->substr(9);
+        if (!std::ifstream(path)) {
+          return Invalid("topology", *v, absl::StrFormat("cannot read '%s'", path));
+        }
       } else {
-        o.layer_slices.push_back(static_cast<int>(s));
+        MESHSIM_RETURN_IF_ERROR(CheckOneOf("topology", *v, [] {
+          std::vector<std::string> t = Topologies();
+          t.push_back("graphviz:FILE");
+          return t;
+        }()));
+      }
+      o.topology = *v;
+      o.topology_given = true;
+    }
+    return absl::OkStatus();
+  }
+
+  // --model, or a custom model from --hidden, --heads, --ffn, --layers.
+  absl::Status Model() {
+    MESHSIM_RETURN_IF_ERROR(choice("model", Models(), &o.model));
+    MESHSIM_RETURN_IF_ERROR(integer("hidden", 1, int64_t{1} << 24, &o.hidden));
+    MESHSIM_RETURN_IF_ERROR(integer("heads", 1, int64_t{1} << 16, &o.heads));
+    MESHSIM_RETURN_IF_ERROR(integer("ffn", 1, int64_t{1} << 26, &o.ffn));
+    MESHSIM_RETURN_IF_ERROR(integer("layers", 1, int64_t{1} << 16, &o.layers));
+    if (o.hidden == 0 && (o.heads || o.ffn || o.layers)) {
+      return absl::InvalidArgumentError(
+          "--hidden: required when --heads, --ffn or --layers describe a custom model");
+    }
+    if (o.hidden > 0 && get("model") != nullptr) {
+      // --model with its own dimensions (a resolved config) is that model; other dimensions make a
+      // custom model, and --model is then refused as not read (NotReadBy).
+      const workloads::ModelShape* m = nullptr;
+      for (const workloads::ModelShape& candidate : workloads::Models()) {
+        if (candidate.name == o.model) m = &candidate;
+      }
+      if (m != nullptr && o.hidden == m->hidden && (o.heads == 0 || o.heads == m->heads) &&
+          (o.ffn == 0 || o.ffn == m->ffn_dim()) && (o.layers == 0 || o.layers == m->layers)) {
+        o.hidden = o.heads = o.ffn = o.layers = 0;
       }
     }
-  }
-  if (const std::string* v = get("chunks")) {
-    MESHSIM_RETURN_IF_ERROR(CheckOneOf("chunks", *v, RunOptionChoices("chunks")));
-    o.chunks = std::stoi(*v);
-    if ((o.workload == "layer" || pipeline) && o.batch % o.chunks != 0) {
-      return Invalid("chunks", *v,
-                     absl::StrFormat("the chunk count must divide --batch %d", o.batch));
+    if (o.hidden > 0) {
+      o.model = "custom";
+      if (o.heads == 0) o.heads = std::max<int64_t>(1, o.hidden / 128);
+      if (o.layers == 0) o.layers = 1;
+      if (o.hidden % o.heads != 0) {
+        return Invalid("hidden", std::to_string(o.hidden),
+                       absl::StrFormat("must be divisible by --heads %d", o.heads));
+      }
     }
-  }
-  int64_t steps = o.steps;
-  MESHSIM_RETURN_IF_ERROR(integer("steps", 1, 1 << 24, &steps));
-  o.steps = static_cast<int>(steps);
-  if (o.workload == "chain" && steps * o.chips > kMaxChainOps) {
-    return Invalid("steps", absl::StrCat(steps),
-                   absl::StrFormat("--chips x --steps must be at most %d ops (here %d x %d)",
-                                   kMaxChainOps, o.chips, steps));
-  }
-  if (const std::string* v = get("step-time")) {
-    MESHSIM_ASSIGN_OR_RETURN(double s,
-                             core::ParseQuantity("--step-time", *v, core::Unit::kSeconds));
-    if (s <= 0 || s > 1e3) return Invalid("step-time", *v, "must be a duration in (0, 1000 s]");
-    o.step_time = core::Time::Seconds(s);
-    if (o.step_time <= core::Time::Zero()) return Invalid("step-time", *v, "must be at least 1 ps");
+    return absl::OkStatus();
   }
 
-  // Requirements of each workload.
-  if (pipeline && o.batch % o.microbatches != 0) {
-    return Invalid("microbatches", absl::StrCat(o.microbatches),
-                   absl::StrFormat("it must divide --batch %d", o.batch));
-  }
-  if (pipeline && o.pass != "train") {
-    return Invalid("pass", o.pass, "--workload pipeline runs a training step; use train");
-  }
-  if (!pipeline && o.model == "u-transformer") {
-    return Invalid("model", o.model,
-                   "the U-Transformer's layers differ and skip across the stack; it runs with "
-                   "--workload pipeline only");
-  }
-  if (o.workload == "layer" && o.pass != "train") {
-    return Invalid("pass", o.pass,
-                   "--workload layer runs a whole layer forward and backward; use train");
-  }
-  if (o.workload == "gemm" && o.gemm_m == 0) {
-    return absl::InvalidArgumentError(
-        "--gemm: required by --workload gemm (e.g. --gemm 8192,8192,8192)");
-  }
-  if (o.workload == "collective" && o.collective.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--collective: required by --workload collective (allowed: ",
-                     absl::StrJoin(Collectives(), ", "), ")"));
-  }
-  if (o.workload == "collective" && o.bytes == 0) {
-    return absl::InvalidArgumentError(
-        "--bytes: required by --workload collective (e.g. --bytes 64MiB)");
-  }
-
-  {
-    // Sizes are bounded one by one; their products are bounded here, in doubles, before any
-    // int64 byte or flop count of the lowering can overflow.
-    struct Tensor {
-      const char* what;
-      std::vector<const char*> keys;  // The options that size it: the first one given is named.
-      double bytes;
+  // The problem's sizes and the algorithm's choices: batch, seq, pass, gemm, collective, bytes,
+  // algorithm, dataflow, slices, chunks, steps, step-time.
+  absl::Status Problem() {
+    o.batch = o.workload == "layer" ? 4
+              : pipeline()          ? int64_t{o.microbatches} * o.dp
+                                    : std::max(1, o.mesh_chips() / 2);
+    MESHSIM_RETURN_IF_ERROR(integer("batch", 1, int64_t{1} << 30, &o.batch));
+    MESHSIM_RETURN_IF_ERROR(integer("seq", 1, int64_t{1} << 30, &o.seq));
+    MESHSIM_RETURN_IF_ERROR(choice("pass", RunOptionChoices("pass"), &o.pass));
+    if (const std::string* v = get("gemm")) {
+      std::vector<std::string> parts = absl::StrSplit(*v, ',');
+      int64_t dims[3];
+      bool ok = parts.size() == 3;
+      for (int i = 0; ok && i < 3; ++i) ok = absl::SimpleAtoi(parts[i], &dims[i]) && dims[i] >= 1;
+      if (!ok)
+        return Invalid("gemm", *v, "expected M,N,K with positive integers (e.g. 8192,8192,8192)");
+      o.gemm_m = dims[0];
+      o.gemm_n = dims[1];
+      o.gemm_k = dims[2];
+    }
+    MESHSIM_RETURN_IF_ERROR(choice("collective", Collectives(), &o.collective));
+    MESHSIM_RETURN_IF_ERROR(choice("group", RunOptionChoices("group"), &o.group));
+    if (const std::string* v = get("bytes")) {
+      MESHSIM_ASSIGN_OR_RETURN(o.bytes, core::ParseInteger("--bytes", *v, core::Unit::kBytes, 1));
+    }
+    if (pipeline()) o.algorithm = "megatron";  // The default operator parallelism of a stage.
+    MESHSIM_RETURN_IF_ERROR(choice("algorithm", Algorithms(), &o.algorithm));
+    // One value, or one per FC layer of the block (the resolved config's lists, so that a run is
+    // replayed from its config).
+    const bool per_fc_layer = o.workload == "llm" || o.workload == "layer";
+    const auto per_layer = [&](const std::string& key,
+                               const std::string& v) -> absl::StatusOr<std::vector<std::string>> {
+      std::vector<std::string> parts = absl::StrSplit(v, ',');
+      if (parts.size() == 1) return parts;
+      if (!per_fc_layer || parts.size() != 4) {
+        return Invalid(key, v,
+                       "a list is one value per FC layer of the block (qkv, attn_out, ffn_up, "
+                       "ffn_down), for --workload llm, layer; else one value");
+      }
+      return parts;
     };
-    const double e = o.system.chip.element_bytes;
-    std::vector<Tensor> tensors;
-    if (o.workload == "gemm") {
-      const double m = o.gemm_m, n = o.gemm_n, k = o.gemm_k;
-      tensors = {{"matrix A = M x K", {"gemm"}, m * k * e},
-                 {"matrix B = K x N", {"gemm"}, k * n * e},
-                 {"matrix C = M x N", {"gemm"}, m * n * e}};
-    } else if (o.workload == "llm" || o.workload == "layer" || pipeline) {
-      double h = double(o.hidden), heads = double(o.heads);
-      double f = o.ffn > 0 ? double(o.ffn) : 4.0 * h;
-      for (const workloads::ModelShape& m : workloads::Models()) {
-        if (o.hidden == 0 && m.name == o.model) {
-          h = double(m.hidden), heads = double(m.heads), f = double(m.ffn_dim());
+    if (const std::string* v = get("dataflow")) {
+      MESHSIM_ASSIGN_OR_RETURN(const std::vector<std::string> parts, per_layer("dataflow", *v));
+      for (const std::string& part : parts) {
+        MESHSIM_RETURN_IF_ERROR(CheckOneOf("dataflow", parts.size() == 1 ? *v : part,
+                                           parts.size() == 1
+                                               ? RunOptionChoices("dataflow")
+                                               : std::vector<std::string>{"os", "ls", "rs"}));
+      }
+      o.dataflow = *v;
+    }
+    if (const std::string* v = get("slices"); v != nullptr && *v != "auto") {
+      MESHSIM_ASSIGN_OR_RETURN(const std::vector<std::string> parts, per_layer("slices", *v));
+      for (const std::string& part : parts) {
+        MESHSIM_ASSIGN_OR_RETURN(const int64_t s,
+                                 core::ParseInteger("--slices", part, core::Unit::kCount, 1));
+        if (s > 4096) return Invalid("slices", *v, "must be at most 4096");
+        if (parts.size() == 1) {
+          o.slices = static_cast<int>(s);
+        } else {
+          o.layer_slices.push_back(static_cast<int>(s));
         }
       }
-      const double b = double(o.batch), s = double(o.seq);
-      tensors.push_back({"activations batch x seq x max(3 hidden, ffn)",
-                         {"batch", "seq", "hidden", "ffn", "model"},
-                         b * s * std::max(3 * h, f) * e});
-      if (o.workload != "llm") {
-        tensors.push_back({"attention scores batch x heads x seq x seq",
-                           {"seq", "batch", "heads", "model"},
-                           b * heads * s * s * e});
+    }
+    if (const std::string* v = get("chunks")) {
+      MESHSIM_RETURN_IF_ERROR(CheckOneOf("chunks", *v, RunOptionChoices("chunks")));
+      o.chunks = std::stoi(*v);
+      if ((o.workload == "layer" || pipeline()) && o.batch % o.chunks != 0) {
+        return Invalid("chunks", *v,
+                       absl::StrFormat("the chunk count must divide --batch %d", o.batch));
       }
     }
-    for (const Tensor& t : tensors) {
-      if (t.bytes <= double(kMaxTensorBytes)) continue;
-      const char* key = t.keys.back();
-      for (const char* k : t.keys) {
-        if (get(k) != nullptr) {
-          key = k;
-          break;
-        }
-      }
-      return Invalid(key, get(key) ? *get(key) : o.model,
-                     absl::StrFormat("the %s would take %.4g bytes; at most %d (256 TiB) per "
-                                     "matrix",
-                                     t.what, t.bytes, kMaxTensorBytes));
+    int64_t steps = o.steps;
+    MESHSIM_RETURN_IF_ERROR(integer("steps", 1, 1 << 24, &steps));
+    o.steps = static_cast<int>(steps);
+    if (o.workload == "chain" && steps * o.chips > kMaxChainOps) {
+      return Invalid("steps", absl::StrCat(steps),
+                     absl::StrFormat("--chips x --steps must be at most %d ops (here %d x %d)",
+                                     kMaxChainOps, o.chips, steps));
     }
+    if (const std::string* v = get("step-time")) {
+      MESHSIM_ASSIGN_OR_RETURN(double s,
+                               core::ParseQuantity("--step-time", *v, core::Unit::kSeconds));
+      if (s <= 0 || s > 1e3) return Invalid("step-time", *v, "must be a duration in (0, 1000 s]");
+      o.step_time = core::Time::Seconds(s);
+      if (o.step_time <= core::Time::Zero())
+        return Invalid("step-time", *v, "must be at least 1 ps");
+    }
+    return absl::OkStatus();
   }
 
-  if (const std::string* v = get("out")) {
-    MESHSIM_RETURN_IF_ERROR(CheckArchivePath("out", *v));
-    o.out = *v;
-  }
-  if (const std::string* v = get("trace")) {
-    MESHSIM_RETURN_IF_ERROR(CheckOutputPath("trace", *v));
-    o.trace = *v;
-  }
-  {
-    const std::string* detail = get("trace-detail");
-    MESHSIM_ASSIGN_OR_RETURN(
-        o.trace_options, formats::TraceOptionsForDetail("trace-detail", detail ? *detail : "auto"));
-    const std::string* format = get("trace-format");
-    MESHSIM_ASSIGN_OR_RETURN(
-        o.trace_options.format,
-        formats::ResolveTraceFormat("trace", o.trace, "trace-format", format ? *format : ""));
-  }
-  if (!o.out.empty() && !o.trace.empty()) {
-    std::error_code ec1, ec2;
-    const std::filesystem::path a = std::filesystem::weakly_canonical(o.out, ec1);
-    const std::filesystem::path b = std::filesystem::weakly_canonical(o.trace, ec2);
-    if (ec1 || ec2 ? o.out == o.trace : a == b) {
-      return Invalid("trace", o.trace,
-                     "it is also --out; the archive and the trace need two files");
+  // What each workload requires of the options above.
+  absl::Status Requirements() {
+    if (pipeline() && o.batch % o.microbatches != 0) {
+      return Invalid("microbatches", absl::StrCat(o.microbatches),
+                     absl::StrFormat("it must divide --batch %d", o.batch));
     }
+    if (pipeline() && o.pass != "train") {
+      return Invalid("pass", o.pass, "--workload pipeline runs a training step; use train");
+    }
+    if (!pipeline() && o.model == "u-transformer") {
+      return Invalid("model", o.model,
+                     "the U-Transformer's layers differ and skip across the stack; it runs with "
+                     "--workload pipeline only");
+    }
+    if (o.workload == "layer" && o.pass != "train") {
+      return Invalid("pass", o.pass,
+                     "--workload layer runs a whole layer forward and backward; use train");
+    }
+    if (o.workload == "gemm" && o.gemm_m == 0) {
+      return absl::InvalidArgumentError(
+          "--gemm: required by --workload gemm (e.g. --gemm 8192,8192,8192)");
+    }
+    if (o.workload == "collective" && o.collective.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--collective: required by --workload collective (allowed: ",
+                       absl::StrJoin(Collectives(), ", "), ")"));
+    }
+    if (o.workload == "collective" && o.bytes == 0) {
+      return absl::InvalidArgumentError(
+          "--bytes: required by --workload collective (e.g. --bytes 64MiB)");
+    }
+    return absl::OkStatus();
   }
-  MESHSIM_RETURN_IF_ERROR(choice("format", RunOptionChoices("format"), &o.format));
-  MESHSIM_RETURN_IF_ERROR(integer("max-ops", 1, kMaxOpsLimit, &o.max_ops));
-  MESHSIM_RETURN_IF_ERROR(integer("max-flows", 1, int64_t{1} << 40, &o.max_flows));
-  if (const std::string* v = get("max-timeline-bytes")) {
-    MESHSIM_ASSIGN_OR_RETURN(o.max_timeline_bytes,
-                             core::ParseInteger("--max-timeline-bytes", *v, core::Unit::kBytes, 1));
+
+  // Sizes are bounded one by one; their products are bounded here, in doubles, before any int64
+  // byte or flop count of the lowering can overflow.
+  absl::Status TensorBounds() {
+    {
+      // Sizes are bounded one by one; their products are bounded here, in doubles, before any
+      // int64 byte or flop count of the lowering can overflow.
+      struct Tensor {
+        const char* what;
+        std::vector<const char*> keys;  // The options that size it: the first one given is named.
+        double bytes;
+      };
+      const double e = o.system.chip.element_bytes;
+      std::vector<Tensor> tensors;
+      if (o.workload == "gemm") {
+        const double m = o.gemm_m, n = o.gemm_n, k = o.gemm_k;
+        tensors = {{"matrix A = M x K", {"gemm"}, m * k * e},
+                   {"matrix B = K x N", {"gemm"}, k * n * e},
+                   {"matrix C = M x N", {"gemm"}, m * n * e}};
+      } else if (o.workload == "llm" || o.workload == "layer" || pipeline()) {
+        double h = double(o.hidden), heads = double(o.heads);
+        double f = o.ffn > 0 ? double(o.ffn) : 4.0 * h;
+        for (const workloads::ModelShape& m : workloads::Models()) {
+          if (o.hidden == 0 && m.name == o.model) {
+            h = double(m.hidden), heads = double(m.heads), f = double(m.ffn_dim());
+          }
+        }
+        const double b = double(o.batch), s = double(o.seq);
+        tensors.push_back({"activations batch x seq x max(3 hidden, ffn)",
+                           {"batch", "seq", "hidden", "ffn", "model"},
+                           b * s * std::max(3 * h, f) * e});
+        if (o.workload != "llm") {
+          tensors.push_back({"attention scores batch x heads x seq x seq",
+                             {"seq", "batch", "heads", "model"},
+                             b * heads * s * s * e});
+        }
+      }
+      for (const Tensor& t : tensors) {
+        if (t.bytes <= double(kMaxTensorBytes)) continue;
+        const char* key = t.keys.back();
+        for (const char* k : t.keys) {
+          if (get(k) != nullptr) {
+            key = k;
+            break;
+          }
+        }
+        return Invalid(key, get(key) ? *get(key) : o.model,
+                       absl::StrFormat("the %s would take %.4g bytes; at most %d (256 TiB) per "
+                                       "matrix",
+                                       t.what, t.bytes, kMaxTensorBytes));
+      }
+    }
+    return absl::OkStatus();
   }
-  // Last, so that a malformed value is reported as such first.
-  if (unread == Unread::kRefuse) {
-    for (const auto& [key, value] : raw.values) {
+
+  // --out, --trace and their formats, --format and the memory budgets.
+  absl::Status Outputs() {
+    if (const std::string* v = get("out")) {
+      MESHSIM_RETURN_IF_ERROR(CheckArchivePath("out", *v));
+      o.out = *v;
+    }
+    if (const std::string* v = get("trace")) {
+      MESHSIM_RETURN_IF_ERROR(CheckOutputPath("trace", *v));
+      o.trace = *v;
+    }
+    {
+      const std::string* detail = get("trace-detail");
+      MESHSIM_ASSIGN_OR_RETURN(o.trace_options, formats::TraceOptionsForDetail(
+                                                    "trace-detail", detail ? *detail : "auto"));
+      const std::string* format = get("trace-format");
+      MESHSIM_ASSIGN_OR_RETURN(
+          o.trace_options.format,
+          formats::ResolveTraceFormat("trace", o.trace, "trace-format", format ? *format : ""));
+    }
+    if (!o.out.empty() && !o.trace.empty()) {
+      std::error_code ec1, ec2;
+      const std::filesystem::path a = std::filesystem::weakly_canonical(o.out, ec1);
+      const std::filesystem::path b = std::filesystem::weakly_canonical(o.trace, ec2);
+      if (ec1 || ec2 ? o.out == o.trace : a == b) {
+        return Invalid("trace", o.trace,
+                       "it is also --out; the archive and the trace need two files");
+      }
+    }
+    MESHSIM_RETURN_IF_ERROR(choice("format", RunOptionChoices("format"), &o.format));
+    MESHSIM_RETURN_IF_ERROR(integer("max-ops", 1, kMaxOpsLimit, &o.max_ops));
+    MESHSIM_RETURN_IF_ERROR(integer("max-flows", 1, int64_t{1} << 40, &o.max_flows));
+    if (const std::string* v = get("max-timeline-bytes")) {
+      MESHSIM_ASSIGN_OR_RETURN(o.max_timeline_bytes, core::ParseInteger("--max-timeline-bytes", *v,
+                                                                        core::Unit::kBytes, 1));
+    }
+    return absl::OkStatus();
+  }
+
+  // Options given that the run does not read (NotReadBy): last, so that a malformed value is
+  // reported as such first.
+  absl::Status RefuseUnread() {
+    for (const auto& [key, value] : raw_.values) {
       if (const std::string why = NotReadBy(key, o); !why.empty()) {
         return absl::InvalidArgumentError(absl::StrFormat("--%s: '%s' %s", key, value, why));
       }
     }
-    for (const std::string& set : raw.sets) {
+    for (const std::string& set : raw_.sets) {
       if (const std::string why = NotReadBy(set.substr(0, set.find('=')), o); !why.empty()) {
         return absl::InvalidArgumentError(absl::StrFormat("--set: '%s' %s", set, why));
       }
     }
+    return absl::OkStatus();
   }
-  return o;
+
+  const RawOptions& raw_;
+  RunOptions o;
+};
+
+absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw, Unread unread) {
+  return RunOptionsResolver(raw).Resolve(unread);
 }
 
 namespace {
