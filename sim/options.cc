@@ -161,6 +161,10 @@ po::options_description RunOnlyDescription(BudgetDefaults budgets) {
                          "FC layer, e.g. 6,3,8,8")
       ("chunks", text(), "--workload layer: 1, 2 or 4 chunks of the batch for ATP's chunk-based "
                          "overlap (§4.1); must divide --batch (default 1)")
+      ("dropout", text(), "--workload layer, pipeline: dropout probability of each layer, as "
+                          "Megatron-LM's GPT applies it (attention probabilities, each block's "
+                          "output); > 0 runs the dropout kernels, whose cost does not depend on "
+                          "it; 0 = none (default 0)")
       ("stages", text(), "--workload pipeline: pipeline stages, each on its own chips (default 2)")
       ("dp", text(), "--workload pipeline: data-parallel replicas per stage (default 1)")
       ("microbatches", text(), "--workload pipeline: microbatches per step; must divide --batch "
@@ -746,6 +750,13 @@ class RunOptionsResolver {
                        absl::StrFormat("the chunk count must divide --batch %d", o.batch));
       }
     }
+    if (const std::string* v = get("dropout")) {
+      double p = 0;
+      if (!absl::SimpleAtod(*v, &p) || !(p >= 0 && p < 1)) {
+        return Invalid("dropout", *v, "expected a probability in [0, 1), e.g. 0.1; 0 = none");
+      }
+      o.dropout = p;
+    }
     int64_t steps = o.steps;
     MESHSIM_RETURN_IF_ERROR(integer("steps", 1, 1 << 24, &steps));
     o.steps = static_cast<int>(steps);
@@ -965,7 +976,7 @@ std::string WhyNotRead(const std::string& key, const RunOptions& o, bool any_val
     if (std::string why = workloads({"pipeline"}); !why.empty()) return why;
     return NotReadByScheduler(key, o.reshard_scheduler, "reshard-scheduler");
   }
-  if (key == "chunks") return workloads({"layer", "pipeline"});
+  if (key == "chunks" || key == "dropout") return workloads({"layer", "pipeline"});
   if (key == "placement") return workloads({"llm", "gemm", "collective", "chain", "layer"});
   if (is(key, {"algorithm", "dataflow", "slices"})) {
     if (std::string why = workloads({"llm", "gemm", "layer", "pipeline"}); !why.empty()) {
@@ -1111,6 +1122,7 @@ std::vector<std::pair<std::string, std::string>> RunOptions::Resolved() const {
                  : slices == 0         ? "auto"
                                        : absl::StrCat(slices)},
       {"chunks", absl::StrCat(chunks)},
+      {"dropout", core::FormatDouble(dropout)},
       {"stages", absl::StrCat(stages)},
       {"dp", absl::StrCat(dp)},
       {"microbatches", absl::StrCat(microbatches)},

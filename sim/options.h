@@ -95,6 +95,9 @@ struct RunOptions {
   // autotuner's choice) for --workload llm, layer; empty = `slices` for every layer.
   std::vector<int> layer_slices;
   int chunks = 1;  // --workload layer: ATP chunk-based overlap (batch split into chunks).
+  // --workload layer, pipeline: the dropout probability of Megatron-LM's layer; > 0 adds its
+  // attention and hidden dropout kernels (workloads/layer.h), whose cost does not depend on it.
+  double dropout = 0;
   // --workload pipeline (algorithms/pipeline/): stages × DP replicas × the operator mesh.
   int stages = 2;
   int dp = 1;
@@ -226,7 +229,7 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw,
 //   recompute, reshard, reshard-scheduler                  --workload pipeline
 //   seed                                                   --workload pipeline with
 //                                                          --reshard-scheduler greedy, ensemble
-//   chunks                                                 --workload layer, pipeline
+//   chunks, dropout                                        --workload layer, pipeline
 //   placement                                              every workload but pipeline
 //   algorithm, dataflow, slices                            --workload llm, layer, pipeline, and
 //                                                          gemm on more than one chip; dataflow

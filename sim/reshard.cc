@@ -266,13 +266,38 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
   MESHSIM_ASSIGN_OR_RETURN(formats::RunRecord rec, SimulateGraph(options, whole, graph));
   rec.name = "reshard";
   // Keys of `meshsim run`'s workloads mean nothing here; the system parameters stay.
-  constexpr const char* kOtherWorkloads[] = {
-      "mesh",       "placement", "workload",  "model",     "hidden",   "heads",
-      "ffn",        "layers",    "batch",     "seq",       "pass",     "gemm",
-      "collective", "group",     "bytes",     "algorithm", "dataflow", "slices",
-      "chunks",     "steps",     "step-time", "stages",    "dp",       "microbatches",
-      "schedule",   "overlap",   "delay-dw",  "recompute", "reshard",  "reshard-scheduler",
-      "seed"};
+  constexpr const char* kOtherWorkloads[] = {"mesh",
+                                             "placement",
+                                             "workload",
+                                             "model",
+                                             "hidden",
+                                             "heads",
+                                             "ffn",
+                                             "layers",
+                                             "batch",
+                                             "seq",
+                                             "pass",
+                                             "gemm",
+                                             "collective",
+                                             "group",
+                                             "bytes",
+                                             "algorithm",
+                                             "dataflow",
+                                             "slices",
+                                             "chunks",
+                                             "dropout",
+                                             "steps",
+                                             "step-time",
+                                             "stages",
+                                             "dp",
+                                             "microbatches",
+                                             "schedule",
+                                             "overlap",
+                                             "delay-dw",
+                                             "recompute",
+                                             "reshard",
+                                             "reshard-scheduler",
+                                             "seed"};
   std::erase_if(rec.config, [&](const auto& kv) {
     return std::find(std::begin(kOtherWorkloads), std::end(kOtherWorkloads), kv.first) !=
            std::end(kOtherWorkloads);

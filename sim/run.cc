@@ -121,6 +121,7 @@ absl::StatusOr<algorithms::pipeline::PipelinePlan> PlanPipelineRun(
   pp::PipelineProblem p;
   MESHSIM_ASSIGN_OR_RETURN(p.stack, workloads::StackOf(model, o.batch / o.microbatches, o.seq,
                                                        o.system.chip.element_bytes));
+  for (workloads::LayerShape& layer : p.stack.layers) layer.dropout = o.dropout > 0;
   p.stages = o.stages;
   p.dp = o.dp;
   p.microbatches = o.microbatches;
@@ -332,8 +333,10 @@ absl::Status LowerWorkload(const RunOptions& o, const Plan& run_plan, core::OpGr
     MESHSIM_ASSIGN_OR_RETURN(workloads::ModelShape model, RunModel(o));
     MESHSIM_ASSIGN_OR_RETURN(const std::unique_ptr<algorithms::LayerAlgorithm> layer,
                              LayerPlugin(o, run_plan.layer_slices));
-    const algorithms::LayerProblem problem{
-        workloads::ShapeOf(model, o.batch, o.seq, o.system.chip.element_bytes), o.chunks};
+    workloads::LayerShape shape =
+        workloads::ShapeOf(model, o.batch, o.seq, o.system.chip.element_bytes);
+    shape.dropout = o.dropout > 0;
+    const algorithms::LayerProblem problem{shape, o.chunks};
     return algorithms::LowerLayer(problem, *layer, mesh, graph);
   }
   const std::unique_ptr<algorithms::Algorithm> algorithm = info->make();

@@ -1,5 +1,9 @@
 #include "workloads/layer.h"
 
+#include <cstddef>
+#include <string>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 
 namespace meshsim::workloads {
@@ -57,7 +61,14 @@ std::vector<LayerOp> LayerOps(const LayerShape& sh) {
   };
   const Pass fw = Pass::kFwd, bd = Pass::kBwdData, bw = Pass::kBwdWeight;
   const LayerTensor hid = LayerTensor::kHidden, ffn = LayerTensor::kFfn, sc = LayerTensor::kScores;
-  return {
+  // A dropout kernel reads one tensor and writes one, plus a 1-byte mask per element (forward
+  // writes it, backward reads it): (2e + 1)/2 of the tensor's elements as kVector bytes.
+  const auto dropout = [&](const char* name, Pass pass, LayerTensor tensor) {
+    LayerOp op = vec(name, pass, tensor, 10);
+    op.bytes = op.bytes / e * (2 * e + 1) / 2;
+    return op;
+  };
+  std::vector<LayerOp> ops = {
       // Forward.
       vec("ln1", fw, hid, 10), fc("qkv", 0, h, 3 * h, fw), attention("attn_score", fw, s, s, d),
       vec("softmax", fw, sc, 10), attention("attn_context", fw, s, d, s),
@@ -76,6 +87,32 @@ std::vector<LayerOp> LayerOps(const LayerShape& sh) {
       fc("qkv", 0, h, 3 * h, bd), fc("qkv", 0, h, 3 * h, bw), vec("ln1", bd, hid, 15),
       vec("residual1", bd, hid, 15),  // dX0 = dX1 + ln1's input gradient
   };
+  if (sh.dropout) {
+    // Each kernel goes right after (forward) or before (backward) the op whose output it masks.
+    const auto insert_after = [&](const std::string& label, LayerOp op) {
+      for (size_t i = 0; i < ops.size(); ++i) {
+        if (ops[i].label() == label) {
+          ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(op));
+          return;
+        }
+      }
+    };
+    const auto insert_before = [&](const std::string& label, LayerOp op) {
+      for (size_t i = 0; i < ops.size(); ++i) {
+        if (ops[i].label() == label) {
+          ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(i), std::move(op));
+          return;
+        }
+      }
+    };
+    insert_after("softmax.fwd", dropout("dropout_attn", fw, sc));
+    insert_after("attn_out.fwd", dropout("dropout1", fw, hid));
+    insert_after("ffn_down.fwd", dropout("dropout2", fw, hid));
+    insert_before("ffn_down.bwd_data", dropout("dropout2", bd, hid));
+    insert_before("attn_out.bwd_data", dropout("dropout1", bd, hid));
+    insert_before("softmax.bwd", dropout("dropout_attn", bd, sc));
+  }
+  return ops;
 }
 
 double LayerFlops(int64_t batch, int64_t seq, int64_t hidden) {

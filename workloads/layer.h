@@ -21,14 +21,23 @@
 //     gelu            over T×f:                  fwd T·f·e,         bwd 1.5·T·f·e (x, dy → dx)
 //     residual1, 2    adds over T×h:             fwd 1.5·T·h·e (two reads, one write); bwd the
 //                                                add of the two gradient streams, 1.5·T·h·e
-//   Dropout (attention and residual) is ignored, as are the attention scaling (folded into the
-//   softmax), biases, the LayerNorm statistics' reductions and the LayerNorm weight gradients.
+//   With `dropout` (Megatron-LM's GPT layer: attention dropout on the probabilities, hidden
+//   dropout on each block's output before its residual add; unfused, as the papers' baselines
+//   ran them), three more element-wise ops, each with a 1-byte mask per element:
+//     dropout_attn    over b·a·s² probabilities: fwd x → y + mask, bwd dy + mask → dx,
+//                     (2e + 1)/2 · b·a·s² bytes each way (a kVector op streams bytes twice)
+//     dropout1, 2     over T×h (after attn_out, after ffn_down): (2e + 1)/2 · T·h each
+//   The dropout probability does not change what the kernels move, so it is not modelled.
+//   Ignored: the attention scaling (folded into the softmax), biases, the LayerNorm statistics'
+//   reductions and the LayerNorm weight gradients.
 //
-// Order. Forward: ln1, qkv, attn_score, softmax, attn_context, attn_out, residual1, ln2, ffn_up,
-// gelu, ffn_down, residual2. Backward, reverse order; each FC layer's dX GeMM comes before its
-// dW GeMM, each attention GeMM's kBwdData before its kBwdWeight: ffn_down (dX, dW), gelu,
-// ffn_up (dX, dW), ln2, residual2 (dX1 = dY + ln2's input gradient), attn_out (dX, dW),
-// attn_context (dP, dV), softmax, attn_score (dQ, dK), qkv (dX, dW), ln1, residual1.
+// Order. Forward: ln1, qkv, attn_score, softmax, [dropout_attn], attn_context, attn_out,
+// [dropout1], residual1, ln2, ffn_up, gelu, ffn_down, [dropout2], residual2. Backward, reverse
+// order; each FC layer's dX GeMM comes before its dW GeMM, each attention GeMM's kBwdData before
+// its kBwdWeight: [dropout2], ffn_down (dX, dW), gelu, ffn_up (dX, dW), ln2, residual2 (dX1 =
+// dY + ln2's input gradient), [dropout1], attn_out (dX, dW), attn_context (dP, dV),
+// [dropout_attn], softmax, attn_score (dQ, dK), qkv (dX, dW), ln1, residual1. ([…]: with
+// dropout.)
 //
 // Flops. The GeMMs sum to 3·(24·T·h² + 4·T·s·h) for f = 4h — forward 2·T·(3h² + h² + 4h² + 4h²)
 // + 2·(2·b·a·s²·d), backward twice that — which is Megatron-LM's count without activation
@@ -61,6 +70,7 @@ struct LayerShape {
   int64_t heads = 1;   // a
   int64_t ffn = 0;     // f (0 = 4h)
   int element_bytes = 2;
+  bool dropout = false;  // Megatron-LM's attention and hidden dropout kernels (banner).
 
   int64_t tokens() const { return batch * seq; }
   int64_t ffn_dim() const { return ffn > 0 ? ffn : 4 * hidden; }
@@ -107,7 +117,7 @@ struct LayerOp {
 };
 
 // The layer's ops, forward then backward, in the order of the banner. Preconditions: every
-// dimension positive, heads divides hidden. Cost: O(1) (29 ops).
+// dimension positive, heads divides hidden. Cost: O(1) (29 ops, 35 with dropout).
 std::vector<LayerOp> LayerOps(const LayerShape& shape);
 
 // Megatron-LM's flops of one layer without activation recomputation (banner):

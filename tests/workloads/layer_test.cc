@@ -93,5 +93,47 @@ TEST(LayerTest, OpsInForwardThenBackwardOrderWithTheirShapes) {
   EXPECT_EQ(ops[6].bytes, 128 * 256 * 3);
 }
 
+TEST(LayerTest, DropoutAddsMegatronsThreeMaskedKernelsEachWay) {
+  LayerShape s{2, 64, 256, 8, 0, 2};  // T = 128, b·a = 16, s = 64
+  const std::vector<LayerOp> plain = LayerOps(s);
+  s.dropout = true;
+  const std::vector<LayerOp> ops = LayerOps(s);
+  ASSERT_EQ(ops.size(), plain.size() + 6);
+  std::vector<std::string> labels;
+  double flops = 0, plain_flops = 0;
+  for (const LayerOp& op : ops) labels.push_back(op.label()), flops += op.flops();
+  for (const LayerOp& op : plain) plain_flops += op.flops();
+  EXPECT_EQ(flops, plain_flops);  // Dropout computes no GeMM flops.
+  // Each kernel right after the op whose output it masks (forward), right before the op that
+  // consumes its gradient (backward).
+  const auto next = [&](const std::string& a, const std::string& b) {
+    for (size_t i = 0; i + 1 < labels.size(); ++i) {
+      if (labels[i] == a) return labels[i + 1] == b;
+    }
+    return false;
+  };
+  EXPECT_TRUE(next("softmax.fwd", "dropout_attn.fwd"));
+  EXPECT_TRUE(next("dropout_attn.fwd", "attn_context.fwd"));
+  EXPECT_TRUE(next("attn_out.fwd", "dropout1.fwd"));
+  EXPECT_TRUE(next("dropout1.fwd", "residual1.fwd"));
+  EXPECT_TRUE(next("ffn_down.fwd", "dropout2.fwd"));
+  EXPECT_TRUE(next("dropout2.fwd", "residual2.fwd"));
+  EXPECT_EQ(labels[12 + 3], "dropout2.bwd");  // After 12 + 3 forward ops: the backward's first.
+  EXPECT_TRUE(next("dropout2.bwd", "ffn_down.bwd_data"));
+  EXPECT_TRUE(next("dropout1.bwd", "attn_out.bwd_data"));
+  EXPECT_TRUE(next("dropout_attn.bwd", "softmax.bwd"));
+  // Bytes: x (e) and y (e) plus a 1-byte mask per element, as kVector bytes (streamed twice):
+  // (2e + 1)/2 · elements. Scores: b·a·s² = 16·64² = 65536 → 163840; hidden: T·h = 32768 → 81920.
+  for (const LayerOp& op : ops) {
+    if (op.name == "dropout_attn") EXPECT_EQ(op.bytes, 163840) << op.label();
+    if (op.name == "dropout1" || op.name == "dropout2") EXPECT_EQ(op.bytes, 81920) << op.label();
+    if (op.name.rfind("dropout", 0) == 0) {
+      EXPECT_EQ(op.kind, LayerOpKind::kVector);
+      EXPECT_FALSE(op.reduction);  // Element-wise: stack.kernel.pointwise_efficiency.
+      EXPECT_EQ(op.tensor, op.name == "dropout_attn" ? LayerTensor::kScores : LayerTensor::kHidden);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace meshsim::workloads
