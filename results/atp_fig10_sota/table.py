@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """ATP Figure 10's tables in README.md, generated from atp_fig10_sota.csv: TFLOPS per GPU
 (`atp10-measured`) and §5.1's claims with verdicts computed here, each criterion and tolerance
-beside it (`atp10-claims`). plot.py calls this; so does results/check_readmes.sh."""
+beside it (`atp10-claims`); from ic4_one_level.csv (run.sh's `meshsim tune --validate` runs) IC4
+under both readings of the matrix: the "IC4 mesh and gain" bullet (`atp10-ic4-gap`) and the
+commands and table under it (`atp10-ic4`). plot.py calls this; so does results/check_readmes.sh."""
 import os
 import sys
+import textwrap
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import plotenv  # noqa: E402
@@ -143,6 +146,84 @@ def main():
                                         "its share of Megatron lower on M4 than on M1")])
     plotenv.readme_table(readme, "atp10-claims", ["claim", "paper", "meshsim", "holds?"], claims,
                          align="llll")
+    ic4(readme, tf)
+
+
+def ic4(readme, tf):
+    """IC4 under the hierarchical (derived) and the one-level reading of ATP's matrix, from
+    ic4_one_level.csv: the gap bullet's numbers and the table under it."""
+    import ic4_one_level as ic
+    rows = plotenv.read_csv(plotenv.require(__file__, ic.CSV))
+    d = {(r["model"], r["reading"], r["mesh"]): r for r in rows}
+    pick = {(r["model"], r["reading"]): r for r in rows if r["picked"] == "1"}
+    atp1 = f"{ic.CHIPS}x1"
+
+    def ms(m, rd, mesh=None):
+        return float((d[(m, rd, mesh)] if mesh else pick[(m, rd)])["simulated_ms"])
+
+    def label(m):
+        return m.replace("atp-", "").upper()
+
+    hi, one = ic.READINGS
+    out = []
+    for m in MODELS:
+        for rd in ic.READINGS:
+            p = pick[(m, rd)]
+            less = 1 - ms(m, rd) / ms(m, rd, atp1)
+            out.append([label(m), rd, p["mesh"], f"{float(p['t_comm_ms']):.2f}",
+                        f"{ms(m, rd):.2f}", f"{float(p['tflops_per_gpu']):.2f}",
+                        f"{ms(m, rd, atp1):.2f}",
+                        f"{plotenv.pct(abs(less), 1)} {'less' if less >= 0 else 'more'} time"])
+    cmds = ic.shell_loop()
+    plotenv.readme_block(readme, "atp10-ic4", f"```sh\n{cmds}\n```\n\n" + plotenv.markdown_table(
+        ["model", "reading", "search pick", "its T_comm estimate (ms)",
+         "simulated layer on the pick (ms)", "TFLOPS per GPU", f"simulated {atp1} (ms)",
+         f"pick vs {atp1}"], out, align="lllrrrrr"))
+
+    # The gap bullet: the one-level pick against the hierarchical one and against ATP-1.
+    one_meshes = sorted({pick[(m, one)]["mesh"] for m in MODELS})
+    hi_meshes = sorted({pick[(m, hi)]["mesh"] for m in MODELS})
+    slower = [ms(m, one) / ms(m, hi) - 1 for m in MODELS]
+    less = [1 - ms(m, one) / ms(m, one, atp1) for m in MODELS]
+    bw = sorted({float(r[k]) for r in rows if r["reading"] == one
+                 for k in ("b1_prime_gbs", "b2_prime_gbs") if float(r[k]) > 0})
+    big = MODELS[-1]
+    tf_one = float(pick[(big, one)]["tflops_per_gpu"])
+    meg = tf("a100-ib", big, "megatron")
+    g = 100 * (tf_one / meg - 1)
+    # The same simulations as the bars above: the hierarchical pick is the ATP bar, 16x1
+    # Megatron-LM's (to the CSVs' last digit).
+    same = all(abs(float(pick[(m, hi)]["tflops_per_gpu"]) - tf("a100-ib", m, "atp")) < 0.002 and
+               abs(float(d[(m, hi, atp1)]["tflops_per_gpu"]) - tf("a100-ib", m, "megatron"))
+               < 0.002 for m in MODELS)
+    paper_gain = PAPER_GAIN_RANGE["a100-ib"][0]
+
+    def span_pct(x, more, fewer):  # "5–7% more" when every x > 0, else signed ends
+        if min(x) > 0:
+            return f"{100 * min(x):.0f}–{plotenv.pct(max(x), 0)} {more}"
+        if max(x) < 0:
+            return f"{-100 * max(x):.0f}–{plotenv.pct(-min(x), 0)} {fewer}"
+        return f"{plotenv.pct(min(x), 0, True)} to {plotenv.pct(max(x), 0, True)} {more}"
+    plotenv.readme_block(readme, "atp10-ic4-gap", textwrap.fill((
+        "- **IC4 mesh and gain**: the matrix makes the `d2` groups of dimension 1 share each "
+        f"host's NIC, and Eq. 2–4 pick {', '.join(hi_meshes)} (dimension 2 = a host's "
+        f"{'/'.join(sorted({x.split('x')[1] for x in hi_meshes}))} NVLinked GPUs); the "
+        "simulation agrees (Fig. 11). The paper's "
+        f"{PAPER_ATP_MESH['a100-ib']} comes from treating IC4 as one fully connected layer "
+        "(\"for fully-connected topologies IC3,4, the hierarchical communication matrix has only "
+        "one layer\", §5.3): `meshsim tune --algorithm atp --atp-matrix one-level` reads the "
+        f"machine that way (B'1 = B'2 = GroupBW = {'/'.join(f'{b:g}' for b in bw)} GB/s for "
+        f"every mesh, `docs/atp.md`) and picks {', '.join(one_meshes)}"
+        + (", as the paper does" if one_meshes == [PAPER_ATP_MESH["a100-ib"]] else "") +
+        f". Simulated, {', '.join(one_meshes)} is {span_pct(slower, 'slower', 'faster')} than "
+        f"the hierarchical reading's {', '.join(hi_meshes)} on every model and takes "
+        f"{span_pct(less, 'less time', 'more time')} than ATP-1 ({atp1}); on {label(big)} its "
+        f"{tf_one:.2f} TFLOPS are {plotenv.num(g, 1, True, '%')} over Megatron-LM's {meg:.2f} "
+        f"above (the paper: +{paper_gain:g}% for ATP-2 on large models). The table below has the "
+        "numbers" + (f"; its hierarchical rows are the ATP bars above and its {atp1} column "
+                     "Megatron-LM's, the same simulations." if same else
+                     f"; its hierarchical rows differ from the ATP bars above.")),
+        width=100, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False))
 
 
 if __name__ == "__main__":
