@@ -8,7 +8,7 @@
                                            #   table.py writes the README's table from it)
 
 RUNS: `meshsim tune --algorithm atp --validate --format json` of atp-m1..atp-m4, batch 4, seq
-2048, `--stack pytorch-nccl` (as ib16.ini), once with `--atp-matrix hierarchical` (the derived
+2048, `--stack pytorch-nccl`, Megatron's dropout 0.1 (as ib16.ini), once with `--atp-matrix hierarchical` (the derived
 matrix, the default) and once with `--atp-matrix one-level` (§5.3's "only one layer"). Each run
 estimates T_comm (Eq. 2–4) on every mesh and simulates one layer (forward + backward) on each;
 the CSV has one row per run and mesh. TFLOPS per GPU is ATP's metric, as `--workload layer`
@@ -21,13 +21,14 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SYSTEM, CHIPS, STACK, BATCH, SEQ = "a100-ib", 16, "pytorch-nccl", 4, 2048
+SYSTEM, CHIPS, STACK, BATCH, SEQ, DROPOUT = "a100-ib", 16, "pytorch-nccl", 4, 2048, 0.1
 # ATP Table 2's hidden sizes (workloads/transformer.cc), for the TFLOPS metric.
 HIDDEN = {"atp-m1": 2048, "atp-m2": 4096, "atp-m3": 8192, "atp-m4": 12288}
 READINGS = ["hierarchical", "one-level"]
 # `meshsim tune` options, {model} and {reading} filled in per run.
 OPTIONS = (f"--algorithm atp --system {SYSTEM} --chips {CHIPS} --model {{model}} --stack {STACK} "
-           f"--batch {BATCH} --seq {SEQ} --atp-matrix {{reading}} --validate --format json")
+           f"--batch {BATCH} --seq {SEQ} --dropout {DROPOUT} --atp-matrix {{reading}} --validate "
+           f"--format json")
 RUNS = [(f"ic4_{m}_{r}", m, r, OPTIONS.format(model=m, reading=r))
         for m in HIDDEN for r in READINGS]
 
