@@ -16,6 +16,8 @@ INTRA = ["IC1", "IC2", "IC3"]
 PAPER_IB_4 = (16, 21)
 PAPER_INTRA = (1, 3)
 REL_TOL = 0.2  # a stated range: its bounds ±20%
+ONE_CHUNK_TOL = 25.0  # issue 21: 1-chunk TFLOPS within ±25% of the paper (IC2–IC4)
+GAIN4_TOL = 5.0  # issue 21: each 4-chunk gain within ±5 points
 
 
 def within(x, lo, hi):
@@ -87,6 +89,28 @@ def main():
                                         "chunks are slower than 2")])
     plotenv.readme_table(readme, "atp3-claims", ["claim", "paper", "meshsim", "holds?"], claims,
                          align="llll")
+
+    # Issue 21's targets: one chunk within ±25% of the paper on IC2–IC4; each 4-chunk gain within
+    # ±5 points of the paper's, on every interconnect.
+    targets = []
+    one = {(r["model"].replace("atp-", "").upper(), r["ic"]):
+           (float(r["chunks1_tflops"]), float(r["paper_chunks1"])) for r in rows}
+    for ic in ["IC2", "IC3", "IC4"]:
+        off = [100 * (one[(m, ic)][0] / one[(m, ic)][1] - 1) for m in models]
+        ok = [abs(x) <= ONE_CHUNK_TOL for x in off]
+        targets.append([f"{ic}: 1 chunk within ±{ONE_CHUNK_TOL:g}% of the paper",
+                        ", ".join(f"{m} {plotenv.num(x, 0, True, '%')}" for m, x in
+                                  zip(models, off)),
+                        f"{sum(ok)} of {len(ok)}"])
+    for ic in ics:
+        off = [g[("meshsim", m, ic)][1] - g[("paper", m, ic)][1] for m in models]
+        ok = [abs(x) <= GAIN4_TOL for x in off]
+        targets.append([f"{ic}: 4-chunk gain within ±{GAIN4_TOL:g} points of the paper's",
+                        ", ".join(f"{m} {plotenv.num(x, 1, True, ' pts')}" for m, x in
+                                  zip(models, off)),
+                        f"{sum(ok)} of {len(ok)}"])
+    plotenv.readme_table(readme, "atp3-targets", ["target (issue 21)", "meshsim − paper", "met"],
+                         targets, align="lll")
 
 
 if __name__ == "__main__":
