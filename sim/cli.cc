@@ -35,6 +35,7 @@
 #include "sim/system.h"
 #include "sim/tune.h"
 #include "sim/version.h"
+#include "sim/workload_registry.h"
 #include "workloads/transformer.h"
 
 #ifndef MESHSIM_VERSION
@@ -380,8 +381,11 @@ absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
       }
     }
   } else if (w == "workloads") {
-    for (const std::string& name : Workloads()) {
-      out << absl::StrFormat("%-11s %s\n", name, WorkloadDescription(name));
+    for (const WorkloadInfo& w : WorkloadRegistry()) {
+      out << absl::StrFormat("%-11s %s\n", w.name, w.summary);
+      if (!w.reads.empty()) {
+        out << absl::StrFormat("%-11s   reads --%s\n", "", absl::StrJoin(w.reads, ", --"));
+      }
     }
   } else if (w == "collectives") {
     out << "allgather      ring, P-1 steps; --bytes = the shard each chip contributes\n"

@@ -24,6 +24,7 @@
 #include "formats/temp_files.h"
 #include "network/topology.h"
 #include "sim/args.h"
+#include "sim/workload_registry.h"
 #include "workloads/transformer.h"
 
 namespace meshsim::sim {
@@ -31,32 +32,12 @@ namespace meshsim::sim {
 namespace po = boost::program_options;
 
 const std::vector<std::string>& Workloads() {
-  static const auto* v =
-      new std::vector<std::string>{"llm", "gemm", "collective", "chain", "layer", "pipeline"};
+  static const auto* v = [] {
+    auto* names = new std::vector<std::string>;
+    for (const WorkloadInfo& w : WorkloadRegistry()) names->push_back(w.name);
+    return names;
+  }();
   return *v;
-}
-std::string WorkloadDescription(const std::string& workload) {
-  if (workload == "llm")
-    return "one transformer block's FC layers (--model, --batch, --seq, --pass)";
-  if (workload == "layer") {
-    return "one whole transformer layer, forward + backward (FC GeMMs, attention core, "
-           "element-wise ops) by a layer plugin: atp, megatron, tp2d (--model, --batch, --seq, "
-           "--chunks)";
-  }
-  if (workload == "gemm")
-    return "a GeMM (--gemm M,N,K): local on --chips 1, else distributed by --algorithm";
-  if (workload == "collective") {
-    return "one collective per mesh group, all at once (--collective, --group, --bytes)";
-  }
-  if (workload == "chain") {
-    return "smoke test: a wavefront of --steps delays of --step-time on a ring of --chips";
-  }
-  if (workload == "pipeline") {
-    return "a whole model's training step over pipeline stages on disjoint chips, with DP "
-           "replicas and cross-mesh resharding (--stages, --dp, --microbatches, --schedule, "
-           "docs/pipelines.md)";
-  }
-  return "";
 }
 const std::vector<std::string>& Topologies() {
   static const auto* v = new std::vector<std::string>{"torus2d", "torus3d", "ring",        "mesh2d",
@@ -945,43 +926,23 @@ std::string WhyNotRead(const std::string& key, const RunOptions& o, bool any_val
   const auto is = [](const std::string& x, const std::vector<std::string>& set) {
     return std::find(set.begin(), set.end(), x) != set.end();
   };
-  const auto workloads = [&](const std::vector<std::string>& readers) -> std::string {
-    if (is(o.workload, readers)) return "";
+  // The workloads' declarations (workload_registry.h) first, then what narrows them further.
+  if (const std::vector<std::string> readers = WorkloadsReading(key);
+      !readers.empty() && !is(o.workload, readers)) {
     return absl::StrCat("does not apply to --workload ", o.workload, "; it is read by --workload ",
                         absl::StrJoin(readers, ", "));
-  };
-  if (is(key, {"model", "hidden", "heads", "ffn", "layers", "batch", "seq", "pass"})) {
-    if (std::string why = workloads({"llm", "layer", "pipeline"}); !why.empty()) return why;
-    if (key == "model" && o.model == "custom") {
-      return "does not apply with --hidden: the custom model of --hidden, --heads, --ffn, "
-             "--layers replaces it";
-    }
-    return "";
   }
-  if (key == "gemm") return workloads({"gemm"});
-  if (is(key, {"collective", "group", "bytes", "max-flows"})) return workloads({"collective"});
-  if (is(key, {"steps", "step-time"})) return workloads({"chain"});
-  if (is(key, {"stages", "dp", "microbatches", "schedule", "overlap", "delay-dw", "recompute",
-               "reshard", "reshard-scheduler"})) {
-    if (std::string why = workloads({"pipeline"}); !why.empty()) return why;
-    if (key == "overlap" && o.system.stack.p2p == "paired") {
-      return absl::StrCat("does not apply with stack.p2p.mode paired (--stack ",
-                          o.system.stack_name,
-                          "): a receive is where the receiver's program posts it; it is read "
-                          "with stack.p2p.mode async");
-    }
-    return "";
+  if (key == "model" && o.model == "custom") {
+    return "does not apply with --hidden: the custom model of --hidden, --heads, --ffn, "
+           "--layers replaces it";
   }
-  if (key == "seed") {
-    if (std::string why = workloads({"pipeline"}); !why.empty()) return why;
-    return NotReadByScheduler(key, o.reshard_scheduler, "reshard-scheduler");
+  if (key == "overlap" && o.system.stack.p2p == "paired") {
+    return absl::StrCat("does not apply with stack.p2p.mode paired (--stack ", o.system.stack_name,
+                        "): a receive is where the receiver's program posts it; it is read "
+                        "with stack.p2p.mode async");
   }
-  if (key == "chunks" || key == "dropout") return workloads({"layer", "pipeline"});
-  if (key == "placement") return workloads({"llm", "gemm", "collective", "chain", "layer"});
+  if (key == "seed") return NotReadByScheduler(key, o.reshard_scheduler, "reshard-scheduler");
   if (is(key, {"algorithm", "dataflow", "slices"})) {
-    if (std::string why = workloads({"llm", "gemm", "layer", "pipeline"}); !why.empty()) {
-      return why;
-    }
     if (o.workload == "gemm" && o.chips == 1) {
       return "does not apply to --workload gemm on --chips 1 (one local GeMM); it is read on "
              "more chips";

@@ -293,11 +293,10 @@ absl::Status CheckArchivePath(const std::string& key, const std::string& path);
 // Every key `run` accepts (options and system parameters), e.g. "chips", "link.bandwidth".
 std::vector<std::string> RunOptionKeys();
 
-// The allowed values of the enumerated options, for `--help` and `list`.
+// The allowed values of the enumerated options, for `--help` and `list`. Workloads: the names
+// of workload_registry.h's entries.
 const std::vector<std::string>& Workloads();
 const std::vector<std::string>& Topologies();
-// One line on what workload `workload` (one of Workloads()) simulates, for `list workloads`.
-std::string WorkloadDescription(const std::string& workload);
 const std::vector<std::string>& Collectives();
 
 }  // namespace meshsim::sim

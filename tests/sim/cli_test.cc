@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "sim/options.h"
 #include "sim/run.h"
+#include "sim/workload_registry.h"
 #include "tests/sim/cli_testing.h"
 
 namespace meshsim::sim {
@@ -773,12 +774,14 @@ TEST(CliTest, ListAndShow) {
   for (const char* what : {"algorithms", "models", "topologies", "collectives", "workloads"}) {
     EXPECT_EQ(Cli({"list", what}).status, 0) << what;
   }
-  // Every workload `--workload` accepts is listed with its description (pipeline was missing).
+  // Every workload `--workload` accepts is listed with its summary and the options it reads
+  // (pipeline was missing once).
   r = Cli({"list", "workloads"});
-  for (const std::string& w : Workloads()) {
-    EXPECT_THAT(r.out, HasSubstr(w + " ")) << w;
-    EXPECT_FALSE(WorkloadDescription(w).empty()) << w;
+  for (const WorkloadInfo& w : WorkloadRegistry()) {
+    EXPECT_THAT(r.out, HasSubstr(w.name + " ")) << w.name;
+    EXPECT_THAT(r.out, HasSubstr(w.summary)) << w.name;
   }
+  EXPECT_THAT(r.out, HasSubstr("reads --collective, --group, --bytes, --max-flows, --placement"));
   r = Cli({"show", "system", "tpuv4"});
   EXPECT_EQ(r.status, 0);
   EXPECT_THAT(r.out,

@@ -1,0 +1,38 @@
+// The workloads `meshsim run --workload` simulates, each declared once: its name, what it
+// simulates, and the run options it reads besides those every run reads. The declarations are
+// what refuses an option a run's workload does not read (NotReadBy in options.h: "--bytes: '1MiB'
+// does not apply to --workload gemm; it is read by --workload collective") and what `meshsim list
+// workloads` prints, so a new workload's options are refused elsewhere and documented by the one
+// entry that declares them.
+//
+// Example:
+//   for (const WorkloadInfo& w : WorkloadRegistry()) std::cout << w.name << ": " << w.summary;
+//   WorkloadsReading("bytes");  // {"collective"}
+//   WorkloadsReading("chips");  // {}: every workload reads it
+#ifndef MESHSIM_SIM_WORKLOAD_REGISTRY_H_
+#define MESHSIM_SIM_WORKLOAD_REGISTRY_H_
+
+#include <string>
+#include <vector>
+
+namespace meshsim::sim {
+
+struct WorkloadInfo {
+  std::string name;                // --workload NAME
+  std::string summary;             // One line: what one run of it simulates.
+  std::vector<std::string> reads;  // Options it reads that not every workload reads.
+};
+
+// Every workload, in the order `list workloads` and messages name them.
+const std::vector<WorkloadInfo>& WorkloadRegistry();
+
+// The workload called `name`, or null.
+const WorkloadInfo* FindWorkload(const std::string& name);
+
+// The names of the workloads that declare `key`, in registry order; empty when no workload
+// declares it, i.e. every workload reads it (--chips, --system, --out, ...).
+std::vector<std::string> WorkloadsReading(const std::string& key);
+
+}  // namespace meshsim::sim
+
+#endif  // MESHSIM_SIM_WORKLOAD_REGISTRY_H_
