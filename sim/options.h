@@ -215,30 +215,20 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw,
                                              Unread unread = Unread::kRefuse);
 
 // Empty when the run `o` reads option `key`; else why not and what reads it: "does not apply to
-// --workload gemm; it is read by --workload collective". Which option is read when:
-//   model, hidden, heads, ffn, layers, batch, seq, pass   --workload llm, layer, pipeline
-//                                                          (model: not with a custom --hidden;
-//                                                          --model with its own --hidden,
-//                                                          --heads, --ffn, --layers is the model)
-//   gemm                                                   --workload gemm
-//   collective, group, bytes, max-flows                    --workload collective
-//   max-timeline-bytes                                     with --out or --trace (a sweep's
-//                                                          --timelines)
-//   steps, step-time                                       --workload chain
-//   stages, dp, microbatches, schedule, overlap, delay-dw,
-//   recompute, reshard, reshard-scheduler                  --workload pipeline
-//   seed                                                   --workload pipeline with
-//                                                          --reshard-scheduler greedy, ensemble
-//   chunks, dropout                                        --workload layer, pipeline
-//   placement                                              every workload but pipeline
-//   algorithm, dataflow, slices                            --workload llm, layer, pipeline, and
-//                                                          gemm on more than one chip; dataflow
-//                                                          by GeMM plugins only, slices by the
-//                                                          plugins that document it
-//   trace-format, trace-detail                             with --trace
-//   system parameters of some topologies (fattree.*,       the topologies that list them
-//   node.*, nvlink.*, pcie.*, socket.*, nic.*, inter.*,    (network::TopologyParamReaders), when
-//   link.bandwidth_axis0/1/2)                              set to another value than the preset's
+// --workload gemm; it is read by --workload collective". An option that some workloads declare
+// (workload_registry.h: `list workloads` prints them) is read only by those; then:
+//   model                                   not with a custom --hidden (--model with its own
+//                                           --hidden, --heads, --ffn, --layers is the model)
+//   overlap                                 not with stack.p2p.mode paired
+//   seed                                    with --reshard-scheduler greedy, ensemble
+//   algorithm, dataflow, slices             not for gemm on one chip; dataflow by GeMM plugins
+//                                           only, slices by the plugins that document it
+//   max-timeline-bytes                      with --out or --trace (a sweep's --timelines)
+//   trace-format, trace-detail              with --trace
+//   system parameters of some topologies    the topologies that list them
+//   (fattree.*, node.*, nvlink.*, pcie.*,   (network::TopologyParamReaders), when set to another
+//   socket.*, nic.*, inter.*,               value than the preset's
+//   link.bandwidth_axis0/1/2)
 // Every other option and system parameter is read by every run. ResolveRunOptions applies the
 // same rule to `--set KEY=VALUE` (and a config file's `set =` lines).
 std::string NotReadBy(const std::string& key, const RunOptions& o);
