@@ -24,6 +24,7 @@
 #include "formats/temp_files.h"
 #include "network/topology.h"
 #include "sim/args.h"
+#include "sim/workload.h"
 #include "sim/workload_registry.h"
 #include "workloads/transformer.h"
 
@@ -131,7 +132,8 @@ po::options_description RunOnlyDescription(BudgetDefaults budgets) {
       ("collective", text(), "allgather, reducescatter, allreduce, broadcast, reduce, sendrecv, "
                              "alltoall (--workload collective)")
       ("group", text(), "row, col, all: the chips of each collective group (default row)")
-      ("bytes", text(), "per-chip shard of --workload collective, e.g. 64MiB")
+      ("bytes", text(), "per-chip size, e.g. 64MiB: the shard of --workload collective, the "
+                        "copy of --workload stream")
       ("algorithm", text(), "algorithm plugin (default meshslice; see `meshsim list algorithms`)")
       ("dataflow", text(), "auto, os, ls, rs (default auto); for --workload llm, layer also one "
                            "per FC layer (qkv,attn_out,ffn_up,ffn_down), as the run's config "
@@ -757,38 +759,14 @@ class RunOptionsResolver {
     return absl::OkStatus();
   }
 
-  // What each workload requires of the options above.
+  // What the run's workload requires of the options above (Workload::Validate).
   absl::Status Requirements() {
-    if (pipeline() && o.batch % o.microbatches != 0) {
-      return Invalid("microbatches", absl::StrCat(o.microbatches),
-                     absl::StrFormat("it must divide --batch %d", o.batch));
-    }
-    if (pipeline() && o.pass != "train") {
-      return Invalid("pass", o.pass, "--workload pipeline runs a training step; use train");
-    }
     if (!pipeline() && o.model == "u-transformer") {
       return Invalid("model", o.model,
                      "the U-Transformer's layers differ and skip across the stack; it runs with "
                      "--workload pipeline only");
     }
-    if (o.workload == "layer" && o.pass != "train") {
-      return Invalid("pass", o.pass,
-                     "--workload layer runs a whole layer forward and backward; use train");
-    }
-    if (o.workload == "gemm" && o.gemm_m == 0) {
-      return absl::InvalidArgumentError(
-          "--gemm: required by --workload gemm (e.g. --gemm 8192,8192,8192)");
-    }
-    if (o.workload == "collective" && o.collective.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--collective: required by --workload collective (allowed: ",
-                       absl::StrJoin(Collectives(), ", "), ")"));
-    }
-    if (o.workload == "collective" && o.bytes == 0) {
-      return absl::InvalidArgumentError(
-          "--bytes: required by --workload collective (e.g. --bytes 64MiB)");
-    }
-    return absl::OkStatus();
+    return WorkloadOf(o).Validate(o);
   }
 
   // Sizes are bounded one by one; their products are bounded here, in doubles, before any int64

@@ -11,6 +11,7 @@
 #include "core/params.h"
 #include "core/time.h"
 #include "sim/metrics.h"
+#include "sim/workload_registry.h"
 
 namespace meshsim::sim {
 
@@ -190,6 +191,9 @@ void PrintTable(const formats::RunRecord& r, std::ostream& os) {
          absl::StrFormat("%s (one %s × %.0f layers)", Seconds(r.Metric("model_fc_time_s")),
                          whole ? "layer" : "block", layers));
   }
+  for (const std::string& key : ReportedMetricsOf(KeyValue(r, "workload"))) {
+    line(key, absl::StrFormat("%.6g", r.Metric(key)));
+  }
   line("ops", absl::StrFormat("%.0f", r.Metric("ops")));
   line("events", absl::StrFormat("%.0f (%s in %.3f s wall)", events,
                                  Count(wall > 0 ? events / wall : 0, "events/s"), wall));
@@ -228,6 +232,9 @@ void PrintJson(const formats::RunRecord& r, std::ostream& os,
     if (const double v = r.Metric(key, -1); v >= 0) {
       os << ", " << JsonString(key) << ": " << JsonNumber(v);
     }
+  }
+  for (const std::string& key : ReportedMetricsOf(KeyValue(r, "workload"))) {
+    os << ", " << JsonString(key) << ": " << JsonNumber(r.Metric(key));
   }
   // --workload pipeline: per stage, its layers, microbatches in flight and HBM per chip.
   for (const auto& [key, value] : r.metrics) {

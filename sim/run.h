@@ -50,7 +50,8 @@ absl::StatusOr<std::string> ResolvedMesh(const RunOptions& options);
 // the mesh of ATP's search (Eq. 2–4 on the run's hierarchical communication matrix, as `meshsim
 // tune --algorithm atp` without --atp-bandwidth; algorithms/autotune/atp_tuner.h), megatron on
 // DeviceMesh(N, 1) (N = the mesh's chips) and tp2d on q×(d·q) with the largest q such that q²
-// divides N. The one place where `--mesh auto` for layer plugins is decided. Cost for atp: one
+// divides N. The one place where `--mesh auto` for layer plugins is decided (in
+// sim/workloads/layer.cc). Cost for atp: one
 // topology build and O(N²) routed flows per matrix layer.
 absl::StatusOr<algorithms::Mesh> ResolveLayerMesh(const RunOptions& options);
 

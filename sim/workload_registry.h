@@ -3,7 +3,8 @@
 // what refuses an option a run's workload does not read (NotReadBy in options.h: "--bytes: '1MiB'
 // does not apply to --workload gemm; it is read by --workload collective") and what `meshsim list
 // workloads` prints, so a new workload's options are refused elsewhere and documented by the one
-// entry that declares them.
+// entry that declares them. Each entry also names the workload's plugin (sim/workload.h): a new
+// workload is its file in sim/workloads/ and its line here (docs/plugins.md).
 //
 // Example:
 //   for (const WorkloadInfo& w : WorkloadRegistry()) std::cout << w.name << ": " << w.summary;
@@ -17,10 +18,13 @@
 
 namespace meshsim::sim {
 
+class Workload;  // sim/workload.h
+
 struct WorkloadInfo {
   std::string name;                // --workload NAME
   std::string summary;             // One line: what one run of it simulates.
   std::vector<std::string> reads;  // Options it reads that not every workload reads.
+  const Workload& (*plugin)();     // The plugin (sim/workloads/NAME.cc).
 };
 
 // Every workload, in the order `list workloads` and messages name them.
@@ -28,6 +32,10 @@ const std::vector<WorkloadInfo>& WorkloadRegistry();
 
 // The workload called `name`, or null.
 const WorkloadInfo* FindWorkload(const std::string& name);
+
+// The metrics workload `name`'s plugin reports beyond every run's (Workload::ReportedMetrics);
+// empty for an unknown name (an archive of another meshsim).
+std::vector<std::string> ReportedMetricsOf(const std::string& name);
 
 // The names of the workloads that declare `key`, in registry order; empty when no workload
 // declares it, i.e. every workload reads it (--chips, --system, --out, ...).

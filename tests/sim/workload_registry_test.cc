@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/options.h"
+#include "sim/run.h"
 
 namespace meshsim::sim {
 namespace {
@@ -47,7 +48,7 @@ TEST(WorkloadRegistryTest, AnOptionNoDeclarationOfTheWorkloadNamesIsRefused) {
     }
   }
   EXPECT_TRUE(WorkloadsReading("chips").empty());  // Every workload reads it.
-  EXPECT_EQ(WorkloadsReading("bytes"), std::vector<std::string>{"collective"});
+  EXPECT_EQ(WorkloadsReading("bytes"), (std::vector<std::string>{"collective", "stream"}));
 }
 
 TEST(WorkloadRegistryTest, RefusalReachesTheCommandLine) {
@@ -58,6 +59,24 @@ TEST(WorkloadRegistryTest, RefusalReachesTheCommandLine) {
   EXPECT_THAT(std::string(o.status().message()),
               HasSubstr("--bytes: '1MiB' does not apply to --workload gemm; it is read by "
                         "--workload collective"));
+}
+
+// The example workload (docs/plugins.md): every chip copies --bytes through its HBM, a flow of
+// 2·bytes (read + write) on one resource: makespan = 2·bytes / hbm.bandwidth exactly.
+TEST(WorkloadRegistryTest, StreamCopiesAtTheHbmRate) {
+  RawOptions raw;
+  raw.values = {{"workload", "stream"}, {"chips", "4"}, {"bytes", "1GiB"}};
+  const absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
+  ASSERT_TRUE(o.ok()) << o.status();
+  const absl::StatusOr<formats::RunRecord> rec = Simulate(*o);
+  ASSERT_TRUE(rec.ok()) << rec.status();
+  const double bytes = double(int64_t{1} << 30), hbm = o->system.chip.hbm_bandwidth_bytes_per_s;
+  EXPECT_NEAR(rec->Metric("makespan_s"), 2 * bytes / hbm, 1e-12);  // Picosecond rounding.
+  EXPECT_NEAR(rec->Metric("copy_bytes_per_s_per_chip"), hbm, hbm * 1e-9);
+  EXPECT_EQ(rec->Metric("ops"), 4);
+  raw.values = {{"workload", "stream"}, {"chips", "4"}};
+  EXPECT_EQ(ResolveRunOptions(raw).status().message(),
+            "--bytes: required by --workload stream (e.g. --bytes 1GiB)");
 }
 
 }  // namespace

@@ -1,0 +1,77 @@
+// Helpers the workload plugins share (sim/workloads/*.cc): the run's autotuner, its layer
+// plugin, the GeMM plugins' lowering within the op budget, and the resolved config's values.
+// Internal to sim/.
+#ifndef MESHSIM_SIM_WORKLOADS_COMMON_H_
+#define MESHSIM_SIM_WORKLOADS_COMMON_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "algorithms/algorithm.h"
+#include "algorithms/autotune/autotuner.h"
+#include "algorithms/layer_algorithm.h"
+#include "algorithms/mesh.h"
+#include "algorithms/registry.h"
+#include "core/op_graph.h"
+#include "sim/options.h"
+#include "sim/workload.h"
+
+namespace meshsim::sim::workload_support {
+
+// `--mesh auto` and `--slices auto` mean the autotuner's choice for MeshSlice on the llm and
+// layer workloads (CLI.md); other algorithms and workloads keep the squarest mesh and the
+// plugin's default S.
+bool UsesAutotuner(const RunOptions& o);
+
+// The autotuner on `meshes` (empty = its candidates) with the run's cost model; an error when
+// it has no valid candidate (callers then fall back to the non-tuned behaviour, whose lowering
+// reports the plugin's precondition).
+absl::StatusOr<algorithms::TuneResult> AutotuneRun(const RunOptions& o,
+                                                   std::vector<algorithms::Mesh> meshes);
+
+// --workload layer and pipeline take a layer plugin (or a 2D GeMM plugin), the other distributed
+// workloads a GeMM plugin: InvalidArgument naming what is allowed.
+absl::Status CheckAlgorithmFitsWorkload(const RunOptions& o, const algorithms::AlgorithmInfo& info);
+
+// The layer plugin of a layer or pipeline run: a layer plugin, or a 2D GeMM plugin for the FC
+// GeMMs with the rest of the layer local (gemm_layer.h), each FC layer with its S of
+// `layer_slices` (empty: --slices).
+absl::StatusOr<std::unique_ptr<algorithms::LayerAlgorithm>> LayerPlugin(
+    const RunOptions& o, const std::vector<int>& layer_slices = {});
+
+// "63.2 M" for counts of a million and more, else the integer.
+std::string Count(int64_t n);
+
+// "(--max-ops 1000)" when given, else where the default came from: "(--max-ops; default: half
+// of the 23.5 GiB of physical memory at ~200 B per op)"; `share` is what follows "default: ".
+std::string BudgetSource(const RunOptions& o, const char* key, int64_t given,
+                         const std::string& share);
+
+// Lowers `problems` with the run's GeMM plugin on `mesh`: refused before lowering when the
+// plugin's closed form (Algorithm::CountOps) says the graph would pass the op budget, for a
+// plugin that reads --slices with the count at S = 1 beside it (ResourceExhausted).
+absl::Status LowerGemmProblems(const RunOptions& o, const algorithms::Mesh& mesh,
+                               const std::vector<algorithms::GemmProblem>& problems,
+                               core::OpGraph& graph);
+
+// "--algorithm X on mesh RxC", after "--workload W " unless W is llm: a GeMM or layer plugin's
+// run, for the budget errors.
+std::string DescribePluginRun(const RunOptions& o, const algorithms::Mesh& mesh);
+
+// The S actually lowered: the largest slice tag + 1 per FC layer (`per_fc`: four values in model
+// order) or of the one GeMM; plan.layer_slices when the plan fixed them; "" when none.
+std::string SlicesLowered(const core::OpGraph& graph, const RunPlan& plan, bool per_fc);
+
+// The model's dimensions (hidden, heads, ffn, layers) of a model workload's run.
+absl::Status ModelDimensions(const RunOptions& o, ResolvedValues& values);
+
+// Each FC layer's dataflow in model order ("os,ls,os,ls"), `auto` replaced by the phase-1 rule.
+absl::StatusOr<std::string> FcDataflows(const RunOptions& o);
+
+}  // namespace meshsim::sim::workload_support
+
+#endif  // MESHSIM_SIM_WORKLOADS_COMMON_H_
