@@ -7,6 +7,14 @@
 
 namespace meshsim::core {
 
+namespace {
+bool default_flow_groups = true;
+}  // namespace
+
+FairShare::FairShare(Simulator& sim) : sim_(sim), flow_groups_(default_flow_groups) {}
+
+void FairShare::set_default_flow_groups(bool on) { default_flow_groups = on; }
+
 ResourceId FairShare::AddResource(ResourceInfo info) {
   MESHSIM_CHECK(info.capacity_bytes_per_s > 0 && std::isfinite(info.capacity_bytes_per_s))
       << "resource '" << info.name << "' needs a positive finite capacity";
@@ -24,6 +32,13 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
                             double max_rate) {
   MESHSIM_CHECK(bytes >= 0 && std::isfinite(bytes)) << "flow of " << bytes << " bytes";
   MESHSIM_CHECK(max_rate > 0) << "flow with max_rate " << max_rate;
+  if (!groups_.empty()) {
+    for (ResourceId r : resources) {
+      if (r.valid() && r.value() < resources_.size() && resources_[r.value()].group != kNoGroup) {
+        SplitGroup(resources_[r.value()].group);
+      }
+    }
+  }
   uint32_t idx;
   if (!free_flows_.empty()) {
     idx = free_flows_.back();
@@ -72,6 +87,316 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
   MarkDirty(f);
   RequestSolve();
   return FlowId(idx);
+}
+
+void FairShare::StartGroup(double bytes, std::span<const ResourceId> resources,
+                           std::span<const uint32_t> route_ends, std::span<Callback> on_done,
+                           double max_rate) {
+  const size_t m = route_ends.size();
+  MESHSIM_CHECK(on_done.size() == m) << "a group needs one callback per flow";
+  const auto one_by_one = [&] {
+    uint32_t begin = 0;
+    for (size_t k = 0; k < m; ++k) {
+      StartFlow(bytes, resources.subspan(begin, route_ends[k] - begin), std::move(on_done[k]),
+                max_rate);
+      begin = route_ends[k];
+    }
+  };
+  if (!flow_groups_ || m < 2 || !(bytes > 0) || !std::isfinite(bytes) || !(max_rate > 0)) {
+    one_by_one();
+    return;
+  }
+  uint32_t g;
+  if (!free_groups_.empty()) {
+    g = free_groups_.back();
+    free_groups_.pop_back();
+  } else {
+    g = static_cast<uint32_t>(groups_.size());
+    groups_.emplace_back();
+  }
+  if (!GroupEligible(g, bytes, resources, route_ends, max_rate)) {
+    FreeGroup(g);
+    one_by_one();
+    return;
+  }
+  ++groups_formed_;
+  Group& grp = groups_[g];
+  // What StartFlow does for each flow in order, but the resources' lists and bounds (built by
+  // SplitGroup if ever needed).
+  uint32_t begin = 0;
+  for (size_t k = 0; k < m; ++k) {
+    uint32_t idx;
+    if (!free_flows_.empty()) {
+      idx = free_flows_.back();
+      free_flows_.pop_back();
+    } else {
+      idx = static_cast<uint32_t>(flows_.size());
+      flows_.emplace_back();
+      positions_.emplace_back();
+      on_done_.emplace_back();
+    }
+    grp.members.push_back(idx);
+    Flow& f = flows_[idx];
+    f.remaining = bytes;
+    f.rate = 0;
+    f.max_rate = max_rate;
+    f.settled = sim_.Now();
+    f.fill = 0;
+    f.trace = kNoTrace;
+    f.completion = EventId();
+    on_done_[idx] = std::move(on_done[k]);
+    f.resources.assign(resources.begin() + begin, resources.begin() + route_ends[k]);
+    begin = route_ends[k];
+    f.active = true;
+    ++active_;
+    ++flows_started_;
+    MarkDirty(f);
+    RequestSolve();
+  }
+}
+
+bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const ResourceId> resources,
+                              std::span<const uint32_t> route_ends, double max_rate) {
+  Group& grp = groups_[g];
+  const size_t m = route_ends.size();
+  // The conditions of "Flow groups" in the header.
+  // (1) Routes of at least two resources (crossing flows: their component is walked, never
+  // solved alone), over resources that carry nothing and are in no group.
+  uint32_t begin = 0;
+  for (size_t k = 0; k < m; ++k) {
+    if (route_ends[k] < begin + 2 || route_ends[k] > resources.size()) return false;
+    begin = route_ends[k];
+  }
+  if (begin != resources.size()) return false;
+  for (ResourceId r : resources) {
+    MESHSIM_CHECK(r.valid() && r.value() < resources_.size()) << "unknown resource " << r;
+    const Resource& res = resources_[r.value()];
+    if (!res.flows.empty()) return false;
+    if (res.group == g) continue;
+    if (res.group != kNoGroup) return false;
+  }
+  // The group's resources in first-touch order and its adjacency (members per resource, in
+  // start order). While building, `group` marks them; FreeGroup unmarks them on failure.
+  for (ResourceId r : resources) {
+    Resource& res = resources_[r.value()];
+    if (res.group == g) continue;
+    res.group = g;
+    res.group_slot = static_cast<uint32_t>(grp.resources.size());
+    grp.resources.push_back(r.value());
+  }
+  const size_t n = grp.resources.size();
+  grp.adj_begin.assign(n + 1, 0);
+  begin = 0;
+  for (size_t k = 0; k < m; ++k) {
+    for (uint32_t i = begin; i < route_ends[k]; ++i) {
+      ++grp.adj_begin[resources_[resources[i].value()].group_slot + 1];
+    }
+    begin = route_ends[k];
+  }
+  for (size_t j = 0; j < n; ++j) grp.adj_begin[j + 1] += grp.adj_begin[j];
+  grp.adj.assign(grp.adj_begin[n], 0);
+  // (2) The bounds StartFlow's AddBounds would add, in start order, per resource.
+  std::vector<uint32_t>& fill_at = grp.walk;  // Scratch here: next free adjacency entry.
+  fill_at.assign(grp.adj_begin.begin(), grp.adj_begin.end() - 1);
+  std::vector<double> bound_sum(n, 0.0);
+  std::vector<uint32_t> unbounded(n, 0);
+  begin = 0;
+  for (size_t k = 0; k < m; ++k) {
+    double min_capacity = kNoCap, second_capacity = kNoCap;
+    uint32_t min_resource = 0;
+    for (uint32_t i = begin; i < route_ends[k]; ++i) {
+      const double c = resources_[resources[i].value()].capacity;
+      if (c < min_capacity) {
+        second_capacity = min_capacity;
+        min_capacity = c;
+        min_resource = resources[i].value();
+      } else if (c < second_capacity) {
+        second_capacity = c;
+      }
+    }
+    for (uint32_t i = begin; i < route_ends[k]; ++i) {
+      const uint32_t r = resources[i].value();
+      const uint32_t slot = resources_[r].group_slot;
+      grp.adj[fill_at[slot]++] = static_cast<uint32_t>(k);
+      const double bound = std::min(max_rate, r == min_resource ? second_capacity : min_capacity);
+      if (std::isinf(bound)) {
+        ++unbounded[slot];
+      } else {
+        bound_sum[slot] += bound;
+      }
+    }
+    begin = route_ends[k];
+  }
+  // (2) Binding resources are private; (3) every flow gets the same finite rate.
+  std::vector<double> smallest(m, kNoCap);  // c_f: smallest binding private capacity.
+  for (size_t j = 0; j < n; ++j) {
+    const Resource& res = resources_[grp.resources[j]];
+    const bool can_bind = unbounded[j] > 0 || bound_sum[j] > (1 - kBindMargin) * res.capacity;
+    if (!can_bind) continue;
+    if (grp.adj_begin[j + 1] - grp.adj_begin[j] != 1) return false;
+    const uint32_t k = grp.adj[grp.adj_begin[j]];
+    smallest[k] = std::min(smallest[k], res.capacity);
+  }
+  double rate = 0;
+  for (size_t k = 0; k < m; ++k) {
+    const double x = max_rate < smallest[k] ? max_rate : smallest[k];
+    if (!std::isfinite(x) || (k > 0 && x != rate)) return false;
+    rate = x;
+  }
+  // (4) Connected: one component, solved in one walk (halving-doubling pairs, the rings of a
+  // dimension-order phase or of a two-level step are several components, solved apart).
+  std::vector<uint32_t>& seen = fill_at;  // By member position: 1 once reached.
+  seen.assign(m, 0);
+  stack_.clear();
+  stack_.push_back(0);
+  seen[0] = 1;
+  size_t reached = 1;
+  while (!stack_.empty()) {
+    const uint32_t k = stack_.back();
+    stack_.pop_back();
+    for (uint32_t i = k == 0 ? 0 : route_ends[k - 1]; i < route_ends[k]; ++i) {
+      const uint32_t slot = resources_[resources[i].value()].group_slot;
+      for (uint32_t a = grp.adj_begin[slot]; a < grp.adj_begin[slot + 1]; ++a) {
+        if (seen[grp.adj[a]] != 0) continue;
+        seen[grp.adj[a]] = 1;
+        ++reached;
+        stack_.push_back(grp.adj[a]);
+      }
+    }
+  }
+  if (reached != m) return false;
+  grp.rate = rate;
+  grp.walk.clear();
+  return bytes > 0;
+}
+
+void FairShare::FreeGroup(uint32_t g) {
+  Group& grp = groups_[g];
+  for (uint32_t r : grp.resources) {
+    if (resources_[r].group == g) resources_[r].group = kNoGroup;
+  }
+  grp.members.clear();
+  grp.resources.clear();
+  grp.walk.clear();
+  grp.completion = EventId();
+  grp.solved = false;
+  grp.completing = false;
+  free_groups_.push_back(g);
+}
+
+void FairShare::SolveGroup(uint32_t g, uint32_t seed) {
+  Group& grp = groups_[g];
+  MESHSIM_CHECK(!grp.solved) << "flow group solved twice";
+  const Time now = sim_.Now();
+  // CollectComponent(seed) over the group's adjacency: the same visiting order.
+  grp.walk.clear();
+  comp_resources_.clear();
+  stack_.clear();
+  stack_.push_back(seed);
+  resources_[seed].mark = epoch_;
+  while (!stack_.empty()) {
+    const uint32_t r = stack_.back();
+    stack_.pop_back();
+    comp_resources_.push_back(r);
+    const uint32_t slot = resources_[r].group_slot;
+    for (uint32_t a = grp.adj_begin[slot]; a < grp.adj_begin[slot + 1]; ++a) {
+      const uint32_t k = grp.adj[a];
+      Flow& flow = flows_[grp.members[k]];
+      if (flow.mark == epoch_) continue;
+      flow.mark = epoch_;
+      grp.walk.push_back(k);
+      for (ResourceId r2 : flow.resources) {
+        Resource& res = resources_[r2.value()];
+        if (res.mark == epoch_) continue;
+        res.mark = epoch_;
+        stack_.push_back(r2.value());
+      }
+    }
+  }
+  // SolveComponent: credit, one whole fill (every flow at grp.rate), loads in walk order.
+  const size_t m = grp.members.size();
+  flows_walked_ += m;
+  flows_refilled_ += m;
+  const uint32_t fill = NextFill();
+  for (uint32_t idx : grp.members) {
+    Flow& f = flows_[idx];
+    f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.settled).seconds());
+    f.settled = now;
+    f.frozen = true;
+    f.new_rate = grp.rate;
+    f.rate = grp.rate;
+    f.fill = fill;
+    f.trace = kNoTrace;
+    f.sub_mark = epoch_;
+  }
+  for (uint32_t r : comp_resources_) {
+    Resource& res = resources_[r];
+    res.sub_mark = epoch_;
+    const uint32_t slot = res.group_slot;
+    double load = 0;
+    for (uint32_t a = grp.adj_begin[slot]; a < grp.adj_begin[slot + 1]; ++a) load += grp.rate;
+    SetLoad(r, load);
+  }
+  // The completions: one event with the first of the members' m consecutive numbers.
+  const Flow& first = flows_[grp.members[grp.walk[0]]];
+  grp.completion_time = now + TransferTime(first.remaining, grp.rate);
+  grp.completion = sim_.ScheduleAt(grp.completion_time, [this, g] { CompleteGroup(g); });
+  grp.first_seq = sim_.ReserveSequence(m - 1) - 1;  // The event took the first.
+  grp.solved = true;
+}
+
+void FairShare::CompleteGroup(uint32_t g) {
+  Group& grp = groups_[g];
+  grp.completing = true;
+  grp.completion = EventId();
+  // Complete() of each member in walk order; the lists and bounds were never built.
+  for (uint32_t k : grp.walk) {
+    const uint32_t idx = grp.members[k];
+    Flow& f = flows_[idx];
+    MESHSIM_CHECK(f.active) << "flow completed twice";
+    MarkDirty(f);
+    RequestSolve();
+    f.active = false;
+    f.rate = 0;
+    f.completion = EventId();
+    --active_;
+    Callback done = std::move(on_done_[idx]);
+    on_done_[idx] = nullptr;
+    free_flows_.push_back(idx);
+    if (done) done();
+  }
+  FreeGroup(g);
+}
+
+void FairShare::SplitGroup(uint32_t g) {
+  Group& grp = groups_[g];
+  MESHSIM_CHECK(!grp.completing)
+      << "a flow group's completion callback started a flow over the group's resources";
+  ++groups_split_;
+  for (uint32_t r : grp.resources) resources_[r].group = kNoGroup;
+  // What StartFlow did for each member, in start order.
+  for (uint32_t idx : grp.members) {
+    Flow& f = flows_[idx];
+    auto& positions = positions_[idx];
+    positions.resize(f.resources.size());
+    const bool crossing = f.resources.size() > 1;
+    for (uint32_t k = 0; k < f.resources.size(); ++k) {
+      Resource& res = resources_[f.resources[k].value()];
+      positions[k] = static_cast<uint32_t>(res.flows.size());
+      res.flows.push_back({idx, k});
+      res.crossing += crossing;
+    }
+    AddBounds(f, +1);
+  }
+  if (grp.solved) {
+    sim_.Cancel(grp.completion);
+    for (size_t j = 0; j < grp.walk.size(); ++j) {
+      const uint32_t idx = grp.members[grp.walk[j]];
+      flows_[idx].completion = sim_.ScheduleAtSequence(grp.completion_time, grp.first_seq + j,
+                                                       [this, idx] { Complete(idx); });
+    }
+  }
+  FreeGroup(g);
 }
 
 void FairShare::MarkDirty(const Flow& flow) {
@@ -172,6 +497,10 @@ void FairShare::Solve() {
   // Walk the dirty list by index: it is not modified during the solve.
   for (uint32_t r : dirty_) {
     if (resources_[r].mark == epoch_) continue;  // Already solved with an earlier component.
+    if (resources_[r].group != kNoGroup) {       // A compact group's start (see the header).
+      SolveGroup(resources_[r].group, r);
+      continue;
+    }
     if (resources_[r].crossing == 0) {
       SolveAlone(r);
       continue;

@@ -16,8 +16,8 @@
 // and schedule one solve at the current timestamp, so all starts/finishes at one timestamp are
 // batched. A solve walks the connected components (resources linked by shared flows) that
 // contain a dirty resource, credits each of their flows with the bytes it moved at its old rate
-// (b_f ← b_f − x_f·Δt), re-fills only the parts that changed (notes at the end), and reschedules the
-// completion event of each flow whose rate changed at now + ⌈b_f / x_f⌉, in walk order.
+// (b_f ← b_f − x_f·Δt), re-fills only the parts that changed (notes at the end), and reschedules
+// the completion event of each flow whose rate changed at now + ⌈b_f / x_f⌉, in walk order.
 //
 // Why the shortcuts a solve takes (non-binding and decoupled resources, recorded fills,
 // single-resource components) give the same allocation: the notes at the end of this file.
@@ -53,7 +53,7 @@ class FairShare {
   using Callback = std::function<void()>;
   static constexpr double kNoCap = std::numeric_limits<double>::infinity();
 
-  explicit FairShare(Simulator& sim) : sim_(sim) {}
+  explicit FairShare(Simulator& sim);
   FairShare(const FairShare&) = delete;
   FairShare& operator=(const FairShare&) = delete;
 
@@ -70,6 +70,26 @@ class FairShare {
     return StartFlow(bytes, std::span<const ResourceId>(resources.begin(), resources.size()),
                      std::move(on_done), max_rate);
   }
+
+  // Starts m = route_ends.size() flows of `bytes` each, all capped at `max_rate`: flow k over
+  // resources[route_ends[k−1], route_ends[k]) with on_done[k] (moved from). The result is that of
+  // StartFlow called for k = 0, 1, … in order, bit for bit; when the flows form an isolated
+  // symmetric group (see "Flow groups" at the end of this file) they are one entity in the solver
+  // with one completion event until something else touches one of their resources. The on_done
+  // callbacks of a group must not start flows over the group's resources (fatal).
+  void StartGroup(double bytes, std::span<const ResourceId> resources,
+                  std::span<const uint32_t> route_ends, std::span<Callback> on_done,
+                  double max_rate = kNoCap);
+  // Flow groups on (the default, set_default_flow_groups) or off: StartGroup then starts the
+  // flows one by one. Results are the same either way; tests compare them.
+  void set_flow_groups(bool on) { flow_groups_ = on; }
+  bool flow_groups() const { return flow_groups_; }
+  // The default of set_flow_groups for FairShares constructed from now on (process-wide; for
+  // tests that run whole simulations both ways).
+  static void set_default_flow_groups(bool on);
+  // Groups formed (one solver entity each), and those split into their flows before the end.
+  uint64_t groups_formed() const { return groups_formed_; }
+  uint64_t groups_split() const { return groups_split_; }
 
   // Current rate of an active flow in bytes/s (0 until the pending solve has run).
   double Rate(FlowId flow) const { return flows_[flow.value()].rate; }
@@ -151,6 +171,9 @@ class FairShare {
     Time busy;
     // Largest Bound(f, this) of a crossing flow since `crossing` was last 0 (an upper bound).
     double transit_max = 0;
+    // The compact flow group whose flows are (all) this resource's flows, or kNoGroup.
+    uint32_t group = kNoGroup;
+    uint32_t group_slot = 0;  // Index of this resource in that group's `resources`.
 
     // False when Σ_f Bound(f, r) ≤ (1 − kBindMargin)·c_r: see the header.
     bool CanBind() const { return unbounded > 0 || bound_sum > (1 - kBindMargin) * capacity; }
@@ -163,6 +186,7 @@ class FairShare {
     }
   };
   static constexpr double kBindMargin = 1e-6;
+  static constexpr uint32_t kNoGroup = UINT32_MAX;
   static constexpr uint32_t kNotInHeap = UINT32_MAX;
   static constexpr uint8_t kNoTrace = UINT8_MAX;
 
@@ -187,6 +211,31 @@ class FairShare {
   // Smaller parts are filled from scratch: recording and checking cost about as much.
   static constexpr size_t kMinTraceFlows = 16;
 
+  // A compact flow group (see "Flow groups" at the end of this file).
+  struct Group {
+    std::vector<uint32_t> members;    // Flow indices, in start order.
+    std::vector<uint32_t> resources;  // Distinct resources, in first-touch order.
+    // By resource slot: the members over it (positions in `members`, start order), as CSR.
+    std::vector<uint32_t> adj_begin, adj;
+    std::vector<uint32_t> walk;  // Member positions in the order a component walk visits them.
+    double rate = 0;             // Every member's rate once solved.
+    uint64_t first_seq = 0;      // Sequence numbers of the members' completions, in walk order.
+    Time completion_time;
+    EventId completion;
+    bool solved = false;
+    bool completing = false;
+  };
+  // Whether the flows qualify as a group (sets rate_ of the group to be); scratch in groups_[g].
+  bool GroupEligible(uint32_t g, double bytes, std::span<const ResourceId> resources,
+                     std::span<const uint32_t> route_ends, double max_rate);
+  // The start solve of compact group g, reached through its resource `seed`: what
+  // CollectComponent(seed) + SolveComponent() compute for it, without the lists and the fill.
+  void SolveGroup(uint32_t g, uint32_t seed);
+  // The group's completion event: Complete of every member, in walk order.
+  void CompleteGroup(uint32_t g);
+  // Makes g's members ordinary flows, exactly as if each had been started by StartFlow.
+  void SplitGroup(uint32_t g);
+  void FreeGroup(uint32_t g);
   void MarkDirty(const Flow& flow);
   void RequestSolve();
   void Solve();
@@ -293,6 +342,11 @@ class FairShare {
   uint64_t flows_started_ = 0;
   uint64_t flows_walked_ = 0;
   uint64_t flows_refilled_ = 0;
+  std::vector<Group> groups_;
+  std::vector<uint32_t> free_groups_;
+  uint64_t groups_formed_ = 0;
+  uint64_t groups_split_ = 0;
+  bool flow_groups_ = true;
   bool solve_pending_ = false;
   bool record_counters_ = false;
   bool reuse_fills_ = true;
@@ -357,6 +411,30 @@ class FairShare {
 // becomes the replayed steps plus the new ones. The replay costs O(incidences) without a heap,
 // the rest O((R + P)·log R) on what is left (~1/6 of the pops on a fat-tree). A recording that
 // is not usable costs a full fill, which records anew.
+// Flow groups. StartGroup's m flows of b bytes and cap u are one entity in the solver when, at
+// their start, (1) none of their resources carries a flow or belongs to another group, and (2)
+// with bounds B(f, r) summed over the group's flows in start order as StartFlow would sum them,
+// every resource that can bind carries exactly one of the flows (a private resource), and (3)
+// x_f = (u < c_f ? u : c_f), c_f the smallest capacity among f's binding private resources (∞
+// if none), is finite and the same x for every f. Their component is then exactly the group's
+// flows and resources, all dirty: SolveComponent fills it whole. In that fill the heap holds
+// the private binding resources at share c_r/1 = c_r exactly, the others never pop (notes
+// above), and the caps are all u: f's first resource pops at c_f unless u < c_f, when its cap
+// freezes first (while one of f's resources is in the heap the top is ≤ c_f, so a cap ≥ c_f
+// never wins; while all are above u the cap does). So every flow gets x, a resource carrying k
+// of them has load 0 + x + … + x (k terms, any freeze order), and every completion is at
+// now + ⌈b/x⌉: SolveGroup sets exactly those values, walking the group as CollectComponent
+// would (for the order of loads and completions) over the group's own adjacency, and
+// schedules one event with the first of the m consecutive sequence numbers the completions
+// would have taken (the rest are reserved). The event completes the members in walk order, as
+// their m events would have run (consecutive numbers: nothing runs between them), with the
+// same dirty marks, free-list order and callbacks; the resources' lists and bound sums, which
+// end empty and zero, are never built. Anything that touches a group resource before the end
+// (a StartFlow, another group) first splits the group: its flows are pushed onto their
+// resources' lists in start order with their bounds (what StartFlow did, in the same order)
+// and their completions are scheduled with the reserved numbers; from then on they are
+// ordinary flows. Until then no solve can reach the group (no other flow shares a resource),
+// so nothing else about them would have changed.
 // Completions unlink a flow from its resources in O(|R_f|) (stored positions). A resource whose
 // flows cross no other resource (an HBM with only local traffic: most solves) is a component of
 // its own: progressive filling on it freezes the caps below the running share c_r' / n', then

@@ -7,7 +7,12 @@
 namespace meshsim::core {
 
 EventId Simulator::ScheduleAt(Time when, Callback cb) {
+  return ScheduleAtSequence(when, next_seq_++, std::move(cb));
+}
+
+EventId Simulator::ScheduleAtSequence(Time when, uint64_t seq, Callback cb) {
   MESHSIM_CHECK(when >= now_) << "event scheduled in the past: " << when << " < now " << now_;
+  MESHSIM_CHECK(seq < next_seq_) << "sequence number " << seq << " was not handed out";
   if (when > Time::Horizon()) {  // Refused: the run stops and its owner reports it.
     horizon_exceeded_ = true;
     return EventId();
@@ -25,7 +30,7 @@ EventId Simulator::ScheduleAt(Time when, Callback cb) {
   s.cb = std::move(cb);
   s.live = true;
   ++live_;
-  HeapPush({when.ps(), next_seq_++, slot});
+  HeapPush({when.ps(), seq, slot});
   return EventId(slot, s.generation);
 }
 

@@ -58,6 +58,20 @@ class Simulator {
   // Runs `cb` at Now() + delay. Precondition (fatal): delay >= 0. O(log n).
   EventId ScheduleAfter(Time delay, Callback cb) { return ScheduleAt(now_ + delay, std::move(cb)); }
 
+  // Hands out the next n insertion sequence numbers without scheduling anything and returns the
+  // first. With ScheduleAtSequence, a caller that schedules one event in place of n consecutive
+  // ones (the fair-share solver's flow groups) can later schedule the n at the positions they
+  // would have had. O(1).
+  uint64_t ReserveSequence(uint64_t n) {
+    const uint64_t first = next_seq_;
+    next_seq_ += n;
+    return first;
+  }
+  // ScheduleAt with a sequence number handed out earlier (by ReserveSequence; each used once):
+  // the event runs among equal-time events as if it had been scheduled when `seq` was handed
+  // out. Precondition (fatal): when >= Now(), seq < every number not yet handed out. O(log n).
+  EventId ScheduleAtSequence(Time when, uint64_t seq, Callback cb);
+
   // Prevents a pending event from running; false if it already ran or was cancelled. O(1):
   // the heap entry stays and is skipped when popped.
   bool Cancel(EventId id);

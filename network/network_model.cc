@@ -684,6 +684,16 @@ void NetworkModel::BeginStep(uint32_t slot) {
 
 core::Time NetworkModel::StartFlow(uint32_t slot, uint32_t send) {
   Run& r = runs_[slot];
+  double cap;
+  const Time latency = Path(slot, send, &cap);
+  // The callbacks of this file capture at most 16 bytes, which std::function stores inline.
+  fs_.StartFlow(
+      WireBytes(r, r.sends[send].bytes), path_, [this, slot, send] { FlowDone(slot, send); }, cap);
+  return latency;
+}
+
+core::Time NetworkModel::Path(uint32_t slot, uint32_t send, double* flow_cap) {
+  Run& r = runs_[slot];
   const Send& s = r.sends[send];
   const ChipId src = r.members[s.src], dst = r.members[s.dst];
   const uint64_t hash = Mix((uint64_t{r.id.value()} << 32) ^ (uint64_t{src.value()} << 16) ^
@@ -699,11 +709,8 @@ core::Time NetworkModel::StartFlow(uint32_t slot, uint32_t send) {
     cap = std::min(cap, StreamCap(r, l));
   }
   path_.push_back(hbm_[dst.value()]);
-  // The callbacks of this file capture at most 16 bytes, which std::function stores inline.
-  const Time latency = Time::Seconds(latency_s);
-  fs_.StartFlow(
-      WireBytes(r, s.bytes), path_, [this, slot, send] { FlowDone(slot, send); }, cap);
-  return latency;
+  *flow_cap = cap;
+  return Time::Seconds(latency_s);
 }
 
 void NetworkModel::StartFlows(uint32_t slot) {
@@ -722,9 +729,50 @@ void NetworkModel::StartFlows(uint32_t slot) {
   if (cta_bytes_per_s_ > 0) {
     for (const Send& s : r.sends) ++r.flows_from[s.src];
   }
+  if (!fs_.flow_groups() || r.sends.size() < 2) {
+    for (uint32_t i = 0; i < r.sends.size(); ++i) {
+      runs_[slot].sent[r.sends[i].src] += r.sends[i].bytes;
+      r.latency[i] = StartFlow(slot, i);
+    }
+    return;
+  }
+  // The same flows in the same order, handed to the solver together: when they have one size
+  // and one cap, StartGroup may run them as one flow group (core/fair_share.h), with the same
+  // results as one StartFlow each.
+  group_path_.clear();
+  group_ends_.clear();
+  group_done_.clear();
+  group_caps_.clear();
+  double bytes = 0, cap = 0;
+  bool uniform = true;
   for (uint32_t i = 0; i < r.sends.size(); ++i) {
-    runs_[slot].sent[r.sends[i].src] += r.sends[i].bytes;
-    r.latency[i] = StartFlow(slot, i);
+    const Send& s = r.sends[i];
+    r.sent[s.src] += s.bytes;
+    double flow_cap;
+    r.latency[i] = Path(slot, i, &flow_cap);
+    group_caps_.push_back(flow_cap);
+    group_path_.insert(group_path_.end(), path_.begin(), path_.end());
+    group_ends_.push_back(static_cast<uint32_t>(group_path_.size()));
+    group_done_.emplace_back([this, slot, i] { FlowDone(slot, i); });
+    const double wire = WireBytes(r, s.bytes);
+    if (i == 0) {
+      bytes = wire;
+      cap = flow_cap;
+    }
+    uniform = uniform && wire == bytes && flow_cap == cap;
+  }
+  if (uniform) {
+    fs_.StartGroup(bytes, group_path_, group_ends_,
+                   std::span<core::FairShare::Callback>(group_done_), cap);
+    return;
+  }
+  uint32_t begin = 0;
+  for (uint32_t i = 0; i < r.sends.size(); ++i) {
+    fs_.StartFlow(
+        WireBytes(r, r.sends[i].bytes),
+        std::span<const core::ResourceId>(group_path_).subspan(begin, group_ends_[i] - begin),
+        std::move(group_done_[i]), group_caps_[i]);
+    begin = group_ends_[i];
   }
 }
 

@@ -276,6 +276,9 @@ class NetworkModel : public core::OpRunner {
   void EndStep(uint32_t slot);
   // Starts the flow of r.sends[send]; returns the route's latency.
   core::Time StartFlow(uint32_t slot, uint32_t send);
+  // The resources of r.sends[send] into path_ and its rate cap into *flow_cap; returns the
+  // route's latency.
+  core::Time Path(uint32_t slot, uint32_t send, double* flow_cap);
 
   // Pipelined chains (Broadcast, Reduce; see the banner).
   bool IsChain(const core::Op& op, int members) const;
@@ -328,6 +331,11 @@ class NetworkModel : public core::OpRunner {
   std::unordered_map<uint32_t, GroupQueue> groups_;
   void Begin(core::OpId id, const core::Op& op, core::Executor& exec);  // Start, unqueued.
   std::vector<core::ResourceId> path_;
+  // A step's flows for FairShare::StartGroup: their resources, route ends, callbacks, caps.
+  std::vector<core::ResourceId> group_path_;
+  std::vector<uint32_t> group_ends_;
+  std::vector<core::FairShare::Callback> group_done_;
+  std::vector<double> group_caps_;
 };
 
 }  // namespace meshsim::network

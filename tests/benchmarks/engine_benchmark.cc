@@ -35,7 +35,13 @@ void BM_EventEngine(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * per_iter);
 }
-BENCHMARK(BM_EventEngine)->Arg(16)->Arg(1024)->Arg(65536)->Unit(benchmark::kMillisecond);
+// 1 << 20: about 10^6 pending, the heap of a P² lowering at 1024 chips (docs/performance.md).
+BENCHMARK(BM_EventEngine)
+    ->Arg(16)
+    ->Arg(1024)
+    ->Arg(65536)
+    ->Arg(1 << 20)
+    ->Unit(benchmark::kMillisecond);
 
 // Flows over a torus-like resource set: an n×n 2D torus where every chip has an HBM resource
 // and four outgoing link directions. Each chip streams to its +x and +y neighbours (source HBM,

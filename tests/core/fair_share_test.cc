@@ -559,3 +559,109 @@ TEST(FairShareTest, BatchesStartsAtOneTimestampIntoOneSolve) {
 
 }  // namespace
 }  // namespace meshsim::core
+
+namespace meshsim::core {
+namespace {
+
+// Flow groups against one StartFlow per flow: a bidirectional ring of P chips (HBM → link → HBM
+// flows, one per link), started as a group; foreign flows join at `join_ps` (a local flow on
+// an HBM, and one over a ring link, which makes the ring asymmetric), forcing a split. Both
+// solvers must complete every flow at the same time and in the same order, and leave the same
+// loads and byte counts.
+struct RingRun {
+  std::vector<std::pair<int, int64_t>> done;  // (flow, completion time in ps), in order.
+  std::vector<double> bytes;
+  uint64_t formed = 0, split = 0;
+};
+
+RingRun RunRing(bool groups, int p, int64_t join_ps, bool capped) {
+  Simulator sim;
+  FairShare fs(sim);
+  fs.set_flow_groups(groups);
+  std::vector<ResourceId> hbm, fwd, bwd;
+  for (int i = 0; i < p; ++i) {
+    ResourceInfo info;
+    info.capacity_bytes_per_s = 1.2e12;
+    hbm.push_back(fs.AddResource(info));
+  }
+  for (int i = 0; i < p; ++i) {
+    ResourceInfo info;
+    info.capacity_bytes_per_s = 30e9;
+    fwd.push_back(fs.AddResource(info));
+    bwd.push_back(fs.AddResource(info));
+  }
+  RingRun out;
+  std::vector<ResourceId> path;
+  std::vector<uint32_t> ends;
+  std::vector<FairShare::Callback> done;
+  for (int i = 0; i < p; ++i) {
+    for (int d : {+1, -1}) {
+      const int j = (i + d + p) % p;
+      path.insert(path.end(), {hbm[i], d > 0 ? fwd[i] : bwd[i], hbm[j]});
+      ends.push_back(static_cast<uint32_t>(path.size()));
+      const int id = static_cast<int>(done.size());
+      done.emplace_back([&out, &sim, id] { out.done.push_back({id, sim.Now().ps()}); });
+    }
+  }
+  fs.StartGroup(1e6, path, ends, done, capped ? 20e9 : FairShare::kNoCap);
+  if (join_ps >= 0) {
+    sim.ScheduleAt(Time::Picoseconds(join_ps), [&] {
+      fs.StartFlow(5e5, {hbm[1]}, [&out, &sim] { out.done.push_back({-1, sim.Now().ps()}); });
+      fs.StartFlow(2e5, {hbm[2], fwd[2], hbm[3]}, [&out, &sim] {
+        out.done.push_back({-2, sim.Now().ps()});
+      });
+    });
+  }
+  sim.Run();
+  for (const ResourceInfo& r : fs.ResourceReport()) out.bytes.push_back(r.bytes);
+  out.formed = fs.groups_formed();
+  out.split = fs.groups_split();
+  return out;
+}
+
+TEST(FairShareGroupTest, GroupedRingMatchesOneFlowAtATimeAndSplitsWhenAFlowJoins) {
+  for (bool capped : {false, true}) {
+    const int64_t end_ps = RunRing(false, 8, -1, capped).done.back().second;
+    // No join; a join at the group's start instant (before its solve), mid-step, and at the
+    // instant its flows complete (before them: the join's event was scheduled first, so the
+    // split schedules the completions with their reserved sequence numbers, after it).
+    for (int64_t join : {int64_t{-1}, int64_t{0}, end_ps / 3, end_ps}) {
+      SCOPED_TRACE(testing::Message() << "capped " << capped << " join " << join);
+      const RingRun ref = RunRing(false, 8, join, capped);
+      const RingRun grp = RunRing(true, 8, join, capped);
+      EXPECT_EQ(grp.done, ref.done);
+      EXPECT_EQ(grp.bytes, ref.bytes);
+      EXPECT_EQ(ref.formed, 0u);
+      EXPECT_EQ(grp.formed, 1u);
+      EXPECT_EQ(grp.split, join >= 0 ? 1u : 0u);
+    }
+  }
+}
+
+TEST(FairShareGroupTest, AsymmetricOrBusyFlowsAreNotGrouped) {
+  Simulator sim;
+  FairShare fs(sim);
+  ResourceInfo fast, slow;
+  fast.capacity_bytes_per_s = 30e9;
+  slow.capacity_bytes_per_s = 10e9;
+  const ResourceId a = fs.AddResource(fast), b = fs.AddResource(slow), c = fs.AddResource(fast);
+  const ResourceId d = fs.AddResource(fast);
+  std::vector<FairShare::Callback> done(2, [] {});
+  // Different bottlenecks (30 vs 10 GB/s): different rates.
+  const std::vector<ResourceId> path1{a, d, b, d};
+  const std::vector<uint32_t> ends{2, 4};
+  fs.StartGroup(1e6, path1, ends, done);
+  EXPECT_EQ(fs.groups_formed(), 0u);  // d carries both flows and binds.
+  sim.Run();
+  // A resource that already carries a flow.
+  std::vector<FairShare::Callback> done2(2, [] {});
+  fs.StartFlow(1e6, {a}, [] {});
+  const std::vector<ResourceId> path2{a, b, c, d};
+  fs.StartGroup(1e6, path2, ends, done2);
+  EXPECT_EQ(fs.groups_formed(), 0u);
+  sim.Run();
+  EXPECT_EQ(fs.active_flows(), 0u);
+}
+
+}  // namespace
+}  // namespace meshsim::core

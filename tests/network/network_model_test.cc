@@ -435,14 +435,21 @@ TEST(NetworkModelTest, RecordsPhaseRowsPerMember) {
 // spends on any one op, the same in every case.
 TEST(NetworkModelTest, RingStepCostsOneEventPerFlowPlusSyncAndEnd) {
   std::vector<int64_t> executor_events;
-  for (int d : {1, 2}) {
-    for (int p : {4, 8, 16}) {
-      Rig rig(Ring(p), Config(d));
-      rig.graph.Add(
-          Op::Collective(CollectiveKind::kAllGather, rig.Group(Rig::Range(0, p)), 1 << 20));
-      rig.Run();
-      const int64_t network = 1 + int64_t{p - 1} * (1 + d * p + 2 + 1);
-      executor_events.push_back(static_cast<int64_t>(rig.sim.events_executed()) - network);
+  for (bool groups : {false, true}) {
+    for (int d : {1, 2}) {
+      for (int p : {4, 8, 16}) {
+        Rig rig(Ring(p), Config(d));
+        rig.fs.set_flow_groups(groups);
+        rig.graph.Add(
+            Op::Collective(CollectiveKind::kAllGather, rig.Group(Rig::Range(0, p)), 1 << 20));
+        rig.Run();
+        // Per step: the sync, the flows' completions (one event for a flow group: the ring's
+        // flows are alone on their links and HBMs), the two solves and the step's end.
+        const int completions = groups ? 1 : d * p;
+        const int64_t network = 1 + int64_t{p - 1} * (1 + completions + 2 + 1);
+        executor_events.push_back(static_cast<int64_t>(rig.sim.events_executed()) - network);
+        EXPECT_EQ(rig.fs.groups_formed(), groups ? uint64_t(p - 1) : 0u) << p;
+      }
     }
   }
   for (int64_t e : executor_events) EXPECT_EQ(e, executor_events.front());

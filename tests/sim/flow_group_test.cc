@@ -1,0 +1,117 @@
+// Flow groups (core/fair_share.h, "Flow groups") against the per-flow reference: the same
+// scenarios run with FairShare's flow groups off and on must give the same run — fingerprint,
+// makespan, every metric but the event counts, every timeline row (so every per-chip metric) and
+// every counter sample, bit for bit.
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "core/fair_share.h"
+#include "gtest/gtest.h"
+#include "sim/options.h"
+#include "sim/run.h"
+
+namespace meshsim::sim {
+namespace {
+
+struct Scenario {
+  std::string name;
+  std::string args;  // "key=value ..." run options; "set=K=V" for --set.
+  bool grouped;      // Whether some step runs as a group (fewer events with groups on).
+};
+
+void PrintTo(const Scenario& s, std::ostream* os) { *os << s.name; }
+
+absl::StatusOr<formats::RunRecord> RunWith(const std::string& args, bool groups) {
+  RawOptions raw;
+  for (const std::string& kv :
+       std::vector<std::string>(absl::StrSplit(args, ' ', absl::SkipEmpty()))) {
+    const size_t eq = kv.find('=');
+    if (kv.substr(0, eq) == "set") {
+      raw.sets.push_back(kv.substr(eq + 1));
+    } else {
+      raw.values.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+  }
+  absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
+  if (!o.ok()) return o.status();
+  core::FairShare::set_default_flow_groups(groups);
+  absl::StatusOr<formats::RunRecord> r = Simulate(*o);
+  core::FairShare::set_default_flow_groups(true);
+  return r;
+}
+
+auto RowKey(const core::TimelineRow& r) {
+  return std::make_tuple(r.start.ps(), r.end.ps(), r.bytes, r.flops, r.op.value(), r.chip.value(),
+                         static_cast<int>(r.phase), static_cast<int>(r.unit_kind), r.unit_index);
+}
+
+class FlowGroups : public testing::TestWithParam<Scenario> {};
+
+TEST_P(FlowGroups, SameRunAsOneFlowAtATime) {
+  const Scenario& s = GetParam();
+  absl::StatusOr<formats::RunRecord> per_flow = RunWith(s.args, false);
+  ASSERT_TRUE(per_flow.ok()) << per_flow.status();
+  absl::StatusOr<formats::RunRecord> grouped = RunWith(s.args, true);
+  ASSERT_TRUE(grouped.ok()) << grouped.status();
+
+  EXPECT_EQ(Fingerprint(*grouped), Fingerprint(*per_flow));
+  EXPECT_EQ(grouped->Metric("makespan_s"), per_flow->Metric("makespan_s"));
+  ASSERT_EQ(grouped->metrics.size(), per_flow->metrics.size());
+  for (size_t i = 0; i < per_flow->metrics.size(); ++i) {
+    const auto& [key, value] = per_flow->metrics[i];
+    EXPECT_EQ(grouped->metrics[i].first, key);
+    if (key == "events" || key == "events_cancelled" || key == "wall_s") continue;
+    EXPECT_EQ(grouped->metrics[i].second, value) << key;
+  }
+  const double events = per_flow->Metric("events");
+  if (s.grouped) {
+    EXPECT_LT(grouped->Metric("events"), events);
+  } else {
+    EXPECT_EQ(grouped->Metric("events"), events);
+  }
+  // Timelines stay per chip: every row, in order.
+  ASSERT_EQ(grouped->timeline.size(), per_flow->timeline.size());
+  for (size_t i = 0; i < per_flow->timeline.size(); ++i) {
+    ASSERT_EQ(RowKey(grouped->timeline[i]), RowKey(per_flow->timeline[i])) << "row " << i;
+  }
+  ASSERT_EQ(grouped->counters.size(), per_flow->counters.size());
+  for (size_t i = 0; i < per_flow->counters.size(); ++i) {
+    const core::CounterSample &a = grouped->counters[i], &b = per_flow->counters[i];
+    ASSERT_EQ(std::make_tuple(a.time.ps(), a.resource.value(), a.rate_bytes_per_s),
+              std::make_tuple(b.time.ps(), b.resource.value(), b.rate_bytes_per_s))
+        << "counter sample " << i;
+  }
+  ASSERT_EQ(grouped->resources.size(), per_flow->resources.size());
+  for (size_t i = 0; i < per_flow->resources.size(); ++i) {
+    EXPECT_EQ(grouped->resources[i].bytes, per_flow->resources[i].bytes) << i;
+    EXPECT_EQ(grouped->resources[i].busy, per_flow->resources[i].busy) << i;
+  }
+}
+
+// clang-format off
+INSTANTIATE_TEST_SUITE_P(Scenarios, FlowGroups, testing::Values(
+    // Ring collectives alone on their links and HBMs: every step is one group.
+    Scenario{"AllReduceOnARing", "chips=32 mesh=1x32 topology=ring workload=collective collective=allreduce group=all bytes=4MiB", true},
+    Scenario{"AllGatherRowsOfATorus", "chips=16 mesh=4x4 workload=collective collective=allgather bytes=1MiB", true},
+    Scenario{"ReduceScatterColumnsOfATorus", "chips=16 mesh=4x4 workload=collective collective=reducescatter group=col bytes=1MiB", true},
+    Scenario{"AllReduceSnakeRingOfATorus", "chips=64 mesh=8x8 topology=torus2d workload=collective collective=allreduce group=all bytes=4MiB", true},
+    // Every line of the torus is a ring of its own: a step is several components, not grouped.
+    Scenario{"AllReduceDimensionOrder", "chips=16 mesh=4x4 workload=collective collective=allreduce group=all bytes=1MiB set=comm.torus_algorithm=dimension-order", false},
+    // Shared core links bind: no group forms, the per-flow path runs.
+    Scenario{"AllReduceFatTree", "chips=16 mesh=4x4 topology=fattree workload=collective collective=allreduce group=all bytes=1MiB", false},
+    // GeMMs beside collectives (HBM contention): where an HBM is busy when a step starts, no
+    // group forms; where it is free, groups form and split when a prefetch joins.
+    Scenario{"MeshsliceGemm", "chips=16 mesh=4x4 workload=gemm gemm=4096,4096,4096 algorithm=meshslice slices=4", false},
+    Scenario{"MeshsliceGpt3Block", "chips=16 model=gpt3 batch=8 seq=512", true},
+    Scenario{"WangGpt3Block", "chips=16 mesh=4x4 model=gpt3 batch=8 seq=512 algorithm=wang dataflow=ls", true},
+    // GPU systems with NCCL kernels that hold SMs (CTA caps on every flow).
+    Scenario{"NcclAllReduceDgx", "system=dgx-a100 chips=16 stack=nccl workload=collective collective=allreduce group=all bytes=64MiB", true},
+    Scenario{"NcclPipelineP3", "system=p3.8xlarge chips=8 workload=pipeline hidden=1024 heads=16 layers=4 stages=2 dp=2 mesh=2x1 microbatches=4 batch=16 seq=512 schedule=eager-1f1b delay-dw=1", false}),
+    [](const auto& info) { return info.param.name; });
+// clang-format on
+
+}  // namespace
+}  // namespace meshsim::sim
