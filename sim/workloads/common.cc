@@ -23,6 +23,9 @@ namespace meshsim::sim {
 namespace workload_support {
 namespace {
 
+// The GeMM problems' op count by the plugin's closed form (Algorithm::CountOps) against the
+// budget, before any is lowered; for a plugin that reads --slices, the count at S = 1 too, since
+// a smaller S merges step GeMMs (it does not remove tp1d's and fsdp's ReduceScatter adds).
 absl::Status CheckOpCount(const RunOptions& o, const algorithms::Mesh& mesh,
                           const algorithms::AlgorithmInfo& info,
                           const algorithms::Algorithm& algorithm,
