@@ -6,8 +6,12 @@
 #   out/wang_<model>_<run>.h5               `meshsim run --out` of GPT-3 and Megatron-NLG on 256
 #                                           chips, 32x8: Wang S = 8 and S = 4, Collective, and
 #                                           MeshSlice autotuned (wang_trace.py's RUNS; ~1 s each)
+#   out/tune_<model>_<chips>_<cost>.json    `meshsim tune --format json` of every autotuned point
+#                                           under the simulation-fitted and authors-simulation
+#                                           cost models (cost_models.py's RUNS; well under 1 s each)
 # then plot.py writes fig09_weak_scaling.{png,svg,csv} and, from the archives, wang_trace.csv,
-# wang_bound.csv and wang_bound_gemms.csv (wang_trace.py), and table.py the README's tables.
+# wang_bound.csv and wang_bound_gemms.csv (wang_trace.py) and, from the JSON files and the two
+# sweeps, fig09_cost_models.csv (cost_models.py), and table.py the README's tables.
 # Usage: results/fig09_weak_scaling/run.sh   (MESHSIM = the binary, default build/sim/meshsim;
 # JOBS = parallel simulations per sweep, default 2)
 set -euo pipefail
@@ -30,3 +34,12 @@ python3 "$here/wang_trace.py" --list-runs | while IFS='|' read -r stem opts; do
   "$meshsim" run $opts --out "$here/out/$stem.h5" > "$here/out/$stem.txt" < /dev/null
 done
 echo "wang runs: $(ls "$here"/out/wang_*.h5 | wc -l) archives in out/"
+# The tune runs: "stem|options" lines, from cost_models.py's RUNS (one list).
+python3 "$here/cost_models.py" --list-runs | while IFS='|' read -r stem opts; do
+  # shellcheck disable=SC2086  # opts is a list of options
+  if ! "$meshsim" tune $opts > "$here/out/$stem.json" 2> "$here/out/$stem.log" < /dev/null; then
+    cat "$here/out/$stem.log" >&2
+    exit 1
+  fi
+done
+echo "tune runs: $(ls "$here"/out/tune_*.json | wc -l) JSON files in out/"
