@@ -2,7 +2,8 @@
 """Figure 7's "Measured" table in README.md, generated from fig7.csv (between the
 `<!-- fig7-measured:begin/end -->` markers): aggregate TFLOPS per case and method, and the
 ratios of the paper's claims (§5.2), so no cell is typed by hand; and the claims' verdicts
-(`fig7-claims`), each with its tolerance. plot.py calls this; so does results/check_readmes.sh."""
+(`fig7-claims`), each with its tolerance; and the peak memory per chip (`fig7-memory`).
+plot.py calls this; so does results/check_readmes.sh."""
 import os
 import sys
 
@@ -16,6 +17,7 @@ PAPER_OURS_OF_SIGNAL = 0.97                           # "more than 97% of Signal
 PAPER_SIGNAL_OVER_SYNC = (1.1, 1.5)                   # §4: Signal 1.1–1.5× over synchronous
 ROUNDING_TOL = 0.05   # the paper's one-decimal "≈ 1.1×": ±0.05×
 CLOSE_TOL = 0.10      # "close to Signal": within 10% of Signal's throughput
+V100_HBM_GB = 16.0   # V100 (SXM2) 16 GB HBM2, NVIDIA's datasheet: the capacity the runs must fit
 CASE_NAMES = {"GPT case1": "GPT case 1", "GPT case2": "GPT case 2", "U-Trans case1": "U-Trans"}
 
 
@@ -37,6 +39,30 @@ def main():
                          ["case"] + METHODS + ["Ours / Alpa", "Ours / Signal", "Signal / Alpa"],
                          out)
     claims(tf, order)
+    memory(rows, order)
+
+
+def memory(rows, order):
+    """One line: peak memory per chip per case (the larger stage, over the five methods), and
+    which cases fit the V100's 16 GB."""
+    peak = {}
+    for r in rows:
+        key = (r["case"], r["dp_op_pp"])
+        peak.setdefault(key, []).append(max(float(r["stage0_peak_gb"]),
+                                            float(r["stage1_peak_gb"])))
+    parts, over = [], []
+    for c, cfg in order:
+        lo, hi = f"{min(peak[(c, cfg)]):.1f}", f"{max(peak[(c, cfg)]):.1f}"
+        name = f"{CASE_NAMES.get(c, c)} {cfg}"
+        parts.append(f"{name} {lo if lo == hi else lo + '–' + hi} GB")
+        if max(peak[(c, cfg)]) > V100_HBM_GB:
+            over.append(name)
+    fit = ("all within" if not over else
+           "all but " + ", ".join(over) + " (capacity check lifted, above) within")
+    plotenv.readme_block(plotenv.here(__file__, "README.md"), "fig7-memory",
+                         "Peak memory per chip (`stage0_peak_gb` / `stage1_peak_gb` in `fig7.csv`,"
+                         " the larger stage, over the five methods): " + ", ".join(parts) +
+                         f"; {fit} the V100's {V100_HBM_GB:g} GB.")
 
 
 def claims(tf, order):
