@@ -234,15 +234,42 @@ def main():
     fig.tight_layout()
     mr.save_figure(fig, mr.here(__file__, "table3_tpuv4_4x4"))
     csv_rows = []
+    cm_util = {}
+    for m in mr.MODELS:
+        sim, cm, flops = measured_cost_model(os.path.join(out, f"collective_{m}.h5"))
+        cm_util[m] = flops / (16 * 272e12 * sum(cm))
     for m in mr.MODELS:
         names = ["collective", "wang", "meshslice", "meshslice_overlap_sim",
                  "meshslice_overlap_estimate"]
         paper = [PAPER[m][0], PAPER[m][1], PAPER[m][2], "", PAPER[m][3]]
-        for n, o, old, p in zip(names, ours(SLICE, m), ours(SIMULATED, m), paper):
-            csv_rows.append([m, n, f"{o:.4f}", f"{old:.4f}", p])
+        slices = ["", "4", auto[m], auto[m], est[m][1]]
+        for n, o, old, p, s in zip(names, ours(SLICE, m), ours(SIMULATED, m), paper, slices):
+            csv_rows.append([m, n, f"{o:.4f}", f"{old:.4f}", p, s])
+    # Added rows (after the table's five columns): the S / overlap sensitivity on both systems
+    # (mode 0 synchronous, 2 concurrent collectives, 1 overlap), the TPUv4-measured cost model's
+    # re-pricing of Collective, and batch.ini (tpuv4-slice only; the tpuv4 column is empty).
+    for m in mr.MODELS:
+        for name, a, s in (("collective", "collective", "auto"), ("wang", "wang", "4"),
+                           ("meshslice", "meshslice", "auto"), ("meshslice_s4", "meshslice", "4"),
+                           ("meshslice_s8", "meshslice", "8")):
+            for suffix, mode in (("", 0), ("_concurrent", 2), ("_overlap", 1)):
+                if (name, suffix) in (("collective", ""), ("wang", ""), ("meshslice", ""),
+                                      ("meshslice", "_overlap")):
+                    continue  # already among the five columns above
+                sl = s if s != "auto" or a != "meshslice" else auto[m]
+                csv_rows.append([m, name + suffix, f"{u(SLICE, m, a, s, mode):.4f}",
+                                 f"{u(SIMULATED, m, a, s, mode):.4f}", "",
+                                 sl if a != "collective" else ""])
+        csv_rows.append([m, "collective_measured_cost_model", f"{cm_util[m]:.4f}", "", "", ""])
+        for b in (8, 16, 32):
+            for name, a, s in (("collective", "collective", ""), ("wang", "wang", ""),
+                               ("wang_sendrecv_serial", "wang", "serial"),
+                               ("meshslice", "meshslice", ""), ("meshslice_s4", "meshslice", "4")):
+                csv_rows.append([m, f"batch{b}_{name}",
+                                 f"{batch[(m, b, a, s)]['flop_utilization']:.4f}", "", "", ""])
     mr.write_csv(mr.here(__file__, "table3_tpuv4_4x4.csv"),
                  ["model", "column", "meshsim_utilization", "meshsim_tpuv4_utilization",
-                  "paper_utilization"], csv_rows)
+                  "paper_utilization", "slices"], csv_rows)
 
 
 if __name__ == "__main__":

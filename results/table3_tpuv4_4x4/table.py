@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Table 3's tables in README.md, generated from table3_tpuv4_4x4.csv: utilizations, paper
-beside meshsim (`table3-main`), and the ratios the paper states (`table3-quantities`). The
-S-sensitivity table needs the archives (out/), not the committed CSV, and stays as plot.py writes
-it to out/table.md. plot.py calls this; so does results/check_readmes.sh."""
+beside meshsim (`table3-main`), the ratios the paper states (`table3-quantities`), the S and
+overlap sensitivity (`table3-sensitivity`), Collective re-priced by the measured cost model
+(`table3-costmodel`) and the batch sensitivity (`table3-batch`). plot.py calls this; so does
+results/check_readmes.sh."""
 import os
 import sys
 
@@ -26,7 +27,8 @@ def main():
     rows = plotenv.read_csv(plotenv.require(__file__, "table3_tpuv4_4x4.csv"))
     readme = plotenv.here(__file__, "README.md")
     u = {(r["model"], r["column"], k): float(r[k]) for r in rows
-         for k in ("meshsim_utilization", "meshsim_tpuv4_utilization")}
+         for k in ("meshsim_utilization", "meshsim_tpuv4_utilization") if r[k] != ""}
+    slices = {(r["model"], r["column"]): r.get("slices", "") for r in rows}
     main_rows, q = [], []
     for m, name in MODELS.items():
         p = PAPER[m]
@@ -61,10 +63,54 @@ def main():
     plotenv.readme_table(readme, "table3-quantities",
                          ["quantity", "paper", "meshsim `tpuv4-slice`",
                           "meshsim `tpuv4` (before)"], q, align="llll",
-                         note="With S = 4 and with SendRecv serialised (`comm.sendrecv_overlap=0`) "
-                              "the numbers are in the next table and the bullets below; they come "
-                              "from the archives (`out/table.md`), not the committed CSV.")
+                         note="With S = 4 and 8, with concurrent collectives, with SendRecv "
+                              "serialised (`comm.sendrecv_overlap=0`) and at other batches: the "
+                              "tables below.")
 
+    # S and overlap sensitivity, tpuv4-slice: synchronous (no suffix), concurrent, overlap.
+    def cell(m, c, key="meshsim_utilization"):
+        return u[(m, c, key)]
+
+    sens = []
+    for m, name in MODELS.items():
+        col = {mode: cell(m, "collective" + sfx) for mode, sfx in
+               (("sync", ""), ("conc", "_concurrent"))}
+        for label, base, ov in (
+                (f"{slices[(m, 'meshslice')]} (tuned)", "meshslice", "meshslice_overlap_sim"),
+                ("4", "meshslice_s4", "meshslice_s4_overlap"),
+                ("8", "meshslice_s8", "meshslice_s8_overlap")):
+            sync, conc = cell(m, base), cell(m, base + "_concurrent")
+            sens.append([name, label, plotenv.pct(sync), plotenv.pct(conc),
+                         plotenv.pct(cell(m, ov)),
+                         plotenv.pct(col["sync"] / sync - 1, sign=True),
+                         plotenv.pct(col["conc"] / conc - 1, sign=True)])
+        for label, base in (("Collective", "collective"), ("Wang (S = 4)", "wang")):
+            sens.append([name, label, plotenv.pct(cell(m, base)),
+                         plotenv.pct(cell(m, base + "_concurrent")),
+                         plotenv.pct(cell(m, base + "_overlap")), "", ""])
+    plotenv.readme_table(readme, "table3-sensitivity",
+                         ["LLM", "MeshSlice S / algorithm", "no overlap, synchronous",
+                          "no overlap, concurrent collectives", "overlap",
+                          "time vs Collective (synchronous)", "time vs Collective (concurrent)"],
+                         sens, align="llrrrrr")
+
+    cmr = [[name, plotenv.pct(cell(m, "collective")),
+            plotenv.pct(cell(m, "collective_measured_cost_model")), plotenv.pct(PAPER[m][0])]
+           for m, name in MODELS.items()]
+    plotenv.readme_table(readme, "table3-costmodel",
+                         ["LLM", "meshsim Collective (`tpuv4-slice`)",
+                          "its ops re-priced by the TPUv4-measured cost model",
+                          "paper (real TPUv4 4x4)"], cmr, align="lrrr")
+    br = []
+    for m, name in MODELS.items():
+        for b in (8, 16, 32):
+            br.append([name, str(b)] + [plotenv.pct(cell(m, f"batch{b}_{c}")) for c in
+                                        ("collective", "wang", "wang_sendrecv_serial",
+                                         "meshslice", "meshslice_s4")])
+    plotenv.readme_table(readme, "table3-batch",
+                         ["LLM", "batch", "Collective", "Wang (S = 4)",
+                          "Wang, SendRecv serialised", "MeshSlice (tuned S)",
+                          "MeshSlice (S = 4)"], br, align="llrrrrr")
 
 if __name__ == "__main__":
     main()
