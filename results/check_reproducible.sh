@@ -2,7 +2,7 @@
 # Reruns every figure and table (results/run_all.sh: build, simulations, plots) and fails when that
 # changes any committed file under results/ — the check that every committed CSV, figure and
 # README table is what the simulator gives today. Run it in a clean clone: it rewrites results/
-# in place. Kept out of the default test run: it takes 6–20 minutes on 2 cores (the total is in
+# in place. Kept out of the default test run: it takes 10–20 minutes on 2 cores (the total is in
 # results/out/run_all_times.txt).
 #   results/check_reproducible.sh                 # every item
 #   results/check_reproducible.sh fig09_weak_scaling table2_dataflow
