@@ -18,7 +18,7 @@
 #include "sim/options.h"
 #include "sim/run.h"
 #include "tests/algorithms/lowering_testing.h"
-#include "tests/sim/cli_testing.h"
+#include "tests/cli/cli_testing.h"
 #include "workloads/layer.h"
 
 namespace meshsim::algorithms {

@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "cli/tune.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "network/network_config.h"
 #include "network/topology.h"
-#include "sim/tune.h"
 
 namespace meshsim::algorithms {
 namespace {
@@ -414,7 +414,7 @@ struct TuneOutput {
 TuneOutput RunTune(const std::vector<std::string>& args) {
   std::ostringstream out, err;
   TuneOutput r;
-  r.status = sim::Tune(args, out, err);
+  r.status = sim::cli::Tune(args, out, err);
   r.out = out.str();
   return r;
 }

@@ -12,8 +12,8 @@
 #include "algorithms/gemm_layer.h"
 #include "algorithms/pipeline/schedule.h"
 #include "algorithms/registry.h"
+#include "cli/cli.h"
 #include "gtest/gtest.h"
-#include "sim/cli.h"
 #include "sim/options.h"
 #include "sim/run.h"
 #include "workloads/stack.h"
@@ -591,7 +591,7 @@ struct CliResult {
 CliResult Cli(std::vector<std::string> args) {
   std::ostringstream out, err;
   args.insert(args.begin(), "run");
-  const int code = sim::Main(args, out, err);
+  const int code = sim::cli::Main(args, out, err);
   return {code, out.str(), err.str()};
 }
 

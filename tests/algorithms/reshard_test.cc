@@ -7,9 +7,9 @@
 
 #include "algorithms/reshard/scheduler.h"
 #include "algorithms/reshard/spec.h"
+#include "cli/cli.h"
 #include "core/op_graph.h"
 #include "gtest/gtest.h"
-#include "sim/cli.h"
 #include "tests/test_temp_dir.h"
 
 namespace meshsim::algorithms::reshard {
@@ -323,7 +323,7 @@ int RunCli(const std::vector<std::string>& args, std::string* out_text = nullptr
   std::ostringstream out, err;
   std::vector<std::string> a = {"reshard"};
   a.insert(a.end(), args.begin(), args.end());
-  const int rc = sim::Main(a, out, err);
+  const int rc = sim::cli::Main(a, out, err);
   if (out_text != nullptr) *out_text = out.str() + err.str();
   return rc;
 }
@@ -445,7 +445,7 @@ TEST(ReshardCli, DeterministicAndArchived) {
   EXPECT_NE(a.find("\"seed\": 3"), std::string::npos) << a;  // A number, not "3".
   EXPECT_EQ(a.find("\"seed\"", a.find("\"seed\"") + 1), std::string::npos) << a;
   std::ostringstream out, err;
-  EXPECT_EQ(sim::Main({"report", h5}, out, err), 0) << err.str();
+  EXPECT_EQ(sim::cli::Main({"report", h5}, out, err), 0) << err.str();
   EXPECT_NE(out.str().find("reshard"), std::string::npos) << out.str();
 }
 

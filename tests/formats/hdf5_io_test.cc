@@ -381,7 +381,7 @@ TEST_F(Hdf5IoTest, ReadsArchivesWithoutThePipelineColumns) {
 }
 
 // Archives written before the `gemms` table have none: the run reads with no GeMM spans, and the
-// reports derive them from the timeline (sim/report.cc).
+// reports derive them from the timeline (cli/report.cc).
 TEST_F(Hdf5IoTest, ReadsArchivesWithoutTheGemmsTable) {
   const RunRecord run = MakeRecord("old");
   const std::string path = Path("old_gemms.h5");

@@ -13,12 +13,12 @@
 #include "absl/strings/str_cat.h"
 #include "algorithms/autotune/cost_model.h"
 #include "algorithms/registry.h"
+#include "cli/cli.h"
 #include "core/executor.h"
 #include "core/fair_share.h"
 #include "core/simulator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sim/cli.h"
 #include "sim/options.h"
 #include "sim/run.h"
 #include "sim/system.h"
@@ -34,7 +34,7 @@ double Makespan(std::vector<std::string> args) {
   args.push_back("--format");
   args.push_back("json");
   std::ostringstream out, err;
-  EXPECT_EQ(Main(args, out, err), 0) << err.str();
+  EXPECT_EQ(cli::Main(args, out, err), 0) << err.str();
   const std::string json = out.str();
   const size_t at = json.find("\"makespan_s\": ");
   EXPECT_NE(at, std::string::npos);
@@ -164,10 +164,11 @@ TEST(MachineTest, AxisBandwidthOverridesOnlyItsAxis) {
   // torus2d has no axis 2: the parameter is read by torus3d only, so setting it is refused
   // (setting it to what it is, 0, changes nothing and is accepted).
   std::ostringstream out, err;
-  EXPECT_EQ(Main({"run", "--workload", "collective", "--collective", "allgather", "--bytes",
-                  "64MiB", "--chips", "16", "--mesh", "4x4", "--set", "link.bandwidth_axis2=1GB/s"},
-                 out, err),
-            2);
+  EXPECT_EQ(
+      cli::Main({"run", "--workload", "collective", "--collective", "allgather", "--bytes", "64MiB",
+                 "--chips", "16", "--mesh", "4x4", "--set", "link.bandwidth_axis2=1GB/s"},
+                out, err),
+      2);
   EXPECT_EQ(err.str(),
             "meshsim: --set: 'link.bandwidth_axis2=1GB/s' does not apply to --topology torus2d; "
             "it is read by --topology torus3d\n");
@@ -271,7 +272,7 @@ TEST(MachineTest, AxisBandwidthParametersValidate) {
         std::pair{"link.bandwidth_axis2=fast",
                   std::vector<std::string>{"link.bandwidth_axis2", "'fast'", "GB/s"}}}) {
     std::ostringstream out, err;
-    EXPECT_EQ(Main({"run", "--workload", "chain", "--chips", "4", "--set", set}, out, err), 2)
+    EXPECT_EQ(cli::Main({"run", "--workload", "chain", "--chips", "4", "--set", set}, out, err), 2)
         << set;
     const std::string message = err.str();
     EXPECT_EQ(std::count(message.begin(), message.end(), '\n'), 1) << message;
@@ -320,9 +321,9 @@ TEST(MachineTest, NicTransferSlowsAMemoryBoundGemm) {
 
 TEST(MachineTest, TopologyThatDoesNotFitIsBadInput) {
   std::ostringstream out, err;
-  EXPECT_EQ(Main({"run", "--workload", "collective", "--collective", "allgather", "--bytes", "1MiB",
-                  "--chips", "200", "--topology", "fattree", "--set", "fattree.k=8"},
-                 out, err),
+  EXPECT_EQ(cli::Main({"run", "--workload", "collective", "--collective", "allgather", "--bytes",
+                       "1MiB", "--chips", "200", "--topology", "fattree", "--set", "fattree.k=8"},
+                      out, err),
             2);
   EXPECT_NE(err.str().find("fattree"), std::string::npos) << err.str();
 }

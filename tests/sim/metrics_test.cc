@@ -3,9 +3,9 @@
 #include <cmath>
 #include <sstream>
 
+#include "cli/report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sim/report.h"
 
 namespace meshsim::sim {
 namespace {
@@ -116,7 +116,7 @@ TEST(ReportTest, TablePrintsHugeAndNanTimes) {
     r.metrics = {{"makespan_s", makespan}, {"comm.exposed_s", makespan}, {"wall_s", 1}};
     for (const char* format : {"table", "json", "csv"}) {
       std::ostringstream os;
-      PrintRuns({&r, &r}, format, os);
+      cli::PrintRuns({&r, &r}, format, os);
       EXPECT_THAT(os.str(), testing::Not(testing::IsEmpty())) << format;
     }
   }

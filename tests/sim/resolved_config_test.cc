@@ -10,7 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/options.h"
-#include "tests/sim/cli_testing.h"
+#include "tests/cli/cli_testing.h"
 
 namespace meshsim::sim {
 namespace {

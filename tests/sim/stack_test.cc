@@ -5,12 +5,12 @@
 #include <vector>
 
 #include "accel/chip_model.h"
+#include "cli/cli.h"
 #include "core/executor.h"
 #include "core/fair_share.h"
 #include "core/simulator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sim/cli.h"
 #include "sim/machine.h"
 #include "sim/options.h"
 #include "stack/stack_config.h"
@@ -65,9 +65,9 @@ TEST(StackPresetTest, OverlapIsRefusedWhereTransfersArePaired) {
   // Under paired send/recv a receive is where the receiver's program posts it: --overlap is read
   // by nothing, so it is refused with the reason (and accepted under async).
   std::ostringstream out, err;
-  EXPECT_EQ(Main({"run", "--workload", "pipeline", "--system", "p3.8xlarge", "--stack", "alpa",
-                  "--chips", "8", "--overlap", "0"},
-                 out, err),
+  EXPECT_EQ(cli::Main({"run", "--workload", "pipeline", "--system", "p3.8xlarge", "--stack", "alpa",
+                       "--chips", "8", "--overlap", "0"},
+                      out, err),
             2);
   EXPECT_THAT(err.str(), HasSubstr("--overlap: '0' does not apply with stack.p2p.mode paired"));
   RawOptions raw;
@@ -78,7 +78,7 @@ TEST(StackPresetTest, OverlapIsRefusedWhereTransfersArePaired) {
 
 TEST(StackPresetTest, ListStacksPrintsEveryPresetWithItsValues) {
   std::ostringstream out, err;
-  ASSERT_EQ(Main({"list", "stacks"}, out, err), 0) << err.str();
+  ASSERT_EQ(cli::Main({"list", "stacks"}, out, err), 0) << err.str();
   for (const stack::StackInfo& info : stack::Stacks()) {
     EXPECT_THAT(out.str(), HasSubstr(info.name + " "));
   }

@@ -3,8 +3,8 @@
 //
 // Example:
 //   PrintRuns({&record}, "json", std::cout);
-#ifndef MESHSIM_SIM_REPORT_H_
-#define MESHSIM_SIM_REPORT_H_
+#ifndef MESHSIM_CLI_REPORT_H_
+#define MESHSIM_CLI_REPORT_H_
 
 #include <ostream>
 #include <string>
@@ -12,7 +12,7 @@
 
 #include "formats/run_record.h"
 
-namespace meshsim::sim {
+namespace meshsim::sim::cli {
 
 // `format` is "table", "json" or "csv". JSON: one object for one run, an array for several.
 // `top_keys` (config keys, e.g. a sweep's swept keys) are repeated as top-level JSON fields.
@@ -37,6 +37,6 @@ std::string JsonNumber(double v);
 // string.
 std::string JsonConfigValue(const std::string& v);
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::sim::cli
 
-#endif  // MESHSIM_SIM_REPORT_H_
+#endif  // MESHSIM_CLI_REPORT_H_

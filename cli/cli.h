@@ -7,18 +7,18 @@
 // Example:
 //   std::ostringstream out, err;
 //   int status = Main({"run", "--workload", "chain", "--chips", "4"}, out, err);
-#ifndef MESHSIM_SIM_CLI_H_
-#define MESHSIM_SIM_CLI_H_
+#ifndef MESHSIM_CLI_CLI_H_
+#define MESHSIM_CLI_CLI_H_
 
 #include <ostream>
 #include <string>
 #include <vector>
 
-namespace meshsim::sim {
+namespace meshsim::sim::cli {
 
 // `args` excludes the program name.
 int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::sim::cli
 
-#endif  // MESHSIM_SIM_CLI_H_
+#endif  // MESHSIM_CLI_CLI_H_

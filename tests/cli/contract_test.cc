@@ -17,7 +17,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/sim/contract_testing.h"
+#include "tests/cli/contract_testing.h"
 #include "tests/test_temp_dir.h"
 
 namespace meshsim::sim {

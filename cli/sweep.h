@@ -24,8 +24,8 @@
 // Example:
 //   MESHSIM_ASSIGN_OR_RETURN(Experiment e, ParseExperiment("fig9.ini"));
 //   MESHSIM_ASSIGN_OR_RETURN(std::vector<SweepRun> runs, ExpandExperiment(e));
-#ifndef MESHSIM_SIM_SWEEP_H_
-#define MESHSIM_SIM_SWEEP_H_
+#ifndef MESHSIM_CLI_SWEEP_H_
+#define MESHSIM_CLI_SWEEP_H_
 
 #include <condition_variable>
 #include <cstdint>
@@ -38,7 +38,7 @@
 #include "absl/status/statusor.h"
 #include "sim/options.h"
 
-namespace meshsim::sim {
+namespace meshsim::sim::cli {
 
 // The most runs one experiment may expand to (before [filter]s).
 inline constexpr uint64_t kMaxSweepRuns = 100000;
@@ -136,6 +136,6 @@ class InOrderWindow {
 // `meshsim merge OUT.h5 IN.h5...`.
 absl::Status RunMerge(const std::vector<std::string>& args, std::ostream& out);
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::sim::cli
 
-#endif  // MESHSIM_SIM_SWEEP_H_
+#endif  // MESHSIM_CLI_SWEEP_H_

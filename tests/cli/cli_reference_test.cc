@@ -1,6 +1,6 @@
 // The generated CLI reference (docs/cli.md) and the shell completions: current, complete, and
 // (bash, zsh when installed) syntactically valid and working.
-#include "sim/cli_reference.h"
+#include "cli/cli_reference.h"
 
 #include <sys/wait.h>
 
@@ -17,9 +17,9 @@
 #include "gtest/gtest.h"
 #include "sim/memory_limit.h"
 #include "sim/options.h"
-#include "tests/sim/cli_testing.h"
+#include "tests/cli/cli_testing.h"
 
-namespace meshsim::sim {
+namespace meshsim::sim::cli {
 namespace {
 
 using ::testing::HasSubstr;
@@ -57,15 +57,15 @@ TEST(CliReferenceTest, CommittedDocsAreCurrent) {
 }
 
 TEST(CliReferenceTest, MarkdownIsMachineIndependent) {
-  const std::string md = MarkdownReference();
+  const std::string md = cli::MarkdownReference();
   EXPECT_THAT(md, Not(HasSubstr(AvailableMemory().Describe())));
   EXPECT_THAT(md, Not(HasSubstr(": here ")));  // `run --help` gives this machine's numbers so.
   EXPECT_THAT(md, HasSubstr("half of the memory limit"));
-  EXPECT_EQ(md, MarkdownReference());
+  EXPECT_EQ(md, cli::MarkdownReference());
 }
 
 TEST(CliReferenceTest, MarkdownNamesEveryCommandOptionAndParameter) {
-  const std::string md = MarkdownReference();
+  const std::string md = cli::MarkdownReference();
   for (const CommandDoc& c : Commands()) {
     EXPECT_THAT(md, HasSubstr("\n## meshsim " + c.name + "\n")) << c.name;
     for (const OptionDoc& o : c.options) EXPECT_THAT(md, HasSubstr("--" + o.name)) << o.name;
@@ -161,4 +161,4 @@ TEST(CliReferenceTest, ZshCompletionParses) {
 }
 
 }  // namespace
-}  // namespace meshsim::sim
+}  // namespace meshsim::sim::cli

@@ -8,8 +8,8 @@
 //   for (const CommandDoc& c : Commands()) std::cout << c.name << ": " << c.summary << "\n";
 //   std::cout << MarkdownReference();
 //   absl::StatusOr<std::string> script = CompletionScript("bash");
-#ifndef MESHSIM_SIM_CLI_REFERENCE_H_
-#define MESHSIM_SIM_CLI_REFERENCE_H_
+#ifndef MESHSIM_CLI_CLI_REFERENCE_H_
+#define MESHSIM_CLI_CLI_REFERENCE_H_
 
 #include <string>
 #include <vector>
@@ -20,7 +20,7 @@ namespace boost::program_options {
 class options_description;
 }  // namespace boost::program_options
 
-namespace meshsim::sim {
+namespace meshsim::sim::cli {
 
 // One option as the reference and the completions show it.
 struct OptionDoc {
@@ -77,6 +77,6 @@ std::string MarkdownReference();
 // otherwise.
 absl::StatusOr<std::string> CompletionScript(const std::string& shell);
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::sim::cli
 
-#endif  // MESHSIM_SIM_CLI_REFERENCE_H_
+#endif  // MESHSIM_CLI_CLI_REFERENCE_H_

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli.h"
 #include "gtest/gtest.h"
-#include "sim/cli.h"
 #include "tests/test_temp_dir.h"
 
 namespace meshsim::sim::testing_cli {
@@ -25,7 +25,7 @@ struct Result {
 
 inline Result Cli(std::vector<std::string> args) {
   std::ostringstream out, err;
-  const int status = Main(args, out, err);
+  const int status = cli::Main(args, out, err);
   return {status, out.str(), err.str()};
 }
 

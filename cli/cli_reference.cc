@@ -1,4 +1,4 @@
-#include "sim/cli_reference.h"
+#include "cli/cli_reference.h"
 
 #include <algorithm>
 #include <set>
@@ -12,16 +12,16 @@
 #include "algorithms/autotune/cost_model.h"
 #include "algorithms/registry.h"
 #include "boost/program_options.hpp"
+#include "cli/reshard.h"
+#include "cli/sweep.h"
+#include "cli/tune.h"
 #include "core/params.h"
 #include "network/topology.h"
 #include "sim/options.h"
-#include "sim/reshard.h"
-#include "sim/sweep.h"
 #include "sim/system.h"
-#include "sim/tune.h"
 #include "workloads/transformer.h"
 
-namespace meshsim::sim {
+namespace meshsim::sim::cli {
 
 namespace po = boost::program_options;
 
@@ -621,4 +621,4 @@ absl::StatusOr<std::string> CompletionScript(const std::string& shell) {
       absl::StrFormat("completion: '%s' is not allowed; allowed: bash, zsh", shell));
 }
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::sim::cli

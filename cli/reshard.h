@@ -7,8 +7,8 @@
 // Example:
 //   meshsim reshard --system p3.8xlarge --chips 16 --src-mesh 2x4 --src-placement 0-7
 //     --src-spec RS0R --dst-mesh 2x4 --dst-placement 8-15 --dst-spec S0RR --shape 1024,1024,512
-#ifndef MESHSIM_SIM_RESHARD_H_
-#define MESHSIM_SIM_RESHARD_H_
+#ifndef MESHSIM_CLI_RESHARD_H_
+#define MESHSIM_CLI_RESHARD_H_
 
 #include <ostream>
 #include <string>
@@ -20,7 +20,7 @@ namespace boost::program_options {
 class options_description;
 }  // namespace boost::program_options
 
-namespace meshsim::sim {
+namespace meshsim::sim::cli {
 
 // The options `meshsim reshard` takes besides the run options it allows (ReshardRunKeys).
 boost::program_options::options_description ReshardDescription();
@@ -31,6 +31,6 @@ std::vector<std::string> ReshardRunKeys();
 // Runs the subcommand on `args` (without "reshard").
 absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::sim::cli
 
-#endif  // MESHSIM_SIM_RESHARD_H_
+#endif  // MESHSIM_CLI_RESHARD_H_

@@ -1,4 +1,4 @@
-#include "sim/tune.h"
+#include "cli/tune.h"
 
 #include <algorithm>
 #include <map>
@@ -14,15 +14,15 @@
 #include "algorithms/autotune/cost_model.h"
 #include "algorithms/llm.h"
 #include "boost/program_options.hpp"
+#include "cli/report.h"
 #include "core/did_you_mean.h"
 #include "core/status_macros.h"
 #include "sim/machine.h"
-#include "sim/report.h"
 #include "sim/run.h"
 #include "sim/tuning.h"
 #include "workloads/transformer.h"
 
-namespace meshsim::sim {
+namespace meshsim::sim::cli {
 
 namespace {
 
@@ -647,4 +647,4 @@ absl::Status Tune(const std::vector<std::string>& args, std::ostream& out, std::
   return absl::OkStatus();
 }
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::sim::cli

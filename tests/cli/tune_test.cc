@@ -1,7 +1,6 @@
-// Tests of `meshsim tune` (sim/tune.h) and of the autotuner behind `run --mesh auto --slices
+// Tests of `meshsim tune` (cli/tune.h) and of the autotuner behind `run --mesh auto --slices
 // auto`, driven in-process through sim::Main.
-#include "sim/tune.h"
-#include "sim/tuning.h"
+#include "cli/tune.h"
 
 #include <algorithm>
 #include <iostream>
@@ -12,14 +11,15 @@
 
 #include "absl/strings/str_join.h"
 #include "algorithms/autotune/autotuner.h"
+#include "cli/cli.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sim/cli.h"
 #include "sim/options.h"
 #include "sim/run.h"
-#include "tests/sim/cli_testing.h"
+#include "sim/tuning.h"
+#include "tests/cli/cli_testing.h"
 
-namespace meshsim::sim {
+namespace meshsim::sim::cli {
 namespace {
 
 using ::testing::HasSubstr;
@@ -245,4 +245,4 @@ TEST(SimulateWithLayerSlicesTest, ConfigShowsThePerLayerSlices) {
 }
 
 }  // namespace
-}  // namespace meshsim::sim
+}  // namespace meshsim::sim::cli

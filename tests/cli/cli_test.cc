@@ -1,5 +1,5 @@
 // End-to-end tests of the `meshsim` command line, driven in-process through sim::Main.
-#include "sim/cli.h"
+#include "cli/cli.h"
 
 #include <hdf5.h>
 
@@ -25,9 +25,9 @@
 #include "sim/options.h"
 #include "sim/run.h"
 #include "sim/workload_registry.h"
-#include "tests/sim/cli_testing.h"
+#include "tests/cli/cli_testing.h"
 
-namespace meshsim::sim {
+namespace meshsim::sim::cli {
 namespace {
 
 namespace fs = std::filesystem;
@@ -989,9 +989,9 @@ TEST(CliTest, GoldenAllGatherScenario) {
   EXPECT_EQ(actual, expected);
 }
 }  // namespace
-}  // namespace meshsim::sim
+}  // namespace meshsim::sim::cli
 
-namespace meshsim::sim {
+namespace meshsim::sim::cli {
 namespace {
 
 TEST(CliCompareTest, RunsEveryAlgorithmIntoOneArchive) {
@@ -1323,4 +1323,4 @@ TEST(CliTest, PlacementPutsTheMeshOnTheNamedChips) {
 }
 
 }  // namespace
-}  // namespace meshsim::sim
+}  // namespace meshsim::sim::cli

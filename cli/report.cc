@@ -1,4 +1,4 @@
-#include "sim/report.h"
+#include "cli/report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 #include "sim/metrics.h"
 #include "sim/workload_registry.h"
 
-namespace meshsim::sim {
+namespace meshsim::sim::cli {
 
 std::string JsonString(const std::string& s) {
   std::string out = "\"";
@@ -371,4 +371,4 @@ void PrintRuns(const std::vector<const formats::RunRecord*>& runs, const std::st
   }
 }
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::sim::cli

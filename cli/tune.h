@@ -35,8 +35,8 @@
 // Example:
 //   std::ostringstream out, err;
 //   absl::Status s = Tune({"--chips", "256", "--format", "json"}, out, err);
-#ifndef MESHSIM_SIM_TUNE_H_
-#define MESHSIM_SIM_TUNE_H_
+#ifndef MESHSIM_CLI_TUNE_H_
+#define MESHSIM_CLI_TUNE_H_
 
 #include <ostream>
 #include <string>
@@ -48,7 +48,7 @@
 #include "formats/run_record.h"
 #include "sim/options.h"
 
-namespace meshsim::sim {
+namespace meshsim::sim::cli {
 
 // The --cost-model values joined by `separator` (algorithms::CostModel::Names(), the one list).
 std::string CostModelChoices(const std::string& separator = "|");
@@ -60,6 +60,6 @@ boost::program_options::options_description TuneDescription();
 
 absl::Status Tune(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::sim::cli
 
-#endif  // MESHSIM_SIM_TUNE_H_
+#endif  // MESHSIM_CLI_TUNE_H_

@@ -1,4 +1,4 @@
-#include "sim/sweep.h"
+#include "cli/sweep.h"
 
 #include <unistd.h>
 
@@ -25,16 +25,16 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "boost/program_options.hpp"
+#include "cli/report.h"
 #include "core/status_macros.h"
 #include "formats/hdf5_reader.h"
 #include "formats/hdf5_writer.h"
 #include "formats/temp_files.h"
 #include "sim/args.h"
-#include "sim/report.h"
 #include "sim/run.h"
 #include "sim/version.h"
 
-namespace meshsim::sim {
+namespace meshsim::sim::cli {
 
 namespace {
 
@@ -764,4 +764,4 @@ absl::Status RunMerge(const std::vector<std::string>& args, std::ostream& out) {
   return absl::OkStatus();
 }
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::sim::cli

@@ -1,4 +1,4 @@
-#include "sim/cli.h"
+#include "cli/cli.h"
 
 #include <unistd.h>
 
@@ -16,6 +16,11 @@
 #include "absl/strings/str_split.h"
 #include "algorithms/registry.h"
 #include "boost/program_options.hpp"
+#include "cli/cli_reference.h"
+#include "cli/report.h"
+#include "cli/reshard.h"
+#include "cli/sweep.h"
+#include "cli/tune.h"
 #include "core/did_you_mean.h"
 #include "core/op.h"
 #include "core/status_macros.h"
@@ -25,15 +30,10 @@
 #include "formats/temp_files.h"
 #include "network/topology.h"
 #include "sim/args.h"
-#include "sim/cli_reference.h"
 #include "sim/machine.h"
 #include "sim/options.h"
-#include "sim/report.h"
-#include "sim/reshard.h"
 #include "sim/run.h"
-#include "sim/sweep.h"
 #include "sim/system.h"
-#include "sim/tune.h"
 #include "sim/version.h"
 #include "sim/workload_registry.h"
 #include "workloads/transformer.h"
@@ -42,7 +42,7 @@
 #define MESHSIM_VERSION "dev"
 #endif
 
-namespace meshsim::sim {
+namespace meshsim::sim::cli {
 
 namespace {
 
@@ -650,4 +650,4 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
   return bad_input ? 2 : 1;
 }
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::sim::cli

@@ -1,5 +1,5 @@
 // Experiment files, their expansion, shards, and whole sweeps through the CLI.
-#include "sim/sweep.h"
+#include "cli/sweep.h"
 
 #include <unistd.h>
 
@@ -14,16 +14,16 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "cli/cli.h"
 #include "formats/hdf5_reader.h"
 #include "formats/hdf5_writer.h"
 #include "formats/temp_files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sim/cli.h"
 #include "sim/options.h"
-#include "tests/sim/cli_testing.h"
+#include "tests/cli/cli_testing.h"
 
-namespace meshsim::sim {
+namespace meshsim::sim::cli {
 namespace {
 
 namespace fs = std::filesystem;
@@ -54,10 +54,10 @@ keys = chips steps
 [filter]
 skip = chips=4 step-time=2us
 )");
-  absl::StatusOr<Experiment> e = ParseExperiment(path);
+  absl::StatusOr<cli::Experiment> e = cli::ParseExperiment(path);
   ASSERT_TRUE(e.ok()) << e.status();
-  EXPECT_EQ(SweptKeys(*e), (std::vector<std::string>{"chips", "steps", "step-time"}));
-  absl::StatusOr<std::vector<SweepRun>> runs = ExpandExperiment(*e);
+  EXPECT_EQ(cli::SweptKeys(*e), (std::vector<std::string>{"chips", "steps", "step-time"}));
+  absl::StatusOr<std::vector<cli::SweepRun>> runs = cli::ExpandExperiment(*e);
   ASSERT_TRUE(runs.ok()) << runs.status();
   // (chips, steps) zipped: 3 values × step-time 2 values = 6, minus (4, *, 2us) = 5.
   ASSERT_EQ(runs->size(), 5u);
@@ -78,7 +78,7 @@ skip = chips=4 step-time=2us
 TEST(SweepTest, OnlyKeepsMatchingRuns) {
   const std::string path = Write(
       "only.ini", "workload = chain\nchips = 2 4 8\n[filter]\nonly = chips=4\nonly = chips=8\n");
-  auto runs = ExpandExperiment(*ParseExperiment(path));
+  auto runs = cli::ExpandExperiment(*cli::ParseExperiment(path));
   ASSERT_TRUE(runs.ok());
   EXPECT_EQ(runs->size(), 2u);
 }
@@ -97,8 +97,8 @@ TEST_P(BadExperimentTest, FailsWithLineAndReason) {
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "bad.ini").string();
   std::ofstream(path) << GetParam().text;
-  absl::StatusOr<Experiment> e = ParseExperiment(path);
-  absl::Status s = e.ok() ? ExpandExperiment(*e).status() : e.status();
+  absl::StatusOr<cli::Experiment> e = cli::ParseExperiment(path);
+  absl::Status s = e.ok() ? cli::ExpandExperiment(*e).status() : e.status();
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr(GetParam().message));
@@ -121,9 +121,9 @@ INSTANTIATE_TEST_SUITE_P(
                     BadFile{"chips = 4\n[filter]\nskip = chips=4\n", "empty product"}));
 
 TEST(SweepTest, ShardSpecs) {
-  EXPECT_EQ(*ParseShard("3/8"), std::make_pair(3, 8));
+  EXPECT_EQ(*cli::ParseShard("3/8"), std::make_pair(3, 8));
   for (const char* bad : {"3/2", "0/4", "a/b", "4", "1/0", "-1/2"}) {
-    EXPECT_EQ(ParseShard(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_EQ(cli::ParseShard(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
 }
 
@@ -211,11 +211,11 @@ TEST(SweepTest, EveryResultsExperimentResolves) {
       if (entry.path().extension() != ".ini") continue;
       SCOPED_TRACE(entry.path().string());
       ++files;
-      absl::StatusOr<Experiment> e = ParseExperiment(entry.path().string());
+      absl::StatusOr<cli::Experiment> e = cli::ParseExperiment(entry.path().string());
       ASSERT_TRUE(e.ok()) << e.status();
-      absl::StatusOr<std::vector<SweepRun>> all = ExpandExperiment(*e);
+      absl::StatusOr<std::vector<cli::SweepRun>> all = cli::ExpandExperiment(*e);
       ASSERT_TRUE(all.ok()) << all.status();
-      absl::StatusOr<std::vector<RunOptions>> options = ResolveSweepRuns(*e, *all);
+      absl::StatusOr<std::vector<RunOptions>> options = cli::ResolveSweepRuns(*e, *all);
       ASSERT_TRUE(options.ok()) << options.status();
       runs += options->size();
     }
@@ -316,17 +316,17 @@ TEST(SweepTest, TimelineBudgetAppliesWithTimelines) {
 // finished runs whatever their order, the time left at the mean pace so far once one finished:
 // 41.2 s / 3 runs × 9 runs left = 123.6 s ≈ 2m04s. The bar has 30 columns: 30·3/12 = 7 filled.
 TEST(SweepTest, ProgressLines) {
-  EXPECT_EQ(SweepProgressLine(0, 12, 0),
+  EXPECT_EQ(cli::SweepProgressLine(0, 12, 0),
             "  0/12 runs [..............................] 0m00s elapsed ");
-  EXPECT_EQ(SweepProgressLine(0, 12, 3.4),
+  EXPECT_EQ(cli::SweepProgressLine(0, 12, 3.4),
             "  0/12 runs [..............................] 0m03s elapsed ");
-  EXPECT_EQ(SweepProgressLine(3, 12, 41.2),
+  EXPECT_EQ(cli::SweepProgressLine(3, 12, 41.2),
             "  3/12 runs [#######.......................] 0m41s elapsed, ~2m04s left ");
-  EXPECT_EQ(SweepProgressLine(12, 12, 3725),
+  EXPECT_EQ(cli::SweepProgressLine(12, 12, 3725),
             "  12/12 runs [##############################] 1h02m elapsed, ~0m00s left ");
-  EXPECT_EQ(SweepCheckLine(0, 12, 0),
+  EXPECT_EQ(cli::SweepCheckLine(0, 12, 0),
             "  checking 12 runs: 0/12 [..............................] 0m00s elapsed ");
-  EXPECT_EQ(SweepCheckLine(5, 12, 2),
+  EXPECT_EQ(cli::SweepCheckLine(5, 12, 2),
             "  checking 12 runs: 5/12 [############..................] 0m02s elapsed ");
 }
 
@@ -442,7 +442,7 @@ TEST(SweepTest, KeepGoingStoresFailedRunsWithTheirErrors) {
 // The bound of sweep --timelines: item i starts once item i − width is written; Close wakes the
 // waiting workers and tells them to stop.
 TEST(InOrderWindowTest, AnItemStartsOnceTheItemWidthBeforeItIsWritten) {
-  InOrderWindow window(2);
+  cli::InOrderWindow window(2);
   EXPECT_TRUE(window.MayStart(0));
   EXPECT_TRUE(window.MayStart(1));
   EXPECT_FALSE(window.MayStart(2));
@@ -498,4 +498,4 @@ TEST(SweepTest, InterruptLeavesNoArchive) {
 }
 
 }  // namespace
-}  // namespace meshsim::sim
+}  // namespace meshsim::sim::cli

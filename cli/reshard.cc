@@ -1,4 +1,4 @@
-#include "sim/reshard.h"
+#include "cli/reshard.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,20 +10,20 @@
 #include "absl/strings/str_split.h"
 #include "algorithms/reshard/reshard.h"
 #include "boost/program_options.hpp"
+#include "cli/report.h"
 #include "core/status_macros.h"
 #include "formats/chrome_trace.h"
 #include "formats/hdf5_reader.h"
 #include "formats/hdf5_writer.h"
 #include "sim/machine.h"
 #include "sim/options.h"
-#include "sim/report.h"
 #include "sim/run.h"
 
 #ifndef MESHSIM_VERSION
 #define MESHSIM_VERSION "dev"
 #endif
 
-namespace meshsim::sim {
+namespace meshsim::sim::cli {
 
 namespace {
 
@@ -391,4 +391,4 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
   return absl::OkStatus();
 }
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::sim::cli
