@@ -356,14 +356,7 @@ void FairShare::CompleteGroup(uint32_t g) {
     MESHSIM_CHECK(f.active) << "flow completed twice";
     MarkDirty(f);
     RequestSolve();
-    f.active = false;
-    f.rate = 0;
-    f.completion = EventId();
-    --active_;
-    Callback done = std::move(on_done_[idx]);
-    on_done_[idx] = nullptr;
-    free_flows_.push_back(idx);
-    if (done) done();
+    Retire(idx);
   }
   FreeGroup(g);
 }
@@ -440,6 +433,11 @@ void FairShare::Complete(uint32_t idx) {
     MarkDirty(f);
     RequestSolve();
   }
+  Retire(idx);
+}
+
+void FairShare::Retire(uint32_t idx) {
+  Flow& f = flows_[idx];
   f.active = false;
   f.rate = 0;
   f.completion = EventId();

@@ -288,6 +288,9 @@ class FairShare {
   void AddBounds(const Flow& f, int sign);
   void AddBound(uint32_t r, double bound, bool crossing, int sign);
   void Complete(uint32_t flow_index);
+  // The end of a finished flow (Complete, CompleteGroup): inactive, its slot free for reuse, then
+  // its callback.
+  void Retire(uint32_t flow_index);
   void SetLoad(uint32_t resource_index, double load);
   void Freeze(uint32_t flow_index, double rate);
   void ScheduleCompletion(uint32_t flow_index);

@@ -20,6 +20,8 @@ root="$(cd "$here/.." && pwd)"
 build="${MESHSIM_BUILD_DIR:-$root/build}"
 export MESHSIM="$build/sim/meshsim"
 export JOBS="${JOBS:-2}"
+# shellcheck source=common/item_runs.sh
+source "$here/common/item_runs.sh"
 ITEMS=(fig09_weak_scaling fig10_comm_breakdown fig11_gemm_shapes fig12_strong_scaling
        table2_dataflow fig13_fig14_cost_model table3_tpuv4_4x4 atp_fig10_sota atp_table3_overlap
        atp_fig11_mesh atp_fig12_topologies
@@ -48,16 +50,7 @@ for item in "${ITEMS[@]}"; do
   if [ -x "$dir/run.sh" ]; then
     "$dir/run.sh"
   else
-    for ini in "$dir"/*.ini; do
-      name="$(basename "$ini" .ini)"
-      [ "$name" = experiment ] && name=sweep
-      if ! "$MESHSIM" sweep "$ini" --out "$dir/out/$name.h5" --jobs "$JOBS" \
-          > "$dir/out/$name.txt" 2> "$dir/out/$name.log"; then
-        cat "$dir/out/$name.log" >&2
-        exit 1
-      fi
-      tail -n 1 "$dir/out/$name.txt"
-    done
+    run_sweeps "$dir"
   fi
   (cd "$dir" && python3 plot.py)
   report "$item" "$(elapsed "$t")"

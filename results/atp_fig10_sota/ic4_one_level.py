@@ -15,10 +15,12 @@ the CSV has one row per run and mesh. TFLOPS per GPU is ATP's metric, as `--work
 computes it: 72·b·s·h²·(1 + s/(6h)) / (GPUs × simulated time), 1e12 flop/s.
 plot.py calls `write_csv` when run.sh has made the JSON files; otherwise the committed CSV stays.
 """
-import csv
 import json
 import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import plotenv  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SYSTEM, CHIPS, STACK, BATCH, SEQ, DROPOUT = "a100-ib", 16, "pytorch-nccl", 4, 2048, 0.1
@@ -70,26 +72,11 @@ def write_csv():
         if sum(r[6] for r in rows if r[0] == model and r[1] == reading) != 1 or \
                 d["mesh"] not in [m["mesh"] for m in d["meshes"] if m["chosen"]]:
             sys.exit(f"ic4_one_level.py: {path}: not one chosen mesh equal to 'mesh'")
-    path = os.path.join(HERE, CSV)
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(COLUMNS)
-        w.writerows(rows)
-    print(f"wrote results/atp_fig10_sota/{CSV} ({len(rows)} rows)")
+    plotenv.write_rows(os.path.join(HERE, CSV), COLUMNS, rows)
 
 
 def main():
-    if sys.argv[1:] == ["--list-runs"]:
-        for stem, _, _, opts in RUNS:
-            print(f"{stem}|{opts}")
-    elif sys.argv[1:] == ["--csv"]:
-        missing = [p for p in archives() if not os.path.exists(p)]
-        if missing:
-            sys.exit(f"ic4_one_level.py: {missing[0]} is missing; run "
-                     "results/atp_fig10_sota/run.sh first")
-        write_csv()
-    else:
-        sys.exit(__doc__)
+    plotenv.runs_main(__file__, [(r[0], r[-1]) for r in RUNS], archives, write_csv, __doc__)
 
 
 if __name__ == "__main__":

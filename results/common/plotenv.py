@@ -248,3 +248,33 @@ def load_module(path, name):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def write_rows(path, headers, rows):
+    """A committed CSV of an item's data: `headers`, then `rows`; says what it wrote."""
+    import csv
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(headers)
+        w.writerows(rows)
+    print(f"wrote {rel(path)} ({len(rows)} rows)")
+
+
+def runs_main(script_file, runs, archives, write_csv, doc):
+    """The command line of a script that keeps the one list of an item's meshsim runs (run.sh
+    executes them through results/common/item_runs.sh's run_listed) and turns their outputs
+    into a committed CSV:
+        SCRIPT --list-runs   "stem|options" per run of `runs` ([(stem, options)])
+        SCRIPT --csv         write_csv(), once every path of archives() exists
+    Anything else prints `doc` and exits."""
+    if sys.argv[1:] == ["--list-runs"]:
+        for stem, opts in runs:
+            print(f"{stem}|{opts}")
+    elif sys.argv[1:] == ["--csv"]:
+        missing = [p for p in archives() if not os.path.exists(p)]
+        if missing:
+            sys.exit(f"{_script_name()}: {rel(missing[0])} is missing; run "
+                     f"{run_hint(script_file)} first")
+        write_csv()
+    else:
+        sys.exit(doc)

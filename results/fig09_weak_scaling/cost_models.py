@@ -19,10 +19,12 @@ S (experiment.ini's autotuned run, else meshslice_search.ini's `slices = auto` r
 the simulated makespan and utilization.
 plot.py calls `write_csv` when run.sh has made the JSON files; otherwise the committed CSV stays.
 """
-import csv
 import json
 import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+import plotenv  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHIPS = [16, 32, 64, 128, 256]
@@ -89,26 +91,11 @@ def write_csv():
                          f"experiment.ini's autotuned run ran {a['mesh']} S={a['slices']}")
         if picked != 1:
             sys.exit(f"cost_models.py: {path}: not one mesh equal to 'mesh'")
-    path = os.path.join(HERE, CSV)
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(COLUMNS)
-        w.writerows(rows)
-    print(f"wrote results/fig09_weak_scaling/{CSV} ({len(rows)} rows)")
+    plotenv.write_rows(os.path.join(HERE, CSV), COLUMNS, rows)
 
 
 def main():
-    if sys.argv[1:] == ["--list-runs"]:
-        for stem, _, _, _, opts in RUNS:
-            print(f"{stem}|{opts}")
-    elif sys.argv[1:] == ["--csv"]:
-        missing = [p for p in archives() if not os.path.exists(p)]
-        if missing:
-            sys.exit(f"cost_models.py: {missing[0]} is missing; run "
-                     "results/fig09_weak_scaling/run.sh first")
-        write_csv()
-    else:
-        sys.exit(__doc__)
+    plotenv.runs_main(__file__, [(r[0], r[-1]) for r in RUNS], archives, write_csv, __doc__)
 
 
 if __name__ == "__main__":

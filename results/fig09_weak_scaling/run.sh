@@ -16,30 +16,13 @@
 # JOBS = parallel simulations per sweep, default 2)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-meshsim="${MESHSIM:-$here/../../build/sim/meshsim}"
-mkdir -p "$here/out"
-for name in sweep meshslice_search; do
-  ini="$here/$name.ini"
-  [ "$name" = sweep ] && ini="$here/experiment.ini"
-  if ! "$meshsim" sweep "$ini" --out "$here/out/$name.h5" --jobs "${JOBS:-2}" \
-      > "$here/out/$name.txt" 2> "$here/out/$name.log"; then
-    cat "$here/out/$name.log" >&2
-    exit 1
-  fi
-  tail -n 1 "$here/out/$name.txt"
-done
+# shellcheck source=../common/item_runs.sh
+source "$here/../common/item_runs.sh"
+run_sweeps "$here" experiment meshslice_search
 # The runs of the Wang section: "stem|options" lines, from wang_trace.py's RUNS (one list).
 python3 "$here/wang_trace.py" --list-runs | while IFS='|' read -r stem opts; do
   # shellcheck disable=SC2086  # opts is a list of options
-  "$meshsim" run $opts --out "$here/out/$stem.h5" > "$here/out/$stem.txt" < /dev/null
+  "$MESHSIM" run $opts --out "$here/out/$stem.h5" > "$here/out/$stem.txt" < /dev/null
 done
 echo "wang runs: $(ls "$here"/out/wang_*.h5 | wc -l) archives in out/"
-# The tune runs: "stem|options" lines, from cost_models.py's RUNS (one list).
-python3 "$here/cost_models.py" --list-runs | while IFS='|' read -r stem opts; do
-  # shellcheck disable=SC2086  # opts is a list of options
-  if ! "$meshsim" tune $opts > "$here/out/$stem.json" 2> "$here/out/$stem.log" < /dev/null; then
-    cat "$here/out/$stem.log" >&2
-    exit 1
-  fi
-done
-echo "tune runs: $(ls "$here"/out/tune_*.json | wc -l) JSON files in out/"
+run_listed "$here" cost_models.py

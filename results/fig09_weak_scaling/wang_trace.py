@@ -271,7 +271,7 @@ def write_trace_csv(runs, path):
                          f"{run['flop_utilization']:.6f}", _ms(run["makespan_ps"]), g["gemm"],
                          g["dataflow"], dec, ring, shard, _ms(g["share"]), _ms(g["compute"]),
                          _ms(g["share"] - g["compute"]), split])
-    _write_csv(path, ["model", "algorithm", "mesh", "slices", "flop_utilization", "makespan_ms",
+    plotenv.write_rows(path, ["model", "algorithm", "mesh", "slices", "flop_utilization", "makespan_ms",
                       "gemm", "dataflow", "decomposed", "ring_chips", "ring_shard_bytes",
                       "share_ms", "compute_ms", "exposed_ms", "exposed_while"], rows)
 
@@ -307,24 +307,15 @@ def write_bound_csvs(runs, folder):
                                             f"{comp * 1e3:.4f}", blk[0], blk[1],
                                             f"{tb * 1e3:.4f}", dec[1], f"{ring * 1e3:.4f}",
                                             f"{tt * 1e3:.4f}"])
-    _write_csv(os.path.join(folder, BOUND_CSV),
+    plotenv.write_rows(os.path.join(folder, BOUND_CSV),
                ["model", "mesh", "sendrecv", "tflops", "compute_ms", "bound_ms",
                 "flop_utilization_bound", "paper_wang_implied", "meshsim_wang",
                 "meshsim_wang_mesh", "ag_GBps", "rds_GBps", "launch_us", "step_us",
                 "sendrecv_GBps", "sendrecv_step_fixed_us", "work_at_peak_ms"], rows)
-    _write_csv(os.path.join(folder, BOUND_GEMMS_CSV),
+    plotenv.write_rows(os.path.join(folder, BOUND_GEMMS_CSV),
                ["model", "mesh", "sendrecv", "tflops", "gemm", "compute_ms", "blocking",
                 "blocking_ring", "blocking_ms", "decomposed_ring", "ring_ms", "bound_ms"],
                detail_rows)
-
-
-def _write_csv(path, headers, rows):
-    import csv
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(headers)
-        w.writerows(rows)
-    print(f"wrote {plotenv.rel(path)}")
 
 
 def archives(folder):

@@ -13,24 +13,7 @@
 # JOBS = parallel simulations per sweep, default 2)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-meshsim="${MESHSIM:-$here/../../build/sim/meshsim}"
-mkdir -p "$here/out"
-for ini in "$here"/*.ini; do
-  name="$(basename "$ini" .ini)"
-  [ "$name" = experiment ] && name=sweep
-  if ! "$meshsim" sweep "$ini" --out "$here/out/$name.h5" --jobs "${JOBS:-2}" \
-      > "$here/out/$name.txt" 2> "$here/out/$name.log"; then
-    cat "$here/out/$name.log" >&2
-    exit 1
-  fi
-  tail -n 1 "$here/out/$name.txt"
-done
-# The tune runs: "stem|options" lines, from cost_models.py's RUNS (one list).
-python3 "$here/cost_models.py" --list-runs | while IFS='|' read -r stem opts; do
-  # shellcheck disable=SC2086  # opts is a list of options
-  if ! "$meshsim" tune $opts > "$here/out/$stem.json" 2> "$here/out/$stem.log" < /dev/null; then
-    cat "$here/out/$stem.log" >&2
-    exit 1
-  fi
-done
-echo "tune runs: $(ls "$here"/out/tune_*.json | wc -l) JSON files in out/"
+# shellcheck source=../common/item_runs.sh
+source "$here/../common/item_runs.sh"
+run_sweeps "$here"
+run_listed "$here" cost_models.py
