@@ -33,7 +33,25 @@ std::vector<core::Param> ChipConfig::Params() {
       {"l2.bandwidth", Unit::kBytesPerSecond,
        "L2 to cores bandwidth, shared by the cores; 0 = no L2 level", &l2_bandwidth_bytes_per_s, 0,
        1e17},
+      {"gemm.persistent", Unit::kCount,
+       "1 = GeMM kernels are persistent: one CTA per core sized at launch for the idle chip; CTAs "
+       "displaced by communication kernels run their first tile after the others (needs an L2)",
+       &gemm_persistent, 0, 1},
+      {"gemm.cluster_ctas", Unit::kCount,
+       "CTAs per thread-block cluster of a GeMM kernel (run together on one GPC)",
+       &gemm_cluster_ctas, 1, 16},
+      {"chip.gpcs", Unit::kCount, "GPCs the cores are grouped in", &gpcs, 1, 1024},
   };
+}
+
+int ChipConfig::StrandedCores(int held) const {
+  const int c = gemm_cluster_ctas;
+  if (c <= 1 || held <= 0) return 0;
+  // Round-robin over the GPCs: r GPCs hold q + 1 cores, the others q. A GPC holding h leaves
+  // (c − h mod c) mod c of its free cores out of every cluster (its size is a multiple of c).
+  const int q = held / gpcs, r = held % gpcs;
+  const auto left = [c](int h) { return (c - h % c) % c; };
+  return r * left(q + 1) + (gpcs - r) * left(q);
 }
 
 absl::Status ChipConfig::Validate() {
@@ -43,6 +61,15 @@ absl::Status ChipConfig::Validate() {
         "l2.capacity: %d bytes cannot hold one core's double-buffered tile set; allowed: at least "
         "core.scratchpad_bytes (%d) while l2.bandwidth > 0 (set l2.bandwidth=0 for no L2 level)",
         l2_bytes, scratchpad_bytes));
+  }
+  if (gemm_persistent && !HasL2()) {
+    return absl::InvalidArgumentError(
+        "gemm.persistent: 1 needs the two-level GeMM pipeline; allowed: 0 while l2.bandwidth = 0");
+  }
+  if (gemm_cluster_ctas > cores || gpcs > cores) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("gemm.cluster_ctas / chip.gpcs: %d / %d; allowed: at most chip.cores (%d)",
+                        gemm_cluster_ctas, gpcs, cores));
   }
   return absl::OkStatus();
 }
@@ -129,6 +156,14 @@ absl::StatusOr<ChipConfig> ChipPreset(const std::string& name) {
     // clock (9.4 TB/s). 8192³ GeMMs are L2-bound with it (docs/calibration.md); override with
     // --set l2.bandwidth=... when a measured figure is at hand.
     c.l2_bandwidth_bytes_per_s = 5120 * 1.83e9;
+    // The GeMM library of Hopper (cuBLAS 12–13, measured on an H200 with 132 SMs in
+    // docs/measurements/gemm_beside_comm.md): every fp16 GeMM from 1024³ to 8192×16384×4096 ran a
+    // persistent `nvjet_sm90` kernel with a grid of 2×66 CTAs (2×64 for 128 tiles) in clusters of
+    // two (the "1x2"/"2x1" in the kernel names). 8 GPCs: the whitepaper's GH100 (a full GH100
+    // has 8 GPCs; the SXM5 part keeps 132 of its 144 SMs, in whole 2-SM TPCs).
+    c.gemm_persistent = 1;
+    c.gemm_cluster_ctas = 2;
+    c.gpcs = 8;
     return c;
   }
   return absl::NotFoundError(

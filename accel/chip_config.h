@@ -49,6 +49,16 @@ struct ChipConfig {
   // at least scratchpad_bytes (one core's double-buffered tile set; see Validate).
   int64_t l2_bytes = 0;                 // L2 capacity.
   double l2_bandwidth_bytes_per_s = 0;  // L2 → cores read bandwidth, shared by all cores.
+  // How the GeMM library's kernels use the SMs (two-level pipeline only; see chip_model.h,
+  // "Persistent kernels"). 0 = one CTA per output tile, issued in waves onto the free SMs (the
+  // A100-era cuBLAS/CUTLASS 2 kernels). 1 = persistent: the grid is sized at launch for the idle
+  // chip (one CTA per core, at most one per tile); a CTA that finds its core held by another
+  // kernel starts only when a core frees, and still owns its first tile (Hopper's cuBLAS).
+  int gemm_persistent = 0;
+  // CTAs per thread-block cluster of the GeMM kernel; a cluster's CTAs run on free cores of one
+  // GPC at once, so a core held alone in a GPC can strand others (StrandedCores).
+  int gemm_cluster_ctas = 1;
+  int gpcs = 1;  // Graphics processing clusters the cores are grouped in (equal sizes assumed).
 
   bool HasL2() const { return l2_bandwidth_bytes_per_s > 0; }
 
@@ -56,6 +66,11 @@ struct ChipConfig {
   double PeakFlops() const {
     return double(cores) * mxus * double(mxu_dim) * mxu_dim * 2.0 * clock_hz;
   }
+  // Cores a GeMM cannot use while `held` are held by other kernels, beyond those held: the held
+  // cores are spread round-robin over the GPCs (the CTA scheduler's placement of a kernel's
+  // CTAs), and a GPC whose free cores are not a multiple of gemm_cluster_ctas leaves the rest
+  // idle. 0 when gemm_cluster_ctas = 1.
+  int StrandedCores(int held) const;
   // The parameters with keys, units and ranges, bound to this struct's fields.
   std::vector<core::Param> Params();
   // InvalidArgument naming the first parameter out of range, or an L2 that cannot hold one

@@ -325,17 +325,54 @@ void ChipModel::StartL2Gemm(uint32_t chip, const core::Op& op) {
   c.core_start.assign(config_.cores, c.current_start);
   c.narrowed_since = Time::Max();
   c.wave_tiles = WaveWidth(chip);
+  const int64_t tiles = p.sm.output_tiles();
+  c.tail_first = 0;  // No cap yet: DisplacedTiles counts from the launch.
+  const int64_t displaced = DisplacedTiles(c, c.wave_tiles);
+  c.tail_first = tiles - displaced;
+  c.order = TileOrder{c.wave_tiles, displaced, tiles};
   // The plan's waves unless communication kernels hold SMs now (no copy per GeMM otherwise).
   c.recut = c.wave_tiles != p.wave_tiles;
-  if (c.recut) c.recut_waves = WavesFrom(p, op.m, op.n, 0, c.wave_tiles);
+  if (c.recut) Recut(c, 0, 0, c.wave_tiles);
   IssuePanel(chip);
 }
 
 int64_t ChipModel::WaveWidth(uint32_t chip) const {
   const int64_t full = chips_[chip].l2plan->wave_tiles;
   if (ledger_ == nullptr) return full;
-  const int free = config_.cores - ledger_->held(ChipId(chip));
+  const int held = ledger_->held(ChipId(chip));
+  const int free = config_.cores - held - config_.StrandedCores(held);
   return std::min<int64_t>(full, std::max(1, free));
+}
+
+int64_t ChipModel::DisplacedTiles(const Chip& c, int64_t width) const {
+  if (!config_.gemm_persistent) return 0;
+  // The grid is the plan's full wave: one CTA per core, at most one per tile.
+  const int64_t displaced = std::max<int64_t>(0, c.l2plan->wave_tiles - width);
+  return std::min(displaced, c.l2plan->sm.output_tiles() - c.tail_first);
+}
+
+bool ChipModel::Narrowed(const Chip& c, int64_t wave) const {
+  const Wave& w = c.waves()[wave];
+  // Not the GeMM's ragged last wave, unless it is a persistent kernel's displaced CTAs.
+  return w.tiles < c.l2plan->wave_tiles &&
+         (wave + 1 < int64_t(c.waves().size()) || w.first_tile >= c.tail_first);
+}
+
+void ChipModel::Recut(Chip& c, size_t next, int64_t first, int64_t width) {
+  const L2GemmPlan& p = *c.l2plan;
+  if (!c.recut) c.recut_waves = p.waves;
+  c.recut = true;
+  c.recut_waves.resize(next);
+  const int64_t tiles = p.sm.output_tiles();
+  if (first < c.tail_first) {
+    AppendWavesFrom(p, c.m, c.n, c.order, first, c.tail_first, width, c.recut_waves);
+  }
+  const int64_t from = std::max(first, c.tail_first);
+  if (from < tiles) {
+    AppendWavesFrom(p, c.m, c.n, c.order, from, tiles, std::min(width, tiles - c.tail_first),
+                    c.recut_waves);
+  }
+  c.wave_tiles = width;
 }
 
 int64_t ChipModel::StepK(const Chip& c, int64_t step) const {
@@ -351,14 +388,15 @@ void ChipModel::IssuePanel(uint32_t chip) {
   // gave back SMs since the last wave, the remaining tiles are re-cut into waves of the new width.
   if (g > 0 && g % p.steps == 0) {
     const int64_t width = WaveWidth(chip);
-    if (width != c.wave_tiles) {
-      const size_t next = static_cast<size_t>(g / p.steps);
-      const int64_t first = c.waves()[next].first_tile;
-      if (!c.recut) c.recut_waves = p.waves;
-      c.recut = true;
-      c.recut_waves.resize(next);
-      for (const Wave& w : WavesFrom(p, c.m, c.n, first, width)) c.recut_waves.push_back(w);
-      c.wave_tiles = width;
+    const size_t next = static_cast<size_t>(g / p.steps);
+    const int64_t first = c.waves()[next].first_tile;
+    // Displaced CTAs of a persistent GeMM start as soon as cores free: their tiles rejoin the rest.
+    const int64_t tiles = p.sm.output_tiles();
+    const int64_t tail_first =
+        first < c.tail_first ? tiles - DisplacedTiles(c, width) : c.tail_first;
+    if (width != c.wave_tiles || tail_first != c.tail_first) {
+      c.tail_first = tail_first;
+      Recut(c, next, first, width);
     }
   }
   const Wave& w = c.waves()[g / p.steps];
@@ -383,8 +421,7 @@ void ChipModel::TryWaveStep(uint32_t chip) {
   }
   // A wave's first step: the cores' first k-tiles must arrive before any compute.
   const Wave& w = c.waves()[c.wave];
-  if (w.tiles < p.wave_tiles && c.wave + 1 < int64_t(c.waves().size()) &&
-      c.narrowed_since == Time::Max()) {
+  if (Narrowed(c, c.wave) && c.narrowed_since == Time::Max()) {
     c.narrowed_since = exec_->sim().Now();  // A narrowed wave (not the GeMM's ragged last one).
   }
   const int64_t ak0 = std::min(p.sm.tk, c.k);
@@ -445,7 +482,7 @@ void ChipModel::OnWaveWritten(uint32_t chip) {
   const int64_t an[2] = {t.tn, c.n - (t.tiles_n - 1) * t.tn};
   for (int64_t q = 0; q < w.tiles; ++q) {
     int64_t i, j;
-    p.TileAt(w.first_tile + q, &i, &j);
+    p.TileAt(c.order.Raster(w.first_tile + q), &i, &j);
     c.core_flops[q] += 2 * am[i == t.tiles_m - 1] * an[j == t.tiles_n - 1] * c.k;
   }
   const int64_t bytes = ((w.rows + w.cols) * c.k + w.c_elements) * config_.element_bytes;
@@ -471,7 +508,7 @@ void ChipModel::OnWaveWritten(uint32_t chip) {
   c.filled = false;
   const bool done = ++c.wave == waves;
   // The waves narrowed by communication kernels, as one interference row per stretch.
-  const bool next_narrowed = !done && c.waves()[c.wave].tiles < p.wave_tiles && c.wave + 1 < waves;
+  const bool next_narrowed = !done && Narrowed(c, c.wave);
   if (c.narrowed_since != Time::Max() && !next_narrowed) {
     exec_->Record(exec_->MakeRow(c.current, ChipId(chip), Phase::kInterference, UnitKind::kChip, 0,
                                  c.narrowed_since, now));

@@ -52,6 +52,20 @@
 //   Timeline rows as below: one per core of a full wave (core q runs raster tiles q, q + P, …),
 //   from the GeMM's start to the end of that core's last wave; flops exact; bytes = its equal
 //   share of its waves' HBM bytes (panels + C), so the rows sum to PlanL2Gemm's hbm_bytes.
+// Persistent kernels (gemm.persistent = 1, the h100 preset: Hopper's cuBLAS). The library
+// launches one CTA per core for the idle chip (the plan's full wave, G = wave_tiles) whether or
+// not other kernels hold cores; tiles are taken in raster order by the CTAs that are running, and
+// each CTA owns its first tile. With F free cores at launch (cores − held − StrandedCores(held):
+// clusters of gemm.cluster_ctas CTAs need free cores in one GPC), D = G − F CTAs are displaced:
+// the others run the other T − D tiles in waves of F, and the displaced CTAs start when those
+// drain, running their own first tiles (raster tiles F..G−1, moved to the end of the order:
+// TileOrder) in waves of min(D, F) (the `tail`). Cores given back earlier
+// let the displaced CTAs start at the next wave: their tiles rejoin the rest. A wave model of the
+// free cores alone loses nothing when T/F rounds up to the same count; measured on an H200
+// (docs/measurements/gemm_beside_comm.md), mid-size GeMMs beside a kernel of 1–4 CTAs slow by
+// 1.2–1.9×, which the tail reproduces in part. Not modelled: a communication kernel launched
+// while a persistent GeMM holds every core waits on hardware for the GeMM's CTAs to exit; here it
+// takes its cores at the GeMM's next wave, as with non-persistent kernels.
 // HBM bytes per GeMM are PlanL2Gemm's hbm_bytes; NIC flows contend with the panel and C flows on
 // `hbm(chip)`, and only GeMM traffic uses `l2(chip)`. Cost: O(waves · S) ≈ 6 events per step,
 // plus O(tiles) at the start (per-core flops; PlanL2Gemm once per distinct shape); a100 8192³
@@ -174,7 +188,11 @@ class ChipModel : public core::OpRunner {
     bool recut = false;    // Its waves were re-cut for the free SMs: recut_waves.
     std::vector<Wave> recut_waves;
     const std::vector<Wave>& waves() const { return recut ? recut_waves : l2plan->waves; }
-    int64_t wave_tiles = 0;           // Width of the waves from the last re-cut on.
+    int64_t wave_tiles = 0;  // Width of the waves from the last re-cut on.
+    // Persistent kernels (gemm.persistent): raster tiles [tail_first, tiles) belong to CTAs that
+    // found no free core at launch; they run after the others, in waves of their own.
+    int64_t tail_first = 0;  // An index in `order`.
+    TileOrder order;         // The displaced CTAs' first tiles moved last (identity otherwise).
     std::vector<int64_t> core_flops;  // Per core: 2·a_m·a_n·k over its tiles since its last row.
     std::vector<int64_t> core_bytes;  // Per core: its share of its waves' HBM bytes, likewise.
     std::vector<core::Time> core_start;  // Per core: start of its next row.
@@ -208,6 +226,15 @@ class ChipModel : public core::OpRunner {
   void OnWaveWritten(uint32_t chip);
   int64_t StepK(const Chip& c, int64_t step) const;  // k elements of L2 step `step`.
   int64_t WaveWidth(uint32_t chip) const;  // Tiles the next wave may take: free SMs, ≤ the plan's.
+  // Tiles of a persistent GeMM left to CTAs displaced at launch when the next wave is `width`
+  // wide: at most those displaced so far (a CTA, once resident, keeps its core).
+  int64_t DisplacedTiles(const Chip& c, int64_t width) const;
+  // Re-cuts the waves of the running GeMM from wave `next` (raster tile `first`) on: the tiles
+  // before tail_first in waves of `width`, then the displaced CTAs' tiles.
+  void Recut(Chip& c, size_t next, int64_t first, int64_t width);
+  // Whether wave `wave` of the running GeMM is narrowed by communication kernels (an
+  // interference stretch).
+  bool Narrowed(const Chip& c, int64_t wave) const;
 
   core::ModeArbiter* arbiter_ = nullptr;
   core::CoreLedger* ledger_ = nullptr;

@@ -207,9 +207,10 @@ namespace {
 // per wave. `seen_m`/`seen_n` are scratch of tiles_m / tiles_n entries.
 void AppendWaves(const L2GemmPlan& plan, int64_t m, int64_t n, int64_t first_tile, int64_t p,
                  std::vector<Wave>& waves, std::vector<int64_t>& seen_m,
-                 std::vector<int64_t>& seen_n) {
+                 std::vector<int64_t>& seen_n, int64_t end_tile = -1,
+                 const TileOrder& order = TileOrder{}) {
   const GemmTiling& t = plan.sm;
-  const int64_t tiles = t.output_tiles();
+  const int64_t tiles = end_tile >= 0 ? end_tile : t.output_tiles();
   const int64_t last_m = m - (t.tiles_m - 1) * t.tm, last_n = n - (t.tiles_n - 1) * t.tn;
   seen_m.assign(t.tiles_m, -1);
   seen_n.assign(t.tiles_n, -1);
@@ -220,7 +221,7 @@ void AppendWaves(const L2GemmPlan& plan, int64_t m, int64_t n, int64_t first_til
     wave.m_edge_only = wave.n_edge_only = true;
     for (int64_t r = first; r < first + wave.tiles; ++r) {
       int64_t i, j;
-      plan.TileAt(r, &i, &j);
+      plan.TileAt(order.Raster(r), &i, &j);
       const int64_t am = i == t.tiles_m - 1 ? last_m : t.tm;
       const int64_t an = j == t.tiles_n - 1 ? last_n : t.tn;
       if (seen_m[i] != w) {
@@ -250,6 +251,16 @@ std::vector<Wave> WavesFrom(const L2GemmPlan& plan, int64_t m, int64_t n, int64_
   std::vector<int64_t> seen_m, seen_n;
   AppendWaves(plan, m, n, first_tile, wave_tiles, waves, seen_m, seen_n);
   return waves;
+}
+
+void AppendWavesFrom(const L2GemmPlan& plan, int64_t m, int64_t n, const TileOrder& order,
+                     int64_t first_tile, int64_t end_tile, int64_t wave_tiles,
+                     std::vector<Wave>& waves) {
+  MESHSIM_CHECK(wave_tiles >= 1 && first_tile >= 0 && first_tile < end_tile &&
+                end_tile <= plan.sm.output_tiles())
+      << "AppendWavesFrom " << first_tile << ".." << end_tile << ", " << wave_tiles;
+  std::vector<int64_t> seen_m, seen_n;
+  AppendWaves(plan, m, n, first_tile, wave_tiles, waves, seen_m, seen_n, end_tile, order);
 }
 
 namespace {

@@ -157,13 +157,33 @@ GemmTiling PlanGemm(const ChipConfig& chip, int64_t m, int64_t n, int64_t k);
 // candidates walked exactly over the tiles.
 L2GemmPlan PlanL2Gemm(const ChipConfig& chip, int64_t m, int64_t n, int64_t k);
 
+// The order in which a GeMM's CTAs take the raster's tiles: the raster, except that the `moved`
+// tiles from raster tile `moved_first` on come last — the first tiles of a persistent kernel's
+// CTAs that found no free core at launch (chip_model.h, "Persistent kernels"). Identity when
+// moved = 0. Raster(l) is the raster index of the l-th tile in this order.
+struct TileOrder {
+  int64_t moved_first = 0;
+  int64_t moved = 0;
+  int64_t tiles = 0;
+  int64_t Raster(int64_t l) const {
+    if (moved == 0 || l < moved_first) return l;
+    if (l < tiles - moved) return l + moved;
+    return moved_first + (l - (tiles - moved));
+  }
+};
+
 // The waves of `plan`'s raster from raster tile `first_tile` on, with `wave_tiles` tiles per
 // wave (plan.waves is WavesFrom(plan, m, n, 0, plan.wave_tiles)): a GeMM whose cores are partly
 // held by communication kernels (core/core_ledger.h) runs its remaining tiles in narrower waves.
 // The plan's L2 step is kept (k_tiles_per_step; the L2 capacity rule is not re-checked).
 // Preconditions (fatal): wave_tiles ≥ 1, first_tile ≥ 0. Cost: O(tiles − first_tile).
+// AppendWavesFrom: the tiles [first_tile, end_tile) of `order` (first_tile < end_tile ≤ tiles)
+// in waves of `wave_tiles`, appended to `waves`; a wave's first_tile is then an index in `order`.
 std::vector<Wave> WavesFrom(const L2GemmPlan& plan, int64_t m, int64_t n, int64_t first_tile,
                             int64_t wave_tiles);
+void AppendWavesFrom(const L2GemmPlan& plan, int64_t m, int64_t n, const TileOrder& order,
+                     int64_t first_tile, int64_t end_tile, int64_t wave_tiles,
+                     std::vector<Wave>& waves);
 
 // MXU cycles for one core to compute a tm×tn×tk tile product (equation above).
 // Precondition (fatal): tm, tn, tk ≥ 1.

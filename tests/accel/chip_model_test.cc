@@ -409,6 +409,21 @@ TEST(ChipConfigTest, ValidateRejectsAnL2SmallerThanOneTileSet) {
   EXPECT_THAT(std::string(c.Validate().message()), ::testing::HasSubstr("core.mxu_efficiency"));
 }
 
+TEST(ChipConfigTest, ValidateRejectsPersistentKernelsWithoutAnL2AndOversizedClusters) {
+  ChipConfig c = Preset("tpuv4");
+  c.gemm_persistent = 1;  // The one-level (TPU) pipeline has no waves to displace.
+  EXPECT_THAT(std::string(c.Validate().message()),
+              ::testing::HasSubstr("gemm.persistent: 1 needs the two-level GeMM pipeline"));
+  c = Preset("h100");
+  EXPECT_TRUE(c.Validate().ok());
+  c.gpcs = 133;  // More GPCs than SMs.
+  EXPECT_THAT(std::string(c.Validate().message()),
+              ::testing::HasSubstr("allowed: at most chip.cores (132)"));
+  c = Preset("h100");
+  c.gemm_cluster_ctas = 17;
+  EXPECT_THAT(std::string(c.Validate().message()), ::testing::HasSubstr("gemm.cluster_ctas"));
+}
+
 TEST(GpuChipModelTest, CreatesAnL2ResourcePerChipAfterTheHbms) {
   core::Simulator sim;
   core::FairShare fs(sim);
