@@ -125,6 +125,10 @@ void ChipModel::Launch(uint32_t chip) {
 void ChipModel::FinishCurrent(uint32_t chip) {
   Chip& c = chips_[chip];
   c.busy = false;
+  // A persistent GeMM's last CTAs leave: communication kernels waiting for them start first (the
+  // block scheduler has their CTAs queued before the next kernel's).
+  if (ledger_ != nullptr && ledger_->occupied(ChipId(chip)) > 0)
+    ledger_->SetOccupied(ChipId(chip), 0);
   if (arbiter_ != nullptr) {
     const core::ChipId id_of_chip(chip);
     arbiter_->Release({&id_of_chip, 1}, core::ModeArbiter::kCompute);
@@ -421,6 +425,10 @@ void ChipModel::TryWaveStep(uint32_t chip) {
   }
   // A wave's first step: the cores' first k-tiles must arrive before any compute.
   const Wave& w = c.waves()[c.wave];
+  // A persistent GeMM's CTAs keep their cores while they have tiles: this wave's.
+  if (config_.gemm_persistent && ledger_ != nullptr) {
+    ledger_->SetOccupied(ChipId(chip), static_cast<int>(w.tiles));
+  }
   if (Narrowed(c, c.wave) && c.narrowed_since == Time::Max()) {
     c.narrowed_since = exec_->sim().Now();  // A narrowed wave (not the GeMM's ragged last one).
   }

@@ -63,9 +63,10 @@
 // let the displaced CTAs start at the next wave: their tiles rejoin the rest. A wave model of the
 // free cores alone loses nothing when T/F rounds up to the same count; measured on an H200
 // (docs/measurements/gemm_beside_comm.md), mid-size GeMMs beside a kernel of 1–4 CTAs slow by
-// 1.2–1.9×, which the tail reproduces in part. Not modelled: a communication kernel launched
-// while a persistent GeMM holds every core waits on hardware for the GeMM's CTAs to exit; here it
-// takes its cores at the GeMM's next wave, as with non-persistent kernels.
+// 1.2–1.9×, which the tail reproduces in part. Its CTAs keep their cores while they have tiles:
+// at each wave's start the GeMM tells the ledger it occupies that wave's tiles' cores
+// (CoreLedger::SetOccupied; 0 when it ends), so a communication kernel launched meanwhile waits
+// until a wave leaves it enough (CoreLedger::WhenFree), as on an H200.
 // HBM bytes per GeMM are PlanL2Gemm's hbm_bytes; NIC flows contend with the panel and C flows on
 // `hbm(chip)`, and only GeMM traffic uses `l2(chip)`. Cost: O(waves · S) ≈ 6 events per step,
 // plus O(tiles) at the start (per-core flops; PlanL2Gemm once per distinct shape); a100 8192³

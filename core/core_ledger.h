@@ -4,15 +4,23 @@
 // model reads `held` when it starts a wave of tiles (accel/chip_model.h). Nothing here decides
 // timing: it is a count per chip, shared between the two runners like ModeArbiter.
 //
+// Persistent GeMM kernels (accel/chip_model.h) keep their cores until their CTAs run out of
+// tiles, so a communication kernel launched meanwhile cannot take its SMs: the chip model says
+// how many cores such a GeMM occupies (SetOccupied), and a communication kernel asks WhenFree
+// before it holds its cores. It waits only while an occupying GeMM leaves it too few cores on
+// some member; kernels never wait for each other (their holds are not capped), as before.
+//
 // Example:
-//   CoreLedger ledger(num_chips);
-//   ledger.Hold(chip, 8);      // an NCCL kernel of 8 channels starts on `chip`
+//   CoreLedger ledger(num_chips, /*cores_per_chip=*/132);
+//   ledger.WhenFree({chip}, 8, [&] { ledger.Hold(chip, 8); });  // an NCCL kernel of 8 channels
 //   int free = cores - ledger.held(chip);
 //   ledger.Release(chip, 8);   // it ends
 #ifndef MESHSIM_CORE_CORE_LEDGER_H_
 #define MESHSIM_CORE_CORE_LEDGER_H_
 
+#include <deque>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "core/check.h"
@@ -22,15 +30,43 @@ namespace meshsim::core {
 
 class CoreLedger {
  public:
-  explicit CoreLedger(int chips) : held_(chips, 0) {}
+  explicit CoreLedger(int chips, int cores_per_chip = 0)
+      : cores_(cores_per_chip), held_(chips, 0), occupied_(chips, 0) {}
 
   // `cores` more cores of `chip` are held (cores ≥ 0).
   void Hold(ChipId chip, int cores) { Change(chip, cores); }
-  // `cores` of those held are given back; precondition (fatal): at most what is held.
-  void Release(ChipId chip, int cores) { Change(chip, -cores); }
+  // `cores` of those held are given back; precondition (fatal): at most what is held. Starts the
+  // waiting kernels that now fit.
+  void Release(ChipId chip, int cores) {
+    Change(chip, -cores);
+    Wake();
+  }
   // Cores of `chip` held now.
   int held(ChipId chip) const { return held_[chip.value()]; }
   int chips() const { return static_cast<int>(held_.size()); }
+
+  // A persistent GeMM on `chip` occupies `cores` cores now (0: none or it ended). Lowering it
+  // starts the waiting kernels that now fit.
+  void SetOccupied(ChipId chip, int cores) {
+    int& o = occupied_[chip.value()];
+    const bool lower = cores < o;
+    o = cores;
+    if (lower) Wake();
+  }
+  int occupied(ChipId chip) const { return occupied_[chip.value()]; }
+
+  // Runs `start` once a kernel of `cores` CTAs fits on every chip of `chips`: at once unless a
+  // persistent GeMM occupies one of them and leaves fewer than `cores` cores not held; otherwise
+  // when it does (kernels waiting are started in the order they asked). `start` holds the cores.
+  void WhenFree(std::vector<ChipId> chips, int cores, std::function<void()> start) {
+    if (Fits(chips, cores)) {
+      start();
+      return;
+    }
+    waiting_.push_back({std::move(chips), cores, std::move(start)});
+  }
+  // Kernels waiting for cores.
+  size_t waiting() const { return waiting_.size(); }
 
   // Called after every change with the chip and its new count (e.g. to sample a trace counter).
   void set_listener(std::function<void(ChipId, int)> listener) { listener_ = std::move(listener); }
@@ -43,7 +79,41 @@ class CoreLedger {
     if (listener_) listener_(chip, h);
   }
 
+  struct Waiting {
+    std::vector<ChipId> chips;
+    int cores;
+    std::function<void()> start;
+  };
+
+  bool Fits(const std::vector<ChipId>& chips, int cores) const {
+    for (ChipId c : chips) {
+      const int o = occupied_[c.value()];
+      if (o > 0 && cores_ - held_[c.value()] - o < cores) return false;
+    }
+    return true;
+  }
+  // Starts, in order, every waiting kernel that fits now (each holds its cores as it starts).
+  void Wake() {
+    if (waking_) return;  // A start that releases or lowers cores: the loop below goes on.
+    waking_ = true;
+    for (size_t i = 0; i < waiting_.size();) {
+      if (!Fits(waiting_[i].chips, waiting_[i].cores)) {
+        ++i;
+        continue;
+      }
+      std::function<void()> start = std::move(waiting_[i].start);
+      waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+      start();
+      i = 0;  // A start changes the counts: look again from the first.
+    }
+    waking_ = false;
+  }
+
+  int cores_;
   std::vector<int> held_;
+  std::vector<int> occupied_;
+  std::deque<Waiting> waiting_;
+  bool waking_ = false;
   std::function<void(ChipId, int)> listener_;
 };
 

@@ -519,12 +519,34 @@ void NetworkModel::Begin(core::OpId id, const core::Op& op, core::Executor& exec
 
 void NetworkModel::Launch(uint32_t slot) {
   Run& r = runs_[slot];
+  SizeKernel(r);
+  if (ledger_ == nullptr) {
+    Begin(slot);
+    return;
+  }
+  // The kernel's CTAs need free SMs: a persistent GeMM keeps its SMs until its CTAs run out of
+  // tiles. The wait, if any, is an interference row on each member's NIC.
+  const Time asked = r.exec->sim().Now();
+  r.awaiting_cores = true;
+  ledger_->WhenFree(r.members, r.ctas, [this, slot, asked] {
+    Run& r = runs_[slot];
+    r.awaiting_cores = false;
+    core::Executor& exec = *r.exec;
+    if (exec.sim().Now() > asked) {
+      for (ChipId c : r.members) {
+        exec.Record(exec.MakeRow(r.id, c, Phase::kInterference, UnitKind::kNic, 0, asked,
+                                 exec.sim().Now()));
+      }
+    }
+    for (ChipId c : r.members) ledger_->Hold(c, r.ctas);
+    Begin(slot);
+  });
+}
+
+void NetworkModel::Begin(uint32_t slot) {
+  Run& r = runs_[slot];
   core::Executor& exec = *r.exec;
   r.start = exec.sim().Now();
-  SizeKernel(r);
-  if (ledger_ != nullptr) {
-    for (ChipId c : r.members) ledger_->Hold(c, r.ctas);
-  }
   const double overhead_s =
       config_.t_launch_s + (r.op->kind == OpKind::kTransfer ? p2p_call_overhead_s_ : 0.0);
   const Time launched = r.start + Time::Seconds(overhead_s);
@@ -874,6 +896,11 @@ std::string NetworkModel::DescribeWait(core::OpId id) const {
     }
   }
   for (const Run& r : runs_) {
+    if (r.active && r.id == id && r.awaiting_cores) {
+      return absl::StrFormat(
+          "waiting for %d free SMs on each of its %d chips, kept by a persistent GeMM", r.ctas,
+          static_cast<int>(r.members.size()));
+    }
     if (r.active && r.id == id && !r.hops.empty()) {
       return absl::StrFormat("in a pipelined chain of %d hops with %d packet landings outstanding",
                              static_cast<int>(r.hops.size()), static_cast<int>(r.chain_left));

@@ -138,7 +138,9 @@ class NetworkModel : public core::OpRunner {
   //     least 1 (stack.comm.ctas without a cta_bandwidth); the slowest link is taken over the
   //     routes from each member to the next in group order (a transfer: its own route);
   //   • it holds N cores of every member (a transfer: its sender and its receiver) in `ledger`
-  //     from its launch to its end, which the chip model's GeMMs do not get;
+  //     from its launch to its end, which the chip model's GeMMs do not get; where a persistent
+  //     GeMM keeps a member's SMs (CoreLedger::WhenFree), it starts only when N are free there
+  //     (until then a kInterference row on each member's NIC);
   //   • its flows leaving one chip in one step move together at most N × cta_bandwidth bytes of
   //     payload per second: each of the k flows a member starts in a step is capped at
   //     N·cta_bw / k (a chain hop's one flow at N·cta_bw);
@@ -241,7 +243,8 @@ class NetworkModel : public core::OpRunner {
     int64_t packet = 0;      // Bytes per packet (the last one may be smaller).
     int64_t chain_left = 0;  // Packet landings still to come, over all hops.
     bool active = false;
-    bool blocking = false;  // Holds the arbiter's collective mode on its members.
+    bool blocking = false;        // Holds the arbiter's collective mode on its members.
+    bool awaiting_cores = false;  // Launched, waiting for SMs a persistent GeMM keeps.
   };
 
   int Directions(const core::Op& op) const;
@@ -259,7 +262,8 @@ class NetworkModel : public core::OpRunner {
   bool HalvingDoubling(const core::Op& op, int members) const;
   // The sends of `step` of run `r` into `out` (cleared first).
   void PlanStep(const Run& r, int step, std::vector<Send>& out) const;
-  void Launch(uint32_t slot);
+  void Launch(uint32_t slot);  // Sizes the kernel and waits for its SMs (CoreLedger::WhenFree).
+  void Begin(uint32_t slot);   // Its SMs held: records the launch and starts the steps.
   void BeginStep(uint32_t slot);
   void StartFlows(uint32_t slot);
   // The last byte of r.sends[send] left its route. A reducing send schedules its arrival (the

@@ -61,7 +61,9 @@ absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& o,
   net.t_sync_s += st.comm_step_latency_s;
   machine->network = std::make_unique<network::NetworkModel>(fair_share, machine->topology, net,
                                                              std::move(hbm), reduce_bytes_per_s);
-  if (st.comm_ctas > 0) machine->ledger = std::make_unique<core::CoreLedger>(o.chips);
+  if (st.comm_ctas > 0) {
+    machine->ledger = std::make_unique<core::CoreLedger>(o.chips, o.system.chip.cores);
+  }
   machine->chips->set_stack(st, machine->ledger.get());
   machine->network->set_stack(st, machine->ledger.get());
   if (o.system.net.collective_overlap == 0 || o.system.net.sendrecv_overlap == 0) {

@@ -307,6 +307,57 @@ core::Time GemmTime(bool with_transfer, double hbm_bytes_per_s) {
   return exec.end_time(gemm) - exec.start_time(gemm);
 }
 
+// An AllGather over chips 0 and 1 launched while a persistent 8192³ GeMM runs on each (the h100
+// system: persistent cuBLAS kernels, nccl stack): its CTAs find every SM kept and start only at
+// the GeMM's last wave, whose 2209 − 16·132 = 97 tiles leave 35 SMs. With gemm.persistent = 0 it
+// starts at once. Returns the collective's start of steps (its launch row's start), the GeMM's
+// end and the NIC interference rows' total on chip 0.
+struct Launched {
+  double collective, gemm_end, waited;
+};
+Launched CollectiveBesidePersistentGemm(bool persistent) {
+  RawOptions raw;
+  raw.values = {{"system", "h100"}, {"chips", "8"}, {"workload", "chain"}};
+  raw.sets = {std::string("gemm.persistent=") + (persistent ? "1" : "0")};
+  absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
+  EXPECT_TRUE(o.ok()) << o.status();
+  core::Simulator sim;
+  core::FairShare fs(sim);
+  auto machine = BuildMachine(*o, algorithms::Mesh{1, 8}, fs);
+  EXPECT_TRUE(machine.ok()) << machine.status();
+  core::OpGraph graph;
+  const core::OpId g0 = graph.Add(core::Op::Gemm(core::ChipId(0), 8192, 8192, 8192));
+  graph.Add(core::Op::Gemm(core::ChipId(1), 8192, 8192, 8192));
+  const core::OpId tiny = graph.Add(core::Op::Gemm(core::ChipId(2), 1024, 1024, 1024));
+  const core::GroupId pair = graph.AddGroup({core::ChipId(0), core::ChipId(1)});
+  const core::OpId ag =
+      graph.Add(core::Op::Collective(core::CollectiveKind::kAllGather, pair, 64 << 20), {tiny});
+  core::Executor exec(sim, graph);
+  (*machine)->Attach(exec);
+  EXPECT_TRUE(exec.Run().ok());
+  Launched l{-1, exec.end_time(g0).seconds(), 0};
+  for (const core::TimelineRow& r : exec.timeline()) {
+    if (r.op != ag || r.chip != core::ChipId(0)) continue;
+    if (r.phase == core::Phase::kLaunch) l.collective = r.start.seconds();
+    if (r.phase == core::Phase::kInterference) l.waited += (r.end - r.start).seconds();
+  }
+  EXPECT_EQ((*machine)->ledger->held(core::ChipId(0)), 0);
+  EXPECT_EQ((*machine)->ledger->waiting(), 0u);
+  return l;
+}
+
+TEST(MachineTest, ACollectiveWaitsForTheSmsAPersistentGemmKeeps) {
+  const Launched waves = CollectiveBesidePersistentGemm(false);
+  const Launched persistent = CollectiveBesidePersistentGemm(true);
+  // Without persistent kernels it starts after the tiny GeMM (~µs) and waits for nothing.
+  EXPECT_LT(waves.collective, 20e-6);
+  EXPECT_EQ(waves.waited, 0);
+  // Persistent: at the start of the GeMM's 17th (last) wave, within its last 1/16 of the GeMM.
+  EXPECT_GT(persistent.collective, persistent.gemm_end * 15.0 / 17);
+  EXPECT_LT(persistent.collective, persistent.gemm_end);
+  EXPECT_NEAR(persistent.waited, persistent.collective - waves.collective, 2e-6);
+}
+
 TEST(MachineTest, NicTransferSlowsAMemoryBoundGemm) {
   // With HBM at 60 GB/s the 30 GB/s transfer takes a large share of it while they overlap.
   const core::Time alone = GemmTime(false, 60e9);
