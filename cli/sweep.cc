@@ -179,6 +179,74 @@ std::string SweepCheckLine(int checked, int total, double elapsed_s) {
                          Bar(checked, total), Clock(elapsed_s));
 }
 
+namespace {
+
+// Cuts a comment off an experiment line: '#' or ';' at the start of the line or after white space.
+void StripComment(std::string& text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((text[i] == '#' || text[i] == ';') &&
+        (i == 0 || absl::ascii_isspace(static_cast<unsigned char>(text[i - 1])))) {
+      text.resize(i);
+      return;
+    }
+  }
+}
+
+// The values of `key` in the experiment; null when it is not set.
+const std::vector<std::string>* ValuesOf(const Experiment& e, const std::string& key) {
+  for (const auto& [k, v] : e.keys)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+// Checks the [zip] lines (line, keys) against the keys set and adds them to e.zips: each zip of
+// at least two set keys with equal value counts, no key in two zips.
+absl::Status CheckZips(const std::string& path,
+                       const std::vector<std::pair<int, std::vector<std::string>>>& zip_lines,
+                       Experiment& e) {
+  std::set<std::string> zipped;
+  for (const auto& [line, keys] : zip_lines) {
+    if (keys.size() < 2) return LineError(path, line, "a zip needs at least two keys");
+    for (const std::string& k : keys) {
+      const std::vector<std::string>* v = ValuesOf(e, k);
+      if (v == nullptr) return LineError(path, line, absl::StrCat("zip key '", k, "' is not set"));
+      if (v->size() != ValuesOf(e, keys[0])->size()) {
+        return LineError(path, line,
+                         absl::StrFormat("zipped keys need equal value counts: '%s' has %d, "
+                                         "'%s' has %d",
+                                         keys[0], ValuesOf(e, keys[0])->size(), k, v->size()));
+      }
+      if (!zipped.insert(k).second) {
+        return LineError(path, line, absl::StrCat("'", k, "' is in two zips"));
+      }
+    }
+    e.zips.push_back(keys);
+  }
+  return absl::OkStatus();
+}
+
+// Checks that every [filter] line (line, pairs) names keys set and values they take.
+absl::Status CheckFilters(const std::string& path,
+                          const std::vector<std::pair<int, KeyValues>>& filter_lines,
+                          const Experiment& e) {
+  for (const auto& [line, pairs] : filter_lines) {
+    for (const auto& [k, v] : pairs) {
+      const std::vector<std::string>* values = ValuesOf(e, k);
+      if (values == nullptr) {
+        return LineError(path, line, absl::StrCat("filter key '", k, "' is not set"));
+      }
+      if (std::find(values->begin(), values->end(), v) == values->end()) {
+        return LineError(path, line,
+                         absl::StrFormat("filter value '%s=%s' is not one of %s's values (%s)", k,
+                                         v, k, absl::StrJoin(*values, " ")));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<Experiment> ParseExperiment(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
@@ -199,14 +267,7 @@ absl::StatusOr<Experiment> ParseExperiment(const std::string& path) {
   std::vector<std::pair<int, KeyValues>> filter_lines;
   std::string text;
   for (int line = 1; std::getline(in, text); ++line) {
-    // Comments: '#' or ';' at the start of the line or after white space.
-    for (size_t i = 0; i < text.size(); ++i) {
-      if ((text[i] == '#' || text[i] == ';') &&
-          (i == 0 || absl::ascii_isspace(static_cast<unsigned char>(text[i - 1])))) {
-        text.resize(i);
-        break;
-      }
-    }
+    StripComment(text);
     const std::string trimmed(absl::StripAsciiWhitespace(text));
     if (trimmed.empty()) continue;
     if (trimmed.front() == '[') {
@@ -260,42 +321,8 @@ absl::StatusOr<Experiment> ParseExperiment(const std::string& path) {
     key_line[key] = line;
     e.keys.emplace_back(key, *values);
   }
-  const auto values_of = [&](const std::string& key) -> const std::vector<std::string>* {
-    for (const auto& [k, v] : e.keys)
-      if (k == key) return &v;
-    return nullptr;
-  };
-  std::set<std::string> zipped;
-  for (const auto& [line, keys] : zip_lines) {
-    if (keys.size() < 2) return LineError(path, line, "a zip needs at least two keys");
-    for (const std::string& k : keys) {
-      const std::vector<std::string>* v = values_of(k);
-      if (v == nullptr) return LineError(path, line, absl::StrCat("zip key '", k, "' is not set"));
-      if (v->size() != values_of(keys[0])->size()) {
-        return LineError(path, line,
-                         absl::StrFormat("zipped keys need equal value counts: '%s' has %d, "
-                                         "'%s' has %d",
-                                         keys[0], values_of(keys[0])->size(), k, v->size()));
-      }
-      if (!zipped.insert(k).second) {
-        return LineError(path, line, absl::StrCat("'", k, "' is in two zips"));
-      }
-    }
-    e.zips.push_back(keys);
-  }
-  for (const auto& [line, pairs] : filter_lines) {
-    for (const auto& [k, v] : pairs) {
-      const std::vector<std::string>* values = values_of(k);
-      if (values == nullptr) {
-        return LineError(path, line, absl::StrCat("filter key '", k, "' is not set"));
-      }
-      if (std::find(values->begin(), values->end(), v) == values->end()) {
-        return LineError(path, line,
-                         absl::StrFormat("filter value '%s=%s' is not one of %s's values (%s)", k,
-                                         v, k, absl::StrJoin(*values, " ")));
-      }
-    }
-  }
+  MESHSIM_RETURN_IF_ERROR(CheckZips(path, zip_lines, e));
+  MESHSIM_RETURN_IF_ERROR(CheckFilters(path, filter_lines, e));
   return e;
 }
 
