@@ -516,8 +516,23 @@ class Exporter {
     const uint32_t n = static_cast<uint32_t>(rows_.size());
     Layout& L = layout_;
     L.thread_of_row.assign(n, kNone);
-
+    SortOpRows();
+    std::vector<uint32_t> host = HostRows();
+    std::vector<uint32_t> anchors;
     for (uint32_t i = 0; i < n; ++i)
+      if (host[i] == i) anchors.push_back(i);
+    AssignLanes(anchors);
+    anchors = {};
+    for (uint32_t i = 0; i < n; ++i)
+      if (host[i] != kNone && host[i] != i) L.thread_of_row[i] = L.thread_of_row[host[i]];
+    host = {};
+    SortWriteOrder();
+  }
+
+  // layout_.op_rows: the op-level rows sorted by (op, chip, row index).
+  void SortOpRows() {
+    Layout& L = layout_;
+    for (uint32_t i = 0; i < rows_.size(); ++i)
       if (rows_[i].phase == Phase::kOp) L.op_rows.push_back(i);
     std::sort(L.op_rows.begin(), L.op_rows.end(), [&](uint32_t a, uint32_t b) {
       const TimelineRow &x = rows_[a], &y = rows_[b];
@@ -525,9 +540,13 @@ class Exporter {
       if (x.chip != y.chip) return x.chip < y.chip;
       return a < b;
     });
+  }
 
-    // host[i]: the row whose thread row i shares. A phase row goes with the op-level row of its
-    // op on its chip when that row exists and contains it; otherwise it is placed on its own.
+  // host[i]: the row whose thread row i shares (itself for an op row; kNone for a phase row not
+  // written). A phase row goes with the op-level row of its op on its chip when that row exists
+  // and contains it; otherwise it is placed on its own.
+  std::vector<uint32_t> HostRows() const {
+    const uint32_t n = static_cast<uint32_t>(rows_.size());
     std::vector<uint32_t> host(n, kNone);
     std::vector<uint32_t> nested;  // phase rows with a host
     for (uint32_t i = 0; i < n; ++i) {
@@ -542,13 +561,14 @@ class Exporter {
       }
     }
     UnnestOverlappingPhases(host, nested);
-    nested = {};
-    std::vector<uint32_t> anchors;
-    for (uint32_t i = 0; i < n; ++i)
-      if (host[i] == i) anchors.push_back(i);
+    return host;
+  }
 
-    // Greedy lanes per (chip, unit): rows by start; each takes the lowest-numbered lane whose
-    // last row ended at or before its start. Heaps keep this O(n log n) with many lanes.
+  // Greedy lanes per (chip, unit): rows by start; each takes the lowest-numbered lane whose
+  // last row ended at or before its start. Heaps keep this O(n log n) with many lanes. Sets
+  // layout_.thread_of_row of the `anchors` (rows placed on their own) and adds their threads.
+  void AssignLanes(std::vector<uint32_t>& anchors) {
+    Layout& L = layout_;
     std::sort(anchors.begin(), anchors.end(), [&](uint32_t a, uint32_t b) {
       const TimelineRow &x = rows_[a], &y = rows_[b];
       if (x.chip != y.chip) return x.chip < y.chip;
@@ -599,12 +619,13 @@ class Exporter {
       for (size_t k = g; k < e; ++k) L.thread_of_row[anchors[k]] += base;
       g = e;
     }
-    anchors = {};
+  }
 
-    for (uint32_t i = 0; i < n; ++i)
-      if (host[i] != kNone && host[i] != i) L.thread_of_row[i] = L.thread_of_row[host[i]];
-    host = {};
-
+  // layout_.order: the rows written, sorted by (thread, start, end descending, op-level first,
+  // row index), so that each thread's slices come in an order that nests.
+  void SortWriteOrder() {
+    Layout& L = layout_;
+    const uint32_t n = static_cast<uint32_t>(rows_.size());
     L.order.reserve(n);
     for (uint32_t i = 0; i < n; ++i)
       if (L.thread_of_row[i] != kNone) L.order.push_back(i);
