@@ -184,6 +184,68 @@ class Parser {
     }
   }
 
+  // A quoted id at pos_ into `t`: "a" + "b" concatenates.
+  absl::StatusOr<Token> LexQuotedId(Token t) {
+    absl::StatusOr<std::string> s = LexQuoted();
+    if (!s.ok()) return s.status();
+    t.text = *std::move(s);
+    t.quoted = true;
+    while (true) {
+      const size_t save_pos = pos_;
+      const int save_line = line_;
+      if (absl::Status st = SkipSpaceAndComments(); !st.ok()) return st;
+      if (Peek() == '+') {
+        ++pos_;
+        if (absl::Status st = SkipSpaceAndComments(); !st.ok()) return st;
+        if (Peek() != '"') return Error(line_, "'+' must be followed by a quoted string");
+        absl::StatusOr<std::string> more = LexQuoted();
+        if (!more.ok()) return more.status();
+        t.text += *more;
+      } else {
+        pos_ = save_pos;
+        line_ = save_line;
+        break;
+      }
+    }
+    return t;
+  }
+
+  // A numeral at pos_ ([-](digits[.digits] | .digits)) into `t`; one followed by a unit or an
+  // exponent is an error that shows it quoted.
+  absl::StatusOr<Token> LexNumeral(Token t) {
+    const char c = Peek();
+    const size_t start = pos_;
+    if (c == '-') ++pos_;
+    bool dot = false, digits = false;
+    while (!AtEnd()) {
+      const char d = Peek();
+      if (std::isdigit(static_cast<unsigned char>(d))) {
+        digits = true;
+      } else if (d == '.' && !dot) {
+        dot = true;
+      } else {
+        break;
+      }
+      ++pos_;
+    }
+    if (!digits) return Error(line_, "'.' is not a number; allowed: a numeral or a quoted id");
+    const char after = Peek();
+    if (IdStart(static_cast<unsigned char>(after)) || after == '/' || after == '.') {
+      size_t end = pos_;
+      while (end < text_.size() &&
+             (IdChar(static_cast<unsigned char>(text_[end])) || text_[end] == '/' ||
+              text_[end] == '.' || text_[end] == '+' || text_[end] == '-')) {
+        ++end;
+      }
+      return Error(line_, absl::StrFormat("%s must be quoted: \"%s\" (a DOT numeral has no unit "
+                                          "or exponent)",
+                                          Q(text_.substr(start, end - start)),
+                                          absl::CHexEscape(text_.substr(start, end - start))));
+    }
+    t.text = text_.substr(start, pos_ - start);
+    return t;
+  }
+
   absl::StatusOr<Token> Next() {
     if (has_peeked_) {
       has_peeked_ = false;
@@ -228,31 +290,7 @@ class Parser {
     if (c == ':')
       return Error(line_, "ports (node:port) are not supported; allowed: plain node ids");
     t.kind = Tok::kId;
-    if (c == '"') {
-      // "a" + "b" concatenates.
-      absl::StatusOr<std::string> s = LexQuoted();
-      if (!s.ok()) return s.status();
-      t.text = *std::move(s);
-      t.quoted = true;
-      while (true) {
-        const size_t save_pos = pos_;
-        const int save_line = line_;
-        if (absl::Status st = SkipSpaceAndComments(); !st.ok()) return st;
-        if (Peek() == '+') {
-          ++pos_;
-          if (absl::Status st = SkipSpaceAndComments(); !st.ok()) return st;
-          if (Peek() != '"') return Error(line_, "'+' must be followed by a quoted string");
-          absl::StatusOr<std::string> more = LexQuoted();
-          if (!more.ok()) return more.status();
-          t.text += *more;
-        } else {
-          pos_ = save_pos;
-          line_ = save_line;
-          break;
-        }
-      }
-      return t;
-    }
+    if (c == '"') return LexQuotedId(std::move(t));
     if (IdStart(static_cast<unsigned char>(c))) {
       const size_t start = pos_;
       while (!AtEnd() && IdChar(static_cast<unsigned char>(Peek()))) ++pos_;
@@ -261,36 +299,7 @@ class Parser {
     }
     if (std::isdigit(static_cast<unsigned char>(c)) || c == '.' ||
         (c == '-' && (std::isdigit(static_cast<unsigned char>(Peek(1))) || Peek(1) == '.'))) {
-      const size_t start = pos_;
-      if (c == '-') ++pos_;
-      bool dot = false, digits = false;
-      while (!AtEnd()) {
-        const char d = Peek();
-        if (std::isdigit(static_cast<unsigned char>(d))) {
-          digits = true;
-        } else if (d == '.' && !dot) {
-          dot = true;
-        } else {
-          break;
-        }
-        ++pos_;
-      }
-      if (!digits) return Error(line_, "'.' is not a number; allowed: a numeral or a quoted id");
-      const char after = Peek();
-      if (IdStart(static_cast<unsigned char>(after)) || after == '/' || after == '.') {
-        size_t end = pos_;
-        while (end < text_.size() &&
-               (IdChar(static_cast<unsigned char>(text_[end])) || text_[end] == '/' ||
-                text_[end] == '.' || text_[end] == '+' || text_[end] == '-')) {
-          ++end;
-        }
-        return Error(line_, absl::StrFormat("%s must be quoted: \"%s\" (a DOT numeral has no unit "
-                                            "or exponent)",
-                                            Q(text_.substr(start, end - start)),
-                                            absl::CHexEscape(text_.substr(start, end - start))));
-      }
-      t.text = text_.substr(start, pos_ - start);
-      return t;
+      return LexNumeral(std::move(t));
     }
     const unsigned char u = static_cast<unsigned char>(c);
     return Error(line_, absl::StrFormat("unexpected character %s; allowed: ids, numerals, quoted "
@@ -389,20 +398,7 @@ class Parser {
                                             Describe(*t)));
     }
     if (IsKeyword(*t, "node") || IsKeyword(*t, "edge") || IsKeyword(*t, "graph")) {
-      Attrs attrs;
-      if (absl::Status s = ParseAttrLists(attrs, /*required=*/true); !s.ok()) return s;
-      if (IsKeyword(*t, "node")) {
-        for (auto& [k, v] : attrs) {
-          if (absl::Status s = CheckNodeKey(k, v.line); !s.ok()) return s;
-          node_defaults_[k] = v;
-        }
-      } else if (IsKeyword(*t, "edge")) {
-        for (auto& [k, v] : attrs) {
-          if (absl::Status s = CheckEdgeKey(k, v.line); !s.ok()) return s;
-          edge_defaults_[k] = v;
-        }
-      }
-      return absl::OkStatus();
+      return ParseDefaults(*t);
     }
     if (IsKeyword(*t, "strict") || IsKeyword(*t, "digraph")) {
       return Error(t->line,
@@ -410,33 +406,61 @@ class Parser {
     }
     absl::StatusOr<Token> after = PeekToken();
     if (!after.ok()) return after.status();
-    if (after->kind == Tok::kEq) {
-      // A graph attribute (`rankdir=LR`): drawing only.
-      (void)Next();
-      absl::StatusOr<Token> value = Next();
-      if (!value.ok()) return value.status();
-      if (value->kind != Tok::kId) {
-        return Error(value->line, absl::StrFormat("expected a value after '%s =', found %s",
-                                                  absl::CHexEscape(t->text), Describe(*value)));
-      }
-      return absl::OkStatus();
-    }
-    if (after->kind != Tok::kEdge) {
-      absl::StatusOr<int> node = NodeIndex(*t);
-      if (!node.ok()) return node.status();
-      Attrs attrs;
-      if (absl::Status s = ParseAttrLists(attrs, /*required=*/false); !s.ok()) return s;
+    if (after->kind == Tok::kEq) return ParseGraphAttribute(*t);
+    if (after->kind != Tok::kEdge) return ParseNodeStatement(*t);
+    return ParseEdgeChain(*t);
+  }
+
+  // `node [...]`, `edge [...]` (defaults for what follows) or `graph [...]` (ignored) after its
+  // keyword `t`.
+  absl::Status ParseDefaults(const Token& t) {
+    Attrs attrs;
+    if (absl::Status s = ParseAttrLists(attrs, /*required=*/true); !s.ok()) return s;
+    if (IsKeyword(t, "node")) {
       for (auto& [k, v] : attrs) {
         if (absl::Status s = CheckNodeKey(k, v.line); !s.ok()) return s;
-        nodes_[*node].attrs[k] = v;
+        node_defaults_[k] = v;
       }
-      return absl::OkStatus();
+    } else if (IsKeyword(t, "edge")) {
+      for (auto& [k, v] : attrs) {
+        if (absl::Status s = CheckEdgeKey(k, v.line); !s.ok()) return s;
+        edge_defaults_[k] = v;
+      }
     }
-    // Edge chain a -- b -- c [attrs].
+    return absl::OkStatus();
+  }
+
+  // A graph attribute `t = value` (`rankdir=LR`): drawing only.
+  absl::Status ParseGraphAttribute(const Token& t) {
+    (void)Next();
+    absl::StatusOr<Token> value = Next();
+    if (!value.ok()) return value.status();
+    if (value->kind != Tok::kId) {
+      return Error(value->line, absl::StrFormat("expected a value after '%s =', found %s",
+                                                absl::CHexEscape(t.text), Describe(*value)));
+    }
+    return absl::OkStatus();
+  }
+
+  // A node statement `t [attrs]`.
+  absl::Status ParseNodeStatement(const Token& t) {
+    absl::StatusOr<int> node = NodeIndex(t);
+    if (!node.ok()) return node.status();
+    Attrs attrs;
+    if (absl::Status s = ParseAttrLists(attrs, /*required=*/false); !s.ok()) return s;
+    for (auto& [k, v] : attrs) {
+      if (absl::Status s = CheckNodeKey(k, v.line); !s.ok()) return s;
+      nodes_[*node].attrs[k] = v;
+    }
+    return absl::OkStatus();
+  }
+
+  // An edge chain `t -- b -- c [attrs]`: one edge per `--`.
+  absl::Status ParseEdgeChain(const Token& t) {
     std::vector<std::pair<int, int>> chain;  // Node index, line.
-    absl::StatusOr<int> first = NodeIndex(*t);
+    absl::StatusOr<int> first = NodeIndex(t);
     if (!first.ok()) return first.status();
-    chain.push_back({*first, t->line});
+    chain.push_back({*first, t.line});
     while (true) {
       absl::StatusOr<Token> op = PeekToken();
       if (!op.ok()) return op.status();
@@ -462,27 +486,36 @@ class Parser {
       if (absl::Status s = CheckEdgeKey(k, v.line); !s.ok()) return s;
     }
     for (size_t i = 0; i + 1 < chain.size(); ++i) {
-      const int a = chain[i].first, b = chain[i + 1].first, line = chain[i + 1].second;
-      if (a == b) {
-        return Error(line, absl::StrFormat("self-loop %s -- %s; allowed: links between two "
-                                           "different nodes",
-                                           Q(nodes_[a].name), Q(nodes_[b].name)));
+      if (absl::Status s = AddEdge(chain[i].first, chain[i + 1].first, chain[i + 1].second, attrs);
+          !s.ok()) {
+        return s;
       }
-      const std::pair<int, int> key = std::minmax(a, b);
-      if (auto [it, inserted] = edge_lines_.emplace(key, line); !inserted) {
-        return Error(line, absl::StrFormat("duplicate link %s -- %s (first at line %d); allowed: "
-                                           "one edge per node pair (give it the combined "
-                                           "bandwidth)",
-                                           Q(nodes_[a].name), Q(nodes_[b].name), it->second));
-      }
-      if (static_cast<int64_t>(edges_.size()) >= kMaxEdges) {
-        return Error(
-            line, absl::StrFormat("more than %d edges; allowed: at most %d", kMaxEdges, kMaxEdges));
-      }
-      ParsedEdge e{a, b, line, edge_defaults_};
-      for (auto& [k, v] : attrs) e.attrs[k] = v;
-      edges_.push_back(std::move(e));
     }
+    return absl::OkStatus();
+  }
+
+  // The edge a -- b of line `line`: no self-loop, no second edge between a pair, at most
+  // kMaxEdges; the edge defaults, then `attrs`.
+  absl::Status AddEdge(int a, int b, int line, const Attrs& attrs) {
+    if (a == b) {
+      return Error(line, absl::StrFormat("self-loop %s -- %s; allowed: links between two "
+                                         "different nodes",
+                                         Q(nodes_[a].name), Q(nodes_[b].name)));
+    }
+    const std::pair<int, int> key = std::minmax(a, b);
+    if (auto [it, inserted] = edge_lines_.emplace(key, line); !inserted) {
+      return Error(line, absl::StrFormat("duplicate link %s -- %s (first at line %d); allowed: "
+                                         "one edge per node pair (give it the combined "
+                                         "bandwidth)",
+                                         Q(nodes_[a].name), Q(nodes_[b].name), it->second));
+    }
+    if (static_cast<int64_t>(edges_.size()) >= kMaxEdges) {
+      return Error(
+          line, absl::StrFormat("more than %d edges; allowed: at most %d", kMaxEdges, kMaxEdges));
+    }
+    ParsedEdge e{a, b, line, edge_defaults_};
+    for (auto& [k, v] : attrs) e.attrs[k] = v;
+    edges_.push_back(std::move(e));
     return absl::OkStatus();
   }
 
