@@ -11,11 +11,58 @@ namespace {
 constexpr double kMinLinkBytesPerS = 1e3;
 constexpr double kMaxLinkBytesPerS = 1e15;
 
+// The parameters of --topology hierarchical's hosts and inter-node fabric (hierarchical.*).
+std::vector<core::Param> HostParams(HierarchicalParams& h) {
+  using core::Unit;
+  return {
+      {"node.gpus", Unit::kCount, "hierarchical: GPUs per host", &h.gpus_per_node, 1, 256},
+      {"node.fabric",
+       Unit::kCount,
+       "hierarchical: GPUs joined inside a host by",
+       &h.intra,
+       0,
+       0,
+       {"nvswitch", "nvlink-pairs", "nvlink-mesh", "pcie"}},
+      {"nvlink.bandwidth", Unit::kBytesPerSecond,
+       "hierarchical: per direction, GPU to NVSwitch or per NVLink pair",
+       &h.nvlink_bandwidth_bytes_per_s, 1e3, 1e15},
+      {"nvlink.latency", Unit::kSeconds, "hierarchical: NVLink latency per hop",
+       &h.nvlink_latency_s, 0, 1},
+      {"pcie.gpus_per_switch", Unit::kCount, "hierarchical: GPUs under one PCIe switch",
+       &h.gpus_per_pcie_switch, 1, 256},
+      {"pcie.bandwidth", Unit::kBytesPerSecond, "hierarchical: PCIe link, per direction",
+       &h.pcie_bandwidth_bytes_per_s, 1e3, 1e15},
+      {"pcie.latency", Unit::kSeconds, "hierarchical: PCIe latency per hop", &h.pcie_latency_s, 0,
+       1},
+      {"node.sockets", Unit::kCount, "hierarchical: CPU sockets per host (PCIe roots)", &h.sockets,
+       1, 16},
+      {"socket.bandwidth", Unit::kBytesPerSecond, "hierarchical: socket bridge, per direction",
+       &h.socket_bandwidth_bytes_per_s, 1e3, 1e15},
+      {"socket.stream_bandwidth", Unit::kBytesPerSecond,
+       "hierarchical: the most one flow moves across a socket bridge (0 = no per-flow limit)",
+       &h.socket_stream_bytes_per_s, 0, 1e15},
+      {"socket.latency", Unit::kSeconds, "hierarchical: socket bridge latency", &h.socket_latency_s,
+       0, 1},
+      {"nic.count", Unit::kCount, "hierarchical: NICs per host", &h.nics_per_node, 1, 64},
+      {"nic.bandwidth", Unit::kBytesPerSecond, "hierarchical: per NIC, per direction",
+       &h.nic_bandwidth_bytes_per_s, 1e3, 1e15},
+      {"nic.latency", Unit::kSeconds, "hierarchical: NIC to fabric latency per hop",
+       &h.nic_latency_s, 0, 1},
+      {"inter.fabric",
+       Unit::kCount,
+       "hierarchical: hosts joined by",
+       &h.inter,
+       0,
+       0,
+       {"switch", "fattree"}},
+  };
+}
+
 }  // namespace
 
 std::vector<core::Param> NetworkConfig::Params() {
   using core::Unit;
-  return {
+  std::vector<core::Param> params = {
       {"link.bandwidth", Unit::kBytesPerSecond, "link bandwidth per direction",
        &link_bandwidth_bytes_per_s, kMinLinkBytesPerS, kMaxLinkBytesPerS},
       {"link.bandwidth_axis0", Unit::kBytesPerSecond,
@@ -72,49 +119,9 @@ std::vector<core::Param> NetworkConfig::Params() {
        "its one neighbour, so a bidirectional ring's halves take a link each",
        &torus_length2_links, 1, 2},
       // Read by --topology hierarchical only.
-      {"node.gpus", Unit::kCount, "hierarchical: GPUs per host", &hierarchical.gpus_per_node, 1,
-       256},
-      {"node.fabric",
-       Unit::kCount,
-       "hierarchical: GPUs joined inside a host by",
-       &hierarchical.intra,
-       0,
-       0,
-       {"nvswitch", "nvlink-pairs", "nvlink-mesh", "pcie"}},
-      {"nvlink.bandwidth", Unit::kBytesPerSecond,
-       "hierarchical: per direction, GPU to NVSwitch or per NVLink pair",
-       &hierarchical.nvlink_bandwidth_bytes_per_s, 1e3, 1e15},
-      {"nvlink.latency", Unit::kSeconds, "hierarchical: NVLink latency per hop",
-       &hierarchical.nvlink_latency_s, 0, 1},
-      {"pcie.gpus_per_switch", Unit::kCount, "hierarchical: GPUs under one PCIe switch",
-       &hierarchical.gpus_per_pcie_switch, 1, 256},
-      {"pcie.bandwidth", Unit::kBytesPerSecond, "hierarchical: PCIe link, per direction",
-       &hierarchical.pcie_bandwidth_bytes_per_s, 1e3, 1e15},
-      {"pcie.latency", Unit::kSeconds, "hierarchical: PCIe latency per hop",
-       &hierarchical.pcie_latency_s, 0, 1},
-      {"node.sockets", Unit::kCount, "hierarchical: CPU sockets per host (PCIe roots)",
-       &hierarchical.sockets, 1, 16},
-      {"socket.bandwidth", Unit::kBytesPerSecond, "hierarchical: socket bridge, per direction",
-       &hierarchical.socket_bandwidth_bytes_per_s, 1e3, 1e15},
-      {"socket.stream_bandwidth", Unit::kBytesPerSecond,
-       "hierarchical: the most one flow moves across a socket bridge (0 = no per-flow limit)",
-       &hierarchical.socket_stream_bytes_per_s, 0, 1e15},
-      {"socket.latency", Unit::kSeconds, "hierarchical: socket bridge latency",
-       &hierarchical.socket_latency_s, 0, 1},
-      {"nic.count", Unit::kCount, "hierarchical: NICs per host", &hierarchical.nics_per_node, 1,
-       64},
-      {"nic.bandwidth", Unit::kBytesPerSecond, "hierarchical: per NIC, per direction",
-       &hierarchical.nic_bandwidth_bytes_per_s, 1e3, 1e15},
-      {"nic.latency", Unit::kSeconds, "hierarchical: NIC to fabric latency per hop",
-       &hierarchical.nic_latency_s, 0, 1},
-      {"inter.fabric",
-       Unit::kCount,
-       "hierarchical: hosts joined by",
-       &hierarchical.inter,
-       0,
-       0,
-       {"switch", "fattree"}},
   };
+  for (core::Param& p : HostParams(hierarchical)) params.push_back(std::move(p));
+  return params;
 }
 
 absl::Status NetworkConfig::Validate() {
