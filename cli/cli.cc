@@ -154,34 +154,21 @@ absl::Status Run(const std::vector<std::string>& args, std::ostream& out, std::o
   return absl::OkStatus();
 }
 
-// `compare`: the same scenario under several algorithms, one table, one HDF5 file.
-absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  const po::options_description own = CompareDescription();
-  MESHSIM_ASSIGN_OR_RETURN(RawOptions raw, ParseRunArgs(args, "compare", &own));
+// Whether the raw options give `key` a value for which `pred(value)` holds.
+template <typename Pred>
+bool Gives(const RawOptions& raw, const std::string& key, Pred pred) {
+  return std::any_of(raw.values.begin(), raw.values.end(),
+                     [&](const auto& kv) { return kv.first == key && pred(kv.second); });
+}
+
+// --algorithms (or its default, kCompareLayerDefault for --workload layer) as a list: no empty
+// entry, none twice.
+absl::StatusOr<std::vector<std::string>> ComparedAlgorithms(const RawOptions& raw, bool layer) {
   std::optional<std::string> list;  // Given, possibly empty: an empty list is refused.
   for (const auto& [key, value] : raw.own) {
     if (key == "algorithms") list = value;
   }
-  if (raw.help) {
-    out << "usage: meshsim compare [--algorithms A,B,...] [run options] [--out RUNS.h5] "
-           "[--trace FIRST.json]\n(default algorithms: "
-        << kCompareDefault << "; with --workload layer: " << kCompareLayerDefault << ")\n";
-    return absl::OkStatus();
-  }
-  for (const auto& [key, value] : raw.values) {
-    if (key == "algorithm") {
-      return absl::InvalidArgumentError(
-          "--algorithm: not allowed with compare; use --algorithms A,B,...");
-    }
-  }
-  // --workload layer compares the layer plugins, each on its own `--mesh auto`
-  // (ResolveLayerMesh); the other workloads the GeMM plugins.
-  const bool layer = std::any_of(raw.values.begin(), raw.values.end(), [](const auto& kv) {
-    return kv.first == "workload" && kv.second == "layer";
-  });
-  if (!list.has_value()) {
-    list = layer ? kCompareLayerDefault : kCompareDefault;
-  }
+  if (!list.has_value()) list = layer ? kCompareLayerDefault : kCompareDefault;
   std::vector<std::string> names = absl::StrSplit(*list, ',');
   if (std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.empty(); })) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -195,19 +182,23 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
           "--algorithms: '%s' is not allowed; '%s' is listed twice", *list, names[i]));
     }
   }
-  // With --mesh auto, the 2D baselines run on the mesh the autotuner picks for MeshSlice, so the
-  // comparison is on equal terms (Cannon keeps the squarest mesh: it needs a square one).
+  return names;
+}
+
+// Each algorithm's run of the scenario, every one validated before any is simulated. With
+// --mesh auto, the 2D baselines run on the mesh the autotuner picks for MeshSlice, so the
+// comparison is on equal terms (Cannon keeps the squarest mesh: it needs a square one).
+absl::StatusOr<std::vector<RunOptions>> ResolveComparedRuns(const RawOptions& raw,
+                                                            const std::vector<std::string>& names,
+                                                            bool layer) {
   std::string shared_mesh;
-  const bool mesh_given = std::any_of(raw.values.begin(), raw.values.end(), [](const auto& kv) {
-    return kv.first == "mesh" && kv.second != "auto";
-  });
+  const bool mesh_given = Gives(raw, "mesh", [](const std::string& v) { return v != "auto"; });
   if (!mesh_given && !layer) {
     RawOptions r = raw;
     r.values.emplace_back("algorithm", "meshslice");
     MESHSIM_ASSIGN_OR_RETURN(RunOptions o, ResolveRunOptions(r, Unread::kAllow));
     MESHSIM_ASSIGN_OR_RETURN(shared_mesh, ResolvedMesh(o));
   }
-  // Validate every run before simulating any.
   std::vector<RunOptions> runs;
   for (const std::string& name : names) {
     MESHSIM_ASSIGN_OR_RETURN(const algorithms::AlgorithmInfo* info,
@@ -228,19 +219,23 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
     }
     runs.push_back(std::move(o));
   }
-  {
-    std::vector<const RunOptions*> ptrs;
-    for (const RunOptions& o : runs) ptrs.push_back(&o);
-    std::vector<std::pair<std::string, std::string>> given = raw.values;
-    for (auto& kv : SetPairs(raw.sets)) given.push_back(std::move(kv));
-    MESHSIM_RETURN_IF_ERROR(CheckReadByAny(
-        given, ptrs, absl::StrCat("the compared runs (", absl::StrJoin(names, ", "), ")")));
-  }
+  std::vector<const RunOptions*> ptrs;
+  for (const RunOptions& o : runs) ptrs.push_back(&o);
+  std::vector<std::pair<std::string, std::string>> given = raw.values;
+  for (auto& kv : SetPairs(raw.sets)) given.push_back(std::move(kv));
+  MESHSIM_RETURN_IF_ERROR(CheckReadByAny(
+      given, ptrs, absl::StrCat("the compared runs (", absl::StrJoin(names, ", "), ")")));
   for (const RunOptions& o : runs) MESHSIM_RETURN_IF_ERROR(CheckRun(o));
-  // Timelines only where an output needs them: every run for --out, the first for --trace. Each
-  // run's timeline goes to the files as soon as the run ends and is dropped, so one timeline at a
-  // time is in memory (the budget is per run, not divided among the algorithms). The outputs are
-  // opened before the first simulation, so a path that cannot be written costs no simulation.
+  return runs;
+}
+
+// Simulates the compared runs one after the other; returns their config and metrics. Timelines
+// only where an output needs them: every run for --out, the first for --trace. Each run's
+// timeline goes to the files as soon as the run ends and is dropped, so one timeline at a time is
+// in memory (the budget is per run, not divided among the algorithms). The outputs are opened
+// before the first simulation, so a path that cannot be written costs no simulation.
+absl::StatusOr<std::vector<formats::RunRecord>> SimulateCompared(
+    std::vector<RunOptions>& runs, const std::vector<std::string>& names, std::ostream& err) {
   const RunOptions& first = runs.front();
   for (size_t i = 0; i < runs.size(); ++i) {
     runs[i].keep_timeline = !runs[i].out.empty() || (i == 0 && !runs[i].trace.empty());
@@ -260,8 +255,7 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
     MESHSIM_RETURN_IF_ERROR(ForOption("trace", staged.status()));
     trace.emplace(std::move(*staged));
   }
-  std::vector<formats::RunRecord>
-      records;  // Config and metrics; the timelines are written and dropped.
+  std::vector<formats::RunRecord> records;
   for (size_t i = 0; i < runs.size(); ++i) {
     err << "simulating " << names[i] << " ...\n";
     MESHSIM_ASSIGN_OR_RETURN(formats::RunRecord rec, Simulate(runs[i]));
@@ -276,6 +270,31 @@ absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, st
   }
   if (writer) MESHSIM_RETURN_IF_ERROR(ForOption("out", writer->Commit({})));
   if (trace) MESHSIM_RETURN_IF_ERROR(ForOption("trace", trace->Commit()));
+  return records;
+}
+
+// `compare`: the same scenario under several algorithms, one table, one HDF5 file.
+absl::Status Compare(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const po::options_description own = CompareDescription();
+  MESHSIM_ASSIGN_OR_RETURN(RawOptions raw, ParseRunArgs(args, "compare", &own));
+  if (raw.help) {
+    out << "usage: meshsim compare [--algorithms A,B,...] [run options] [--out RUNS.h5] "
+           "[--trace FIRST.json]\n(default algorithms: "
+        << kCompareDefault << "; with --workload layer: " << kCompareLayerDefault << ")\n";
+    return absl::OkStatus();
+  }
+  if (Gives(raw, "algorithm", [](const std::string&) { return true; })) {
+    return absl::InvalidArgumentError(
+        "--algorithm: not allowed with compare; use --algorithms A,B,...");
+  }
+  // --workload layer compares the layer plugins, each on its own `--mesh auto`
+  // (ResolveLayerMesh); the other workloads the GeMM plugins.
+  const bool layer = Gives(raw, "workload", [](const std::string& v) { return v == "layer"; });
+  MESHSIM_ASSIGN_OR_RETURN(const std::vector<std::string> names, ComparedAlgorithms(raw, layer));
+  MESHSIM_ASSIGN_OR_RETURN(std::vector<RunOptions> runs, ResolveComparedRuns(raw, names, layer));
+  MESHSIM_ASSIGN_OR_RETURN(const std::vector<formats::RunRecord> records,
+                           SimulateCompared(runs, names, err));
+  const RunOptions& first = runs.front();
   std::vector<const formats::RunRecord*> ptrs;
   for (const formats::RunRecord& r : records) ptrs.push_back(&r);
   if (first.format == "table") {

@@ -121,173 +121,193 @@ std::vector<OptionDoc> RunOptionDocs(bool portable) {
       RunOnlyDescription(portable ? BudgetDefaults::kPortable : BudgetDefaults::kThisMachine)));
 }
 
+namespace {
+
+// The options of a command that has --help only.
+std::vector<OptionDoc> HelpOnly() { return Docs(Valued({})); }
+
+// Sets the value choices of the option `name` among `options`.
+void SetChoices(std::vector<OptionDoc>& options, const std::string& name,
+                std::vector<std::string> choices) {
+  for (OptionDoc& o : options) {
+    if (o.name == name) o.choices = choices;
+  }
+}
+
+CommandDoc RunCommand() {
+  CommandDoc d;
+  d.name = "run";
+  d.synopsis =
+      "run [--config FILE] [OPTIONS] [--out RUN.h5] [--trace RUN.json|RUN.pftrace] "
+      "[--format table|json|csv]";
+  d.summary = "Simulate one scenario.";
+  d.options = RunOptionDocs(/*portable=*/true);
+  d.note =
+      "An option given (on the command line or in the --config file) that the run does not "
+      "read is refused, e.g. --bytes without --workload collective. Every system parameter "
+      "below is an option too (`--hbm.bandwidth 600GB/s`).";
+  return d;
+}
+
+CommandDoc SweepCommand() {
+  CommandDoc d;
+  d.name = "sweep";
+  d.synopsis =
+      "sweep EXPERIMENT.ini [--out SWEEP.h5] [--jobs N] [--shard K/N] [--timelines] "
+      "[--keep-going] [--format table|json|csv]";
+  d.summary =
+      "Every combination of the experiment's values, in parallel, into one HDF5 archive "
+      "(docs/experiments.md).";
+  d.positional = {{"FILE"}};
+  d.options = WithChoices(Docs(SweepDescription()));
+  d.note = "The experiment's keys are the options of `meshsim run`.";
+  return d;
+}
+
+CommandDoc MergeCommand() {
+  CommandDoc d;
+  d.name = "merge";
+  d.synopsis = "merge OUT.h5 IN.h5...";
+  d.summary = "Join the archives of a sharded sweep.";
+  d.positional = {{"FILE"}, {"FILE"}};
+  d.repeat_last = true;
+  d.options = HelpOnly();
+  return d;
+}
+
+CommandDoc TuneCommand() {
+  CommandDoc d;
+  d.name = "tune";
+  d.synopsis = absl::StrCat("tune [run options] [--cost-model ", CostModelChoices(),
+                            "] [--validate] [--format table|json]");
+  d.summary =
+      "The MeshSlice autotuner's mesh and per-layer slice count, or with --algorithm atp ATP's "
+      "mesh search.";
+  d.options = Docs(TuneDescription());
+  SetChoices(d.options, "cost-model", algorithms::CostModel::Names());
+  d.all_run_options = true;
+  d.note = "`meshsim tune --help` says which run options each search reads.";
+  return d;
+}
+
+CommandDoc CompareCommand() {
+  CommandDoc d;
+  d.name = "compare";
+  d.synopsis = "compare [--algorithms A,B,...] [run options] [--out RUNS.h5] [--trace FIRST.json]";
+  d.summary =
+      "The same scenario under several algorithms, side by side (with --mesh auto the 2D "
+      "baselines share MeshSlice's tuned mesh; Cannon keeps a square one).";
+  d.options = Docs(CompareDescription());
+  d.all_run_options = true;
+  d.note = "Takes every option of `meshsim run` except --algorithm.";
+  return d;
+}
+
+CommandDoc ReshardCommand() {
+  CommandDoc d;
+  d.name = "reshard";
+  d.synopsis =
+      "reshard --src-mesh RxC --src-placement A-B --src-spec SPEC --dst-mesh RxC "
+      "--dst-placement A-B --dst-spec SPEC --shape D0,D1,... [--strategy S] [--scheduler S] "
+      "[run options]";
+  d.summary = "One cross-mesh resharding task (docs/resharding.md).";
+  d.options = Docs(ReshardDescription());
+  SetChoices(d.options, "strategy", RunOptionChoices("reshard"));
+  SetChoices(d.options, "scheduler", RunOptionChoices("reshard-scheduler"));
+  d.options.insert(d.options.begin(), HelpOnly().front());
+  d.run_options = ReshardRunKeys();
+  d.run_options.push_back("set");
+  d.run_options.push_back("config");
+  d.note = "comm.packets defaults to 100 here (the paper's K ~ 100 broadcast chunks).";
+  return d;
+}
+
+CommandDoc TraceCommand() {
+  CommandDoc d;
+  d.name = "trace";
+  d.synopsis =
+      "trace FILE.h5 [--run NAME] --out TRACE.json|TRACE.pftrace [--detail auto|full|minimal] "
+      "[--trace-format json|perfetto]";
+  d.summary = "Export a stored run as a Chrome (JSON) or Perfetto (protobuf) trace.";
+  d.positional = {{"FILE"}};
+  d.options = Docs(TraceDescription());
+  SetChoices(d.options, "detail", RunOptionChoices("trace-detail"));
+  SetChoices(d.options, "trace-format", RunOptionChoices("trace-format"));
+  return d;
+}
+
+CommandDoc ReportCommand() {
+  CommandDoc d;
+  d.name = "report";
+  d.synopsis = "report FILE.h5 [--run NAME] [--format table|json|csv]";
+  d.summary = "Print the metrics of stored runs.";
+  d.positional = {{"FILE"}};
+  d.options = WithChoices(Docs(ReportDescription()));
+  return d;
+}
+
+CommandDoc ListCommand() {
+  CommandDoc d;
+  d.name = "list";
+  d.synopsis = absl::StrCat("list ", absl::StrJoin(ListTopics(), "|"));
+  d.summary = "The registered names of one kind, with their descriptions.";
+  d.positional = {ListTopics()};
+  d.options = HelpOnly();
+  return d;
+}
+
+CommandDoc ShowCommand() {
+  CommandDoc d;
+  d.name = "show";
+  d.synopsis =
+      "show system NAME | show topology NAME [--chips N] [--system S] [--set KEY=VALUE]... "
+      "[--dot]";
+  d.summary =
+      "Every parameter of a system preset with its unit (a valid config file), or a built "
+      "topology: nodes, hosts and links by class.";
+  std::vector<std::string> names = SystemNames();
+  for (const std::string& t : Topologies()) names.push_back(t);
+  d.positional = {{"system", "topology"}, names};
+  d.options = HelpOnly();
+  d.options.push_back(
+      OptionDoc{.name = "dot",
+                .takes_value = false,
+                .description = "show topology: print the topology as a Graphviz graph"});
+  d.run_options = {"chips", "system", "set", "config"};
+  d.note = "`show topology` takes the run options that shape the machine.";
+  return d;
+}
+
+CommandDoc HelpCommand() {
+  CommandDoc d;
+  d.name = "help";
+  d.synopsis = "help [COMMAND] [--markdown]";
+  d.summary =
+      "The list of commands, one command's help (as `COMMAND --help`), or with --markdown this "
+      "reference.";
+  d.options = Docs(HelpDescription());
+  return d;
+}
+
+CommandDoc CompletionCommand() {
+  CommandDoc d;
+  d.name = "completion";
+  d.synopsis = "completion bash|zsh";
+  d.summary =
+      "A shell completion script for commands, options and their values (install: "
+      "README.md).";
+  d.positional = {{"bash", "zsh"}};
+  d.options = HelpOnly();
+  return d;
+}
+
+}  // namespace
+
 std::vector<CommandDoc> Commands() {
-  const std::vector<OptionDoc> help_only = Docs(Valued({}));
-  std::vector<CommandDoc> c;
-  {
-    CommandDoc d;
-    d.name = "run";
-    d.synopsis =
-        "run [--config FILE] [OPTIONS] [--out RUN.h5] [--trace RUN.json|RUN.pftrace] "
-        "[--format table|json|csv]";
-    d.summary = "Simulate one scenario.";
-    d.options = RunOptionDocs(/*portable=*/true);
-    d.note =
-        "An option given (on the command line or in the --config file) that the run does not "
-        "read is refused, e.g. --bytes without --workload collective. Every system parameter "
-        "below is an option too (`--hbm.bandwidth 600GB/s`).";
-    c.push_back(std::move(d));
-  }
-  {
-    CommandDoc d;
-    d.name = "sweep";
-    d.synopsis =
-        "sweep EXPERIMENT.ini [--out SWEEP.h5] [--jobs N] [--shard K/N] [--timelines] "
-        "[--keep-going] [--format table|json|csv]";
-    d.summary =
-        "Every combination of the experiment's values, in parallel, into one HDF5 archive "
-        "(docs/experiments.md).";
-    d.positional = {{"FILE"}};
-    d.options = WithChoices(Docs(SweepDescription()));
-    d.note = "The experiment's keys are the options of `meshsim run`.";
-    c.push_back(std::move(d));
-  }
-  {
-    CommandDoc d;
-    d.name = "merge";
-    d.synopsis = "merge OUT.h5 IN.h5...";
-    d.summary = "Join the archives of a sharded sweep.";
-    d.positional = {{"FILE"}, {"FILE"}};
-    d.repeat_last = true;
-    d.options = help_only;
-    c.push_back(std::move(d));
-  }
-  {
-    CommandDoc d;
-    d.name = "tune";
-    d.synopsis = absl::StrCat("tune [run options] [--cost-model ", CostModelChoices(),
-                              "] [--validate] [--format table|json]");
-    d.summary =
-        "The MeshSlice autotuner's mesh and per-layer slice count, or with --algorithm atp ATP's "
-        "mesh search.";
-    d.options = Docs(TuneDescription());
-    for (OptionDoc& o : d.options) {
-      if (o.name == "cost-model") {
-        o.choices = algorithms::CostModel::Names();
-      }
-    }
-    d.all_run_options = true;
-    d.note = "`meshsim tune --help` says which run options each search reads.";
-    c.push_back(std::move(d));
-  }
-  {
-    CommandDoc d;
-    d.name = "compare";
-    d.synopsis =
-        "compare [--algorithms A,B,...] [run options] [--out RUNS.h5] [--trace FIRST.json]";
-    d.summary =
-        "The same scenario under several algorithms, side by side (with --mesh auto the 2D "
-        "baselines share MeshSlice's tuned mesh; Cannon keeps a square one).";
-    d.options = Docs(CompareDescription());
-    d.all_run_options = true;
-    d.note = "Takes every option of `meshsim run` except --algorithm.";
-    c.push_back(std::move(d));
-  }
-  {
-    CommandDoc d;
-    d.name = "reshard";
-    d.synopsis =
-        "reshard --src-mesh RxC --src-placement A-B --src-spec SPEC --dst-mesh RxC "
-        "--dst-placement A-B --dst-spec SPEC --shape D0,D1,... [--strategy S] [--scheduler S] "
-        "[run options]";
-    d.summary = "One cross-mesh resharding task (docs/resharding.md).";
-    d.options = Docs(ReshardDescription());
-    for (OptionDoc& o : d.options) {
-      if (o.name == "strategy") o.choices = RunOptionChoices("reshard");
-      if (o.name == "scheduler") o.choices = RunOptionChoices("reshard-scheduler");
-    }
-    d.options.insert(d.options.begin(), help_only.front());
-    d.run_options = ReshardRunKeys();
-    d.run_options.push_back("set");
-    d.run_options.push_back("config");
-    d.note = "comm.packets defaults to 100 here (the paper's K ~ 100 broadcast chunks).";
-    c.push_back(std::move(d));
-  }
-  {
-    CommandDoc d;
-    d.name = "trace";
-    d.synopsis =
-        "trace FILE.h5 [--run NAME] --out TRACE.json|TRACE.pftrace [--detail auto|full|minimal] "
-        "[--trace-format json|perfetto]";
-    d.summary = "Export a stored run as a Chrome (JSON) or Perfetto (protobuf) trace.";
-    d.positional = {{"FILE"}};
-    d.options = Docs(TraceDescription());
-    for (OptionDoc& o : d.options) {
-      if (o.name == "detail") o.choices = RunOptionChoices("trace-detail");
-      if (o.name == "trace-format") o.choices = RunOptionChoices("trace-format");
-    }
-    c.push_back(std::move(d));
-  }
-  {
-    CommandDoc d;
-    d.name = "report";
-    d.synopsis = "report FILE.h5 [--run NAME] [--format table|json|csv]";
-    d.summary = "Print the metrics of stored runs.";
-    d.positional = {{"FILE"}};
-    d.options = WithChoices(Docs(ReportDescription()));
-    c.push_back(std::move(d));
-  }
-  {
-    CommandDoc d;
-    d.name = "list";
-    d.synopsis = absl::StrCat("list ", absl::StrJoin(ListTopics(), "|"));
-    d.summary = "The registered names of one kind, with their descriptions.";
-    d.positional = {ListTopics()};
-    d.options = help_only;
-    c.push_back(std::move(d));
-  }
-  {
-    CommandDoc d;
-    d.name = "show";
-    d.synopsis =
-        "show system NAME | show topology NAME [--chips N] [--system S] [--set KEY=VALUE]... "
-        "[--dot]";
-    d.summary =
-        "Every parameter of a system preset with its unit (a valid config file), or a built "
-        "topology: nodes, hosts and links by class.";
-    std::vector<std::string> names = SystemNames();
-    for (const std::string& t : Topologies()) names.push_back(t);
-    d.positional = {{"system", "topology"}, names};
-    d.options = help_only;
-    d.options.push_back(
-        OptionDoc{.name = "dot",
-                  .takes_value = false,
-                  .description = "show topology: print the topology as a Graphviz graph"});
-    d.run_options = {"chips", "system", "set", "config"};
-    d.note = "`show topology` takes the run options that shape the machine.";
-    c.push_back(std::move(d));
-  }
-  {
-    CommandDoc d;
-    d.name = "help";
-    d.synopsis = "help [COMMAND] [--markdown]";
-    d.summary =
-        "The list of commands, one command's help (as `COMMAND --help`), or with --markdown this "
-        "reference.";
-    d.options = Docs(HelpDescription());
-    c.push_back(std::move(d));
-  }
-  {
-    CommandDoc d;
-    d.name = "completion";
-    d.synopsis = "completion bash|zsh";
-    d.summary =
-        "A shell completion script for commands, options and their values (install: "
-        "README.md).";
-    d.positional = {{"bash", "zsh"}};
-    d.options = help_only;
-    c.push_back(std::move(d));
-  }
+  std::vector<CommandDoc> c = {RunCommand(),   SweepCommand(),   MergeCommand(),
+                               TuneCommand(),  CompareCommand(), ReshardCommand(),
+                               TraceCommand(), ReportCommand(),  ListCommand(),
+                               ShowCommand(),  HelpCommand(),    CompletionCommand()};
   // `help` completes command names.
   for (CommandDoc& d : c) {
     if (d.name == "help") d.positional = {Names(c)};

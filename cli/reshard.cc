@@ -153,22 +153,49 @@ po::options_description ReshardDescription() {
 
 std::vector<std::string> ReshardRunKeys() { return {std::begin(kRunKeys), std::end(kRunKeys)}; }
 
-absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  const po::options_description own = ReshardDescription();
-  MESHSIM_ASSIGN_OR_RETURN(RawOptions raw, ParseRunArgs(args, "reshard", &own));
-  if (raw.help) {
-    std::ostringstream os;
-    os << own;
-    out << kUsage << "\n\n"
-        << os.str()
-        << "  --seed arg            --scheduler greedy, ensemble: seed of the randomized greedy "
-           "scheduler (default 1)\n"
-        << "A scheduler option the --scheduler does not read is refused.\n"
-        << "  run options: --system, --stack, --chips, --topology, --set KEY=VALUE, --config "
-           "FILE, --format, --out, --trace\n"
-        << "comm.packets defaults to 100 here (the paper's K ~ 100 broadcast chunks).\n";
-    return absl::OkStatus();
+namespace {
+
+// The values of reshard's own options (--seed included), by key.
+class OwnValues {
+ public:
+  explicit OwnValues(std::map<std::string, std::string> values) : values_(std::move(values)) {}
+
+  absl::StatusOr<std::string> Get(const std::string& key) const {
+    auto it = values_.find(key);
+    if (it == values_.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s: required (see `meshsim reshard --help`)", key));
+    }
+    return it->second;
   }
+  std::string GetOr(const std::string& key, const std::string& fallback) const {
+    auto it = values_.find(key);
+    return it == values_.end() ? fallback : it->second;
+  }
+  const std::string* Find(const std::string& key) const {
+    auto it = values_.find(key);
+    return it == values_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  std::map<std::string, std::string> values_;
+};
+
+void PrintReshardHelp(const po::options_description& own, std::ostream& out) {
+  std::ostringstream os;
+  os << own;
+  out << kUsage << "\n\n"
+      << os.str()
+      << "  --seed arg            --scheduler greedy, ensemble: seed of the randomized greedy "
+         "scheduler (default 1)\n"
+      << "A scheduler option the --scheduler does not read is refused.\n"
+      << "  run options: --system, --stack, --chips, --topology, --set KEY=VALUE, --config "
+         "FILE, --format, --out, --trace\n"
+      << "comm.packets defaults to 100 here (the paper's K ~ 100 broadcast chunks).\n";
+}
+
+// Refuses run options other than kRunKeys; takes --seed out of the run options into reshard's own.
+absl::StatusOr<OwnValues> TakeOwnValues(RawOptions& raw) {
   for (const auto& [key, value] : raw.values) {
     if (std::find(std::begin(kRunKeys), std::end(kRunKeys), key) == std::end(kRunKeys)) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -179,7 +206,7 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
   }
   std::map<std::string, std::string> own_values(raw.own.begin(), raw.own.end());
   // --seed is a run option (read there by the pipeline's resharding), but here the scheduler
-  // is --scheduler's: it is read below, not by ResolveRunOptions.
+  // is --scheduler's: it is read by ParseReshardOptions, not by ResolveRunOptions.
   for (auto it = raw.values.begin(); it != raw.values.end();) {
     if (it->first != "seed") {
       ++it;
@@ -188,18 +215,11 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
     own_values["seed"] = it->second;
     it = raw.values.erase(it);
   }
-  const auto get = [&](const std::string& key) -> absl::StatusOr<std::string> {
-    auto it = own_values.find(key);
-    if (it == own_values.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--%s: required (see `meshsim reshard --help`)", key));
-    }
-    return it->second;
-  };
-  const auto get_or = [&](const std::string& key, const std::string& fallback) {
-    auto it = own_values.find(key);
-    return it == own_values.end() ? fallback : it->second;
-  };
+  return OwnValues(std::move(own_values));
+}
+
+// The run options (system, chips, outputs) with reshard's default of comm.packets.
+absl::StatusOr<RunOptions> ResolveReshardRunOptions(RawOptions& raw) {
   // The paper's broadcast uses K ≈ 100 chunks (§3.1); a user's --set wins.
   const bool packets_given = std::any_of(raw.sets.begin(), raw.sets.end(), [](const auto& s) {
     return s.rfind("comm.packets=", 0) == 0;
@@ -211,19 +231,23 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
   if (options.format != "table" && options.format != "json") {
     return Invalid("format", options.format, "allowed: table, json");
   }
+  return options;
+}
 
+// The tensor, its two placed meshes and their sharding specs, checked.
+absl::StatusOr<rs::ReshardProblem> ParseReshardProblem(const OwnValues& own, int chips) {
   rs::ReshardProblem p;
-  MESHSIM_ASSIGN_OR_RETURN(std::string shape_text, get("shape"));
+  MESHSIM_ASSIGN_OR_RETURN(std::string shape_text, own.Get("shape"));
   MESHSIM_ASSIGN_OR_RETURN(p.shape, ParseShape(shape_text));
   MESHSIM_ASSIGN_OR_RETURN(int64_t dtype,
-                           Integer("dtype-bytes", get_or("dtype-bytes", "2"), 1, 64));
+                           Integer("dtype-bytes", own.GetOr("dtype-bytes", "2"), 1, 64));
   p.element_bytes = static_cast<int>(dtype);
   for (const std::string side : {"src", "dst"}) {
     rs::ShardedTensor& t = side == "src" ? p.src : p.dst;
-    MESHSIM_ASSIGN_OR_RETURN(std::string mesh_text, get(side + "-mesh"));
-    MESHSIM_ASSIGN_OR_RETURN(std::string placement_text, get(side + "-placement"));
-    MESHSIM_ASSIGN_OR_RETURN(std::string spec_text, get(side + "-spec"));
-    MESHSIM_ASSIGN_OR_RETURN(t.mesh, ParseMesh(side, mesh_text, placement_text, options.chips));
+    MESHSIM_ASSIGN_OR_RETURN(std::string mesh_text, own.Get(side + "-mesh"));
+    MESHSIM_ASSIGN_OR_RETURN(std::string placement_text, own.Get(side + "-placement"));
+    MESHSIM_ASSIGN_OR_RETURN(std::string spec_text, own.Get(side + "-spec"));
+    MESHSIM_ASSIGN_OR_RETURN(t.mesh, ParseMesh(side, mesh_text, placement_text, chips));
     absl::StatusOr<rs::ShardingSpec> spec =
         rs::ParseSpec(spec_text, static_cast<int>(p.shape.size()));
     if (!spec.ok()) {
@@ -233,39 +257,53 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
     t.spec = *spec;
   }
   MESHSIM_RETURN_IF_ERROR(rs::CheckProblem(p));
+  return p;
+}
 
+// The scheduler's options, with their values as given or defaulted, in the order they are
+// validated and stored.
+std::vector<std::pair<const char*, std::string>> SchedulerValues(const rs::ReshardOptions& ro) {
+  return {{"seed", absl::StrCat(ro.scheduler_options.seed)},
+          {"dfs-budget", absl::StrCat(ro.scheduler_options.dfs_budget)}};
+}
+
+// Whether the chosen scheduler reads its option `key` (NotReadByScheduler).
+bool SchedulerReads(const rs::ReshardOptions& ro, const std::string& key) {
+  return NotReadByScheduler(key, rs::ToString(ro.scheduler), "scheduler").empty();
+}
+
+// Strategy, scheduler and the scheduler's options.
+absl::StatusOr<rs::ReshardOptions> ParseReshardOptions(const OwnValues& own) {
   rs::ReshardOptions ro;
-  MESHSIM_ASSIGN_OR_RETURN(ro.strategy, rs::ParseStrategy(get_or("strategy", "broadcast")));
-  MESHSIM_ASSIGN_OR_RETURN(ro.scheduler, rs::ParseScheduler(get_or("scheduler", "ensemble")));
-  MESHSIM_ASSIGN_OR_RETURN(int64_t seed, Integer("seed", get_or("seed", "1"), 0, int64_t{1} << 62));
+  MESHSIM_ASSIGN_OR_RETURN(ro.strategy, rs::ParseStrategy(own.GetOr("strategy", "broadcast")));
+  MESHSIM_ASSIGN_OR_RETURN(ro.scheduler, rs::ParseScheduler(own.GetOr("scheduler", "ensemble")));
+  MESHSIM_ASSIGN_OR_RETURN(int64_t seed,
+                           Integer("seed", own.GetOr("seed", "1"), 0, int64_t{1} << 62));
   ro.scheduler_options.seed = static_cast<uint64_t>(seed);
   MESHSIM_ASSIGN_OR_RETURN(ro.scheduler_options.dfs_budget,
-                           Integer("dfs-budget", get_or("dfs-budget", "200000"), 1, 1000000000));
+                           Integer("dfs-budget", own.GetOr("dfs-budget", "200000"), 1, 1000000000));
   // Like `run --workload pipeline`: a scheduler option the chosen scheduler does not read is
   // refused, not ignored (after its value is validated).
-  for (const char* key : {"seed", "dfs-budget"}) {
-    if (const auto it = own_values.find(key); it != own_values.end()) {
-      if (const std::string why = NotReadByScheduler(key, rs::ToString(ro.scheduler), "scheduler");
-          !why.empty()) {
-        return absl::InvalidArgumentError(absl::StrFormat("--%s: '%s' %s", key, it->second, why));
-      }
+  for (const auto& [key, value] : SchedulerValues(ro)) {
+    if (const std::string* given = own.Find(key); given != nullptr && !SchedulerReads(ro, key)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--%s: '%s' %s", key, *given,
+                          NotReadByScheduler(key, rs::ToString(ro.scheduler), "scheduler")));
     }
   }
+  return ro;
+}
 
-  const algorithms::Mesh whole{1, options.chips};
-  MESHSIM_ASSIGN_OR_RETURN(network::Topology topology, BuildTopology(options, &whole));
-  const rs::HostModel hosts = MakeHostModel(topology, options);
+int64_t TensorBytes(const rs::ReshardProblem& p) {
+  int64_t bytes = p.element_bytes;
+  for (int64_t x : p.shape) bytes *= x;
+  return bytes;
+}
 
-  const auto t0 = std::chrono::steady_clock::now();
-  const rs::ReshardPlan plan = rs::PlanReshard(p, ro, hosts);
-  const double schedule_wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  core::OpGraph graph;
-  rs::HostTraffic traffic;
-  rs::LowerReshard(p, plan, hosts, graph, &traffic);
-  MESHSIM_ASSIGN_OR_RETURN(formats::RunRecord rec, SimulateGraph(options, whole, graph));
-  rec.name = "reshard";
-  // Keys of `meshsim run`'s workloads mean nothing here; the system parameters stay.
+// The run's config as reshard reads it: the system parameters, not the keys of `meshsim run`'s
+// workloads (they mean nothing here), then the problem and the scheduler's options it reads.
+void SetReshardConfig(const rs::ReshardProblem& p, const rs::ReshardOptions& ro,
+                      const OwnValues& own, formats::RunRecord& rec) {
   constexpr const char* kOtherWorkloads[] = {"mesh",
                                              "placement",
                                              "workload",
@@ -302,27 +340,26 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
     return std::find(std::begin(kOtherWorkloads), std::end(kOtherWorkloads), kv.first) !=
            std::end(kOtherWorkloads);
   });
-  int64_t tensor_bytes = p.element_bytes;
-  for (int64_t x : p.shape) tensor_bytes *= x;
   rec.config.insert(rec.config.end(), {{"src-mesh", p.src.mesh.ToString()},
-                                       {"src-placement", get_or("src-placement", "")},
+                                       {"src-placement", own.GetOr("src-placement", "")},
                                        {"src-spec", p.src.spec.ToString()},
                                        {"dst-mesh", p.dst.mesh.ToString()},
-                                       {"dst-placement", get_or("dst-placement", "")},
+                                       {"dst-placement", own.GetOr("dst-placement", "")},
                                        {"dst-spec", p.dst.spec.ToString()},
-                                       {"shape", shape_text},
+                                       {"shape", own.GetOr("shape", "")},
                                        {"dtype-bytes", absl::StrCat(p.element_bytes)},
                                        {"strategy", rs::ToString(ro.strategy)},
                                        {"scheduler", rs::ToString(ro.scheduler)}});
-  // Only what the scheduler reads (NotReadByScheduler): the seed of the randomized greedy
-  // search, the DFS budget.
-  const std::string scheduler = rs::ToString(ro.scheduler);
-  if (NotReadByScheduler("seed", scheduler, "scheduler").empty()) {
-    rec.config.emplace_back("seed", absl::StrCat(seed));
+  // Only what the scheduler reads: the seed of the randomized greedy search, the DFS budget.
+  for (const auto& [key, value] : SchedulerValues(ro)) {
+    if (SchedulerReads(ro, key)) rec.config.emplace_back(key, value);
   }
-  if (NotReadByScheduler("dfs-budget", scheduler, "scheduler").empty()) {
-    rec.config.emplace_back("dfs-budget", absl::StrCat(ro.scheduler_options.dfs_budget));
-  }
+}
+
+// Resharding's metrics, after the run's makespan_s.
+void AddReshardMetrics(const rs::ReshardProblem& p, const rs::ReshardPlan& plan,
+                       const rs::HostTraffic& traffic, double schedule_wall_s,
+                       formats::RunRecord& rec) {
   int64_t inter_host = 0, max_sent = 0, max_received = 0;
   for (int64_t b : traffic.sent) {
     inter_host += b;
@@ -331,12 +368,16 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
   for (int64_t b : traffic.received) max_received = std::max(max_received, b);
   rec.metrics.insert(rec.metrics.begin() + 1,
                      {{"unit_tasks", static_cast<double>(plan.tasks.size())},
-                      {"tensor_bytes", static_cast<double>(tensor_bytes)},
+                      {"tensor_bytes", static_cast<double>(TensorBytes(p))},
                       {"model_makespan_s", plan.schedule.makespan_s},
                       {"schedule_wall_s", schedule_wall_s},
                       {"inter_host_bytes", static_cast<double>(inter_host)},
                       {"max_host_sent_bytes", static_cast<double>(max_sent)},
                       {"max_host_received_bytes", static_cast<double>(max_received)}});
+}
+
+// --out and --trace.
+absl::Status WriteReshardFiles(const RunOptions& options, const formats::RunRecord& rec) {
   if (!options.out.empty()) {
     absl::Status s =
         formats::WriteRuns(options.out, {&rec}, absl::StrCat("meshsim ", MESHSIM_VERSION));
@@ -346,43 +387,90 @@ absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, st
     absl::Status s = formats::WriteChromeTrace(rec, options.trace, options.trace_options);
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--trace: ", s.message()));
   }
+  return absl::OkStatus();
+}
+
+// The resharding metrics and configuration as one JSON object (PrintRuns' JSON is the GeMM
+// workloads' contract).
+void PrintReshardJson(const formats::RunRecord& rec, const rs::HostTraffic& traffic,
+                      std::ostream& out) {
+  std::vector<std::string> fields;
+  for (const char* key : {"makespan_s", "unit_tasks", "tensor_bytes", "model_makespan_s",
+                          "schedule_wall_s", "inter_host_bytes", "max_host_sent_bytes",
+                          "max_host_received_bytes", "ops", "events", "wall_s"}) {
+    fields.push_back(absl::StrCat(JsonString(key), ": ", JsonNumber(rec.Metric(key))));
+  }
+  fields.push_back(absl::StrCat("\"host_sent_bytes\": [", absl::StrJoin(traffic.sent, ", "), "]"));
+  fields.push_back(
+      absl::StrCat("\"host_received_bytes\": [", absl::StrJoin(traffic.received, ", "), "]"));
+  std::vector<std::string> config;
+  for (const auto& [key, value] : rec.config) {
+    // Typed, as `meshsim run` writes its config: numbers as numbers.
+    config.push_back(absl::StrCat(JsonString(key), ": ", JsonConfigValue(value)));
+  }
+  out << "{\"run\": \"reshard\", " << absl::StrJoin(fields, ", ") << ", \"config\": {"
+      << absl::StrJoin(config, ", ") << "}}\n";
+}
+
+// The problem, the times, and each host's traffic.
+void PrintReshardTable(const rs::ReshardProblem& p, const rs::ReshardOptions& ro,
+                       const rs::ReshardPlan& plan, const rs::HostTraffic& traffic,
+                       const formats::RunRecord& rec, const std::string& shape_text,
+                       std::ostream& out) {
+  out << absl::StrFormat("reshard %s %s -> %s %s, shape (%s) x %d B, %s, scheduler %s\n",
+                         p.src.mesh.ToString(), p.src.spec.ToString(), p.dst.mesh.ToString(),
+                         p.dst.spec.ToString(), shape_text, p.element_bytes,
+                         rs::ToString(ro.strategy), rs::ToString(ro.scheduler));
+  out << absl::StrFormat("  time            %.6f s (simulated)\n", rec.Metric("makespan_s"));
+  out << absl::StrFormat("  model makespan  %.6f s (scheduler's host model)\n",
+                         plan.schedule.makespan_s);
+  out << absl::StrFormat("  unit tasks      %d\n", plan.tasks.size());
+  out << absl::StrFormat("  tensor          %s\n", Bytes(rec.Metric("tensor_bytes")));
+  out << absl::StrFormat("  inter-host      %s\n", Bytes(rec.Metric("inter_host_bytes")));
+  for (size_t host = 0; host < std::max(traffic.sent.size(), traffic.received.size()); ++host) {
+    const int64_t s = host < traffic.sent.size() ? traffic.sent[host] : 0;
+    const int64_t r = host < traffic.received.size() ? traffic.received[host] : 0;
+    if (s == 0 && r == 0) continue;
+    out << absl::StrFormat("    host %-3d sent %-14s received %s\n", host,
+                           Bytes(static_cast<double>(s)), Bytes(static_cast<double>(r)));
+  }
+}
+
+}  // namespace
+
+absl::Status Reshard(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  const po::options_description own = ReshardDescription();
+  MESHSIM_ASSIGN_OR_RETURN(RawOptions raw, ParseRunArgs(args, "reshard", &own));
+  if (raw.help) {
+    PrintReshardHelp(own, out);
+    return absl::OkStatus();
+  }
+  MESHSIM_ASSIGN_OR_RETURN(const OwnValues own_values, TakeOwnValues(raw));
+  MESHSIM_ASSIGN_OR_RETURN(const RunOptions options, ResolveReshardRunOptions(raw));
+  MESHSIM_ASSIGN_OR_RETURN(const rs::ReshardProblem p,
+                           ParseReshardProblem(own_values, options.chips));
+  MESHSIM_ASSIGN_OR_RETURN(const rs::ReshardOptions ro, ParseReshardOptions(own_values));
+
+  const algorithms::Mesh whole{1, options.chips};
+  MESHSIM_ASSIGN_OR_RETURN(network::Topology topology, BuildTopology(options, &whole));
+  const rs::HostModel hosts = MakeHostModel(topology, options);
+  const auto t0 = std::chrono::steady_clock::now();
+  const rs::ReshardPlan plan = rs::PlanReshard(p, ro, hosts);
+  const double schedule_wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  core::OpGraph graph;
+  rs::HostTraffic traffic;
+  rs::LowerReshard(p, plan, hosts, graph, &traffic);
+  MESHSIM_ASSIGN_OR_RETURN(formats::RunRecord rec, SimulateGraph(options, whole, graph));
+  rec.name = "reshard";
+  SetReshardConfig(p, ro, own_values, rec);
+  AddReshardMetrics(p, plan, traffic, schedule_wall_s, rec);
+
+  MESHSIM_RETURN_IF_ERROR(WriteReshardFiles(options, rec));
   if (options.format == "json") {
-    // The resharding metrics and configuration (PrintRuns' JSON is the GeMM workloads' contract).
-    std::vector<std::string> fields;
-    for (const char* key : {"makespan_s", "unit_tasks", "tensor_bytes", "model_makespan_s",
-                            "schedule_wall_s", "inter_host_bytes", "max_host_sent_bytes",
-                            "max_host_received_bytes", "ops", "events", "wall_s"}) {
-      fields.push_back(absl::StrCat(JsonString(key), ": ", JsonNumber(rec.Metric(key))));
-    }
-    fields.push_back(
-        absl::StrCat("\"host_sent_bytes\": [", absl::StrJoin(traffic.sent, ", "), "]"));
-    fields.push_back(
-        absl::StrCat("\"host_received_bytes\": [", absl::StrJoin(traffic.received, ", "), "]"));
-    std::vector<std::string> config;
-    for (const auto& [key, value] : rec.config) {
-      // Typed, as `meshsim run` writes its config: numbers as numbers.
-      config.push_back(absl::StrCat(JsonString(key), ": ", JsonConfigValue(value)));
-    }
-    out << "{\"run\": \"reshard\", " << absl::StrJoin(fields, ", ") << ", \"config\": {"
-        << absl::StrJoin(config, ", ") << "}}\n";
+    PrintReshardJson(rec, traffic, out);
   } else {
-    out << absl::StrFormat("reshard %s %s -> %s %s, shape (%s) x %d B, %s, scheduler %s\n",
-                           p.src.mesh.ToString(), p.src.spec.ToString(), p.dst.mesh.ToString(),
-                           p.dst.spec.ToString(), shape_text, p.element_bytes,
-                           rs::ToString(ro.strategy), rs::ToString(ro.scheduler));
-    out << absl::StrFormat("  time            %.6f s (simulated)\n", rec.Metric("makespan_s"));
-    out << absl::StrFormat("  model makespan  %.6f s (scheduler's host model)\n",
-                           plan.schedule.makespan_s);
-    out << absl::StrFormat("  unit tasks      %d\n", plan.tasks.size());
-    out << absl::StrFormat("  tensor          %s\n", Bytes(static_cast<double>(tensor_bytes)));
-    out << absl::StrFormat("  inter-host      %s\n", Bytes(static_cast<double>(inter_host)));
-    for (size_t host = 0; host < std::max(traffic.sent.size(), traffic.received.size()); ++host) {
-      const int64_t s = host < traffic.sent.size() ? traffic.sent[host] : 0;
-      const int64_t r = host < traffic.received.size() ? traffic.received[host] : 0;
-      if (s == 0 && r == 0) continue;
-      out << absl::StrFormat("    host %-3d sent %-14s received %s\n", host,
-                             Bytes(static_cast<double>(s)), Bytes(static_cast<double>(r)));
-    }
+    PrintReshardTable(p, ro, plan, traffic, rec, own_values.GetOr("shape", ""), out);
   }
   std::ostream& note = options.format == "table" ? out : err;
   if (!options.out.empty()) note << "wrote " << options.out << " (HDF5)\n";

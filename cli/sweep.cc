@@ -179,6 +179,74 @@ std::string SweepCheckLine(int checked, int total, double elapsed_s) {
                          Bar(checked, total), Clock(elapsed_s));
 }
 
+namespace {
+
+// Cuts a comment off an experiment line: '#' or ';' at the start of the line or after white space.
+void StripComment(std::string& text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((text[i] == '#' || text[i] == ';') &&
+        (i == 0 || absl::ascii_isspace(static_cast<unsigned char>(text[i - 1])))) {
+      text.resize(i);
+      return;
+    }
+  }
+}
+
+// The values of `key` in the experiment; null when it is not set.
+const std::vector<std::string>* ValuesOf(const Experiment& e, const std::string& key) {
+  for (const auto& [k, v] : e.keys)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+// Checks the [zip] lines (line, keys) against the keys set and adds them to e.zips: each zip of
+// at least two set keys with equal value counts, no key in two zips.
+absl::Status CheckZips(const std::string& path,
+                       const std::vector<std::pair<int, std::vector<std::string>>>& zip_lines,
+                       Experiment& e) {
+  std::set<std::string> zipped;
+  for (const auto& [line, keys] : zip_lines) {
+    if (keys.size() < 2) return LineError(path, line, "a zip needs at least two keys");
+    for (const std::string& k : keys) {
+      const std::vector<std::string>* v = ValuesOf(e, k);
+      if (v == nullptr) return LineError(path, line, absl::StrCat("zip key '", k, "' is not set"));
+      if (v->size() != ValuesOf(e, keys[0])->size()) {
+        return LineError(path, line,
+                         absl::StrFormat("zipped keys need equal value counts: '%s' has %d, "
+                                         "'%s' has %d",
+                                         keys[0], ValuesOf(e, keys[0])->size(), k, v->size()));
+      }
+      if (!zipped.insert(k).second) {
+        return LineError(path, line, absl::StrCat("'", k, "' is in two zips"));
+      }
+    }
+    e.zips.push_back(keys);
+  }
+  return absl::OkStatus();
+}
+
+// Checks that every [filter] line (line, pairs) names keys set and values they take.
+absl::Status CheckFilters(const std::string& path,
+                          const std::vector<std::pair<int, KeyValues>>& filter_lines,
+                          const Experiment& e) {
+  for (const auto& [line, pairs] : filter_lines) {
+    for (const auto& [k, v] : pairs) {
+      const std::vector<std::string>* values = ValuesOf(e, k);
+      if (values == nullptr) {
+        return LineError(path, line, absl::StrCat("filter key '", k, "' is not set"));
+      }
+      if (std::find(values->begin(), values->end(), v) == values->end()) {
+        return LineError(path, line,
+                         absl::StrFormat("filter value '%s=%s' is not one of %s's values (%s)", k,
+                                         v, k, absl::StrJoin(*values, " ")));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<Experiment> ParseExperiment(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
@@ -199,14 +267,7 @@ absl::StatusOr<Experiment> ParseExperiment(const std::string& path) {
   std::vector<std::pair<int, KeyValues>> filter_lines;
   std::string text;
   for (int line = 1; std::getline(in, text); ++line) {
-    // Comments: '#' or ';' at the start of the line or after white space.
-    for (size_t i = 0; i < text.size(); ++i) {
-      if ((text[i] == '#' || text[i] == ';') &&
-          (i == 0 || absl::ascii_isspace(static_cast<unsigned char>(text[i - 1])))) {
-        text.resize(i);
-        break;
-      }
-    }
+    StripComment(text);
     const std::string trimmed(absl::StripAsciiWhitespace(text));
     if (trimmed.empty()) continue;
     if (trimmed.front() == '[') {
@@ -260,42 +321,8 @@ absl::StatusOr<Experiment> ParseExperiment(const std::string& path) {
     key_line[key] = line;
     e.keys.emplace_back(key, *values);
   }
-  const auto values_of = [&](const std::string& key) -> const std::vector<std::string>* {
-    for (const auto& [k, v] : e.keys)
-      if (k == key) return &v;
-    return nullptr;
-  };
-  std::set<std::string> zipped;
-  for (const auto& [line, keys] : zip_lines) {
-    if (keys.size() < 2) return LineError(path, line, "a zip needs at least two keys");
-    for (const std::string& k : keys) {
-      const std::vector<std::string>* v = values_of(k);
-      if (v == nullptr) return LineError(path, line, absl::StrCat("zip key '", k, "' is not set"));
-      if (v->size() != values_of(keys[0])->size()) {
-        return LineError(path, line,
-                         absl::StrFormat("zipped keys need equal value counts: '%s' has %d, "
-                                         "'%s' has %d",
-                                         keys[0], values_of(keys[0])->size(), k, v->size()));
-      }
-      if (!zipped.insert(k).second) {
-        return LineError(path, line, absl::StrCat("'", k, "' is in two zips"));
-      }
-    }
-    e.zips.push_back(keys);
-  }
-  for (const auto& [line, pairs] : filter_lines) {
-    for (const auto& [k, v] : pairs) {
-      const std::vector<std::string>* values = values_of(k);
-      if (values == nullptr) {
-        return LineError(path, line, absl::StrCat("filter key '", k, "' is not set"));
-      }
-      if (std::find(values->begin(), values->end(), v) == values->end()) {
-        return LineError(path, line,
-                         absl::StrFormat("filter value '%s=%s' is not one of %s's values (%s)", k,
-                                         v, k, absl::StrJoin(*values, " ")));
-      }
-    }
-  }
+  MESHSIM_RETURN_IF_ERROR(CheckZips(path, zip_lines, e));
+  MESHSIM_RETURN_IF_ERROR(CheckFilters(path, filter_lines, e));
   return e;
 }
 
@@ -392,6 +419,24 @@ absl::StatusOr<std::vector<SweepRun>> ExpandExperiment(const Experiment& e) {
   return runs;
 }
 
+namespace {
+
+// "<run> (<swept keys>): <message>": a run's error, as printed and as stored by --keep-going.
+absl::Status RunError(const SweepRun& run, const absl::Status& s) {
+  return absl::Status(
+      s.code(),
+      absl::StrCat(run.name, " (", absl::StrJoin(run.swept, " ", absl::PairFormatter("=")),
+                   "): ", s.message()));
+}
+
+// Swept keys group runs by what the experiment asked for (dataflow "auto", not the per-layer list
+// it resolved to); mesh and slices keep showing the resolved choice, as /summary always has.
+void AddRequested(const SweepRun& run, formats::RunRecord& r) {
+  for (const auto& [k, v] : run.swept) {
+    if (k != "mesh" && k != "slices") r.requested.emplace_back(k, v);
+  }
+}
+
 // A run that failed under --keep-going, as the archive stores it: its resolved config, no metrics
 // (NaN in /summary), and the error.
 formats::RunRecord FailedRun(const SweepRun& run, const RunOptions& o, const absl::Status& error) {
@@ -401,12 +446,12 @@ formats::RunRecord FailedRun(const SweepRun& run, const RunOptions& o, const abs
   r.config = o.Resolved();
   // Only what the run reads, as a finished run's config.
   KeepReadKeys(o, r.config);
-  for (const auto& [k, v] : run.swept) {
-    if (k != "mesh" && k != "slices") r.requested.emplace_back(k, v);
-  }
+  AddRequested(run, r);
   r.error = std::string(error.message());
   return r;
 }
+
+}  // namespace
 
 absl::StatusOr<std::vector<RunOptions>> ResolveSweepRuns(const Experiment& e,
                                                          const std::vector<SweepRun>& runs,
@@ -415,10 +460,7 @@ absl::StatusOr<std::vector<RunOptions>> ResolveSweepRuns(const Experiment& e,
   for (size_t i = 0; i < runs.size(); ++i) {
     absl::StatusOr<RunOptions> o = ResolveRunOptions(runs[i].raw, Unread::kAllow);
     if (!o.ok()) {
-      return absl::Status(o.status().code(),
-                          absl::StrCat(runs[i].name, " (",
-                                       absl::StrJoin(runs[i].swept, " ", absl::PairFormatter("=")),
-                                       "): ", o.status().message()));
+      return RunError(runs[i], o.status());
     }
     options[i] = std::move(*o);
     // Only stored timelines need the rows in memory.
@@ -494,6 +536,333 @@ boost::program_options::options_description SweepDescription() {
   return d;
 }
 
+namespace {
+
+// The command line of `meshsim sweep`, checked.
+struct SweepArgs {
+  std::string experiment_path;
+  std::string format;         // table, json or csv.
+  std::string out_path;       // The archive.
+  std::pair<int, int> shard;  // {K, N} of --shard K/N.
+  int jobs = 1;
+  bool timelines = false;
+  bool keep_going = false;
+};
+
+// Checks the options of `meshsim sweep`; --out defaults to EXPERIMENT.h5 (EXPERIMENT.shardKofN.h5
+// for a shard).
+absl::StatusOr<SweepArgs> CheckSweepArgs(const ParsedArgs& a) {
+  SweepArgs s;
+  s.experiment_path = a.positional[0];
+  s.format = ArgOr(a, "format", "table");
+  const std::string shard_text = ArgOr(a, "shard", "1/1");
+  s.timelines = a.vm["timelines"].as<bool>();
+  s.keep_going = a.vm["keep-going"].as<bool>();
+  s.jobs = std::max(1u, std::thread::hardware_concurrency());
+  if (a.vm.count("jobs")) {
+    const std::string j = ArgOr(a, "jobs");
+    if (!absl::SimpleAtoi(j, &s.jobs) || s.jobs < 1 || s.jobs > 1024) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--jobs: '%s' is not allowed; expected 1 to 1024", j));
+    }
+  }
+  if (s.format != "table" && s.format != "json" && s.format != "csv") {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--format: '%s' is not allowed; allowed: table, json, csv", s.format));
+  }
+  // Like `run --out ''`: an empty path given is an error, not the default name.
+  const bool out_given = a.vm.count("out") > 0;
+  s.out_path = ArgOr(a, "out");
+  if (out_given) MESHSIM_RETURN_IF_ERROR(CheckArchivePath("out", s.out_path));
+  MESHSIM_ASSIGN_OR_RETURN(s.shard, ParseShard(shard_text));
+  if (!out_given) {
+    const std::string stem = std::filesystem::path(s.experiment_path).stem().string();
+    s.out_path = s.shard.second > 1
+                     ? absl::StrFormat("%s.shard%dof%d.h5", stem, s.shard.first, s.shard.second)
+                     : stem + ".h5";
+  }
+  MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", s.out_path));
+  return s;
+}
+
+// The experiment's runs (all shards), this shard's among them, and their outcomes.
+struct ShardRuns {
+  Experiment experiment;
+  std::vector<SweepRun> all;
+  std::vector<RunOptions> options;  // Per run of `all`.
+  std::vector<int> mine;            // This shard's runs: indices into `all`.
+  // Per run of `mine`: its outcome, filled by the checks (a failure, with --keep-going) or by a
+  // worker.
+  std::vector<std::optional<absl::StatusOr<formats::RunRecord>>> results;
+  std::vector<char> check_failed;  // Not simulated: results[i] holds the check's error.
+
+  int size() const { return static_cast<int>(mine.size()); }
+  const SweepRun& RunOf(int i) const { return all[mine[i]]; }
+  RunOptions& OptionsOf(int i) { return options[mine[i]]; }
+};
+
+// Reads the experiment and resolves every run's options (all shards, so a shard cannot hide a
+// typo); selects this shard's runs.
+absl::StatusOr<ShardRuns> ResolveShardRuns(const SweepArgs& args) {
+  ShardRuns runs;
+  MESHSIM_ASSIGN_OR_RETURN(runs.experiment, ParseExperiment(args.experiment_path));
+  MESHSIM_ASSIGN_OR_RETURN(runs.all, ExpandExperiment(runs.experiment));
+  MESHSIM_ASSIGN_OR_RETURN(runs.options,
+                           ResolveSweepRuns(runs.experiment, runs.all, args.timelines));
+  for (int i = 0; i < static_cast<int>(runs.all.size()); ++i) {
+    if (i % args.shard.second == args.shard.first - 1) runs.mine.push_back(i);
+  }
+  // A shard that gets no run (more shards than runs: a batch script's fixed --shard K/N) writes
+  // an archive without runs, which `merge` accepts, so every shard of a job array succeeds.
+  // This shard's runs simulate `jobs` at a time: each gets its part of the default memory
+  // budgets (--max-ops and --max-flows given explicitly are per run).
+  const int at_once = std::max(1, std::min(args.jobs, runs.size()));
+  for (RunOptions& o : runs.options) o.concurrent_runs = at_once;
+  runs.results.resize(runs.size());
+  runs.check_failed.assign(runs.size(), 0);
+  return runs;
+}
+
+// The sweep's progress on stderr. On a terminal, a line that redraws itself in place (cleared
+// with ESC[K): while the runs are checked, then while they run. Not a terminal (a batch job's
+// log): the run line once a minute, from the first minute on. Each phase has its own clock
+// (Restart): the time left is the runs' pace, checking excluded.
+class SweepProgress {
+ public:
+  explicit SweepProgress(std::ostream& err) : err_(err), tty_(::isatty(STDERR_FILENO) == 1) {}
+
+  bool tty() const { return tty_; }
+  std::ostream& err() { return err_; }
+  void Restart() { start_ = std::chrono::steady_clock::now(); }
+
+  // The tick for ParallelFor while `total` runs are checked; none off a terminal.
+  std::function<void(int)> CheckTick(int total) {
+    if (!tty_) return nullptr;
+    return [this, total](int checked) {
+      err_ << "\r" << SweepCheckLine(checked, total, Elapsed()) << "\033[K" << std::flush;
+    };
+  }
+
+  void DrawRuns(int finished, int total) {
+    if (tty_) {
+      err_ << "\r" << SweepProgressLine(finished, total, Elapsed()) << "\033[K" << std::flush;
+    } else if (const double t = Elapsed(); t >= next_log_) {
+      next_log_ = t + 60;
+      err_ << "sweep:" << absl::StripTrailingAsciiWhitespace(SweepProgressLine(finished, total, t))
+           << "\n"
+           << std::flush;
+    }
+  }
+
+  // Clears the terminal's line.
+  void Clear() {
+    if (tty_) err_ << "\r\033[K" << std::flush;
+  }
+
+ private:
+  double Elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+  std::ostream& err_;
+  const bool tty_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  double next_log_ = 60;
+};
+
+// Checks this shard's runs (CheckRun lowers every run, the autotuner included), `jobs` at a time.
+// With --keep-going a run that fails is stored in runs.results and not simulated.
+absl::Status CheckShardRuns(ShardRuns& runs, const SweepArgs& args, SweepProgress& progress) {
+  const absl::Status checked = ParallelFor(
+      runs.size(), args.jobs,
+      [&](int i) {
+        absl::Status s = CheckRun(runs.OptionsOf(i));
+        if (s.ok()) return s;
+        if (!args.keep_going) return RunError(runs.RunOf(i), s);
+        runs.results[i] = s;  // Each index is written by one thread; read after the join.
+        runs.check_failed[i] = 1;
+        return absl::OkStatus();
+      },
+      progress.CheckTick(runs.size()));
+  progress.Clear();
+  return checked;
+}
+
+// A run's config and metrics without its timeline, for the printed summary.
+formats::RunRecord SummaryRecord(formats::RunRecord&& r) {
+  formats::RunRecord light;
+  light.name = r.name;
+  light.chips = r.chips;
+  light.config = std::move(r.config);
+  light.requested = std::move(r.requested);
+  light.metrics = std::move(r.metrics);
+  light.error = std::move(r.error);
+  return light;
+}
+
+// Simulates this shard's runs on `jobs` threads while the calling thread writes the finished
+// runs to the archive in run order, so the archive is the same whatever --jobs is.
+class ShardSimulation {
+ public:
+  ShardSimulation(ShardRuns& runs, const SweepArgs& args, formats::ArchiveWriter& writer,
+                  SweepProgress& progress)
+      : runs_(runs),
+        args_(args),
+        writer_(writer),
+        progress_(progress),
+        n_(runs.size()),
+        window_(std::max(1, std::min(args.jobs, runs.size()))) {}
+
+  // Runs and writes every run; the error that stopped the sweep (an interrupt, or a run's failure
+  // without --keep-going), which leaves the archive to be aborted.
+  absl::Status Run();
+
+  // Config and metrics of every run written, for the printed summary.
+  const std::vector<formats::RunRecord>& summary() const { return summary_; }
+  // With --keep-going: the runs that failed and the first of their errors.
+  int failures() const { return failures_; }
+  const absl::Status& first_failure() const { return first_failure_; }
+
+ private:
+  void Work();
+  absl::Status WriteInOrder();
+  std::optional<absl::StatusOr<formats::RunRecord>> TakeNext();
+  absl::Status Write(absl::StatusOr<formats::RunRecord> r);
+
+  ShardRuns& runs_;
+  const SweepArgs& args_;
+  formats::ArchiveWriter& writer_;
+  SweepProgress& progress_;
+  const int n_;
+  std::mutex mu_;
+  std::condition_variable done_;  // A run finished (runs_.results[i] set).
+  int written_ = 0;               // Runs written to the archive, in run order (the writer's).
+  // With --timelines, at most `jobs` runs hold unwritten timelines.
+  InOrderWindow window_;
+  std::atomic<int> next_{0}, finished_{0};  // Finished: in any order, failed ones too.
+  std::atomic<bool> failed_{false};
+  std::atomic<bool> cancel_{false};  // Set once interrupted: the runs in flight stop early.
+  std::vector<formats::RunRecord> summary_;
+  absl::Status first_failure_;
+  int failures_ = 0;
+};
+
+absl::Status ShardSimulation::Run() {
+  for (const auto& r : runs_.results) finished_ += r.has_value() ? 1 : 0;
+  for (int i : runs_.mine) runs_.options[i].cancel = &cancel_;
+  progress_.Restart();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::min(args_.jobs, n_); ++t) threads.emplace_back([this] { Work(); });
+  progress_.DrawRuns(finished_, n_);  // 0/N at once, not only when the first run is written.
+  const absl::Status status = WriteInOrder();
+  failed_ = failed_ || !status.ok();
+  window_.Close();  // Workers waiting for room stop (after an error or an interrupt).
+  if (progress_.tty() && !status.ok() && finished_ < std::min(next_.load(), n_)) {
+    // Interrupted: the runs in flight stop within a moment; failed: no new run starts, but
+    // those in flight finish first.
+    progress_.err() << (cancel_ ? "\r  stopping the runs in flight\033[K"
+                                : "\r  stopping: waiting for the runs in flight to finish\033[K")
+                    << std::flush;
+  }
+  for (std::thread& t : threads) t.join();
+  if (progress_.tty()) progress_.err() << "\n";
+  return status;
+}
+
+// A worker: simulates the next run not taken until none is left, a run failed or the sweep was
+// interrupted.
+void ShardSimulation::Work() {
+  for (int i = next_++; i < n_ && !g_interrupted && !failed_; i = next_++) {
+    if (args_.timelines && !window_.WaitToStart(i)) break;
+    if (runs_.check_failed[i]) continue;  // Its error is in results[i] already (--keep-going).
+    absl::StatusOr<formats::RunRecord> r = Simulate(runs_.OptionsOf(i));
+    if (r.ok()) {
+      r->name = runs_.RunOf(i).name;
+      AddRequested(runs_.RunOf(i), *r);
+    } else if (!args_.keep_going || absl::IsCancelled(r.status())) {
+      failed_ = true;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    runs_.results[i] = std::move(r);
+    ++finished_;
+    done_.notify_one();
+  }
+}
+
+// Writes the runs as they finish, in run order, redrawing the progress meanwhile.
+absl::Status ShardSimulation::WriteInOrder() {
+  absl::Status status;
+  while (written_ < n_ && status.ok()) {
+    std::optional<absl::StatusOr<formats::RunRecord>> r = TakeNext();
+    if (g_interrupted) {
+      cancel_ = true;
+      return absl::CancelledError("sweep: interrupted; no archive written");
+    }
+    if (!r.has_value()) {
+      progress_.DrawRuns(finished_, n_);  // The elapsed time ticks; later runs may have finished.
+      continue;
+    }
+    if (!r->ok() && (!args_.keep_going || absl::IsCancelled(r->status()))) {
+      return RunError(runs_.RunOf(written_), r->status());
+    }
+    status = Write(*std::move(r));
+    ++written_;
+    window_.Written();
+    progress_.DrawRuns(finished_, n_);
+  }
+  return status;
+}
+
+// The outcome of run `written_` once it has finished (waiting at most kPoll); none before.
+std::optional<absl::StatusOr<formats::RunRecord>> ShardSimulation::TakeNext() {
+  std::optional<absl::StatusOr<formats::RunRecord>> r;
+  std::unique_lock<std::mutex> lock(mu_);
+  done_.wait_for(lock, kPoll, [&] { return runs_.results[written_].has_value(); });
+  if (runs_.results[written_].has_value()) {
+    r = std::move(runs_.results[written_]);
+    runs_.results[written_].reset();
+  }
+  return r;
+}
+
+// Adds run `written_` to the archive, a failed one (--keep-going) like a run, without metrics,
+// with its error; keeps its config and metrics for the summary. Its timeline is freed on return,
+// before waiting for the next run.
+absl::Status ShardSimulation::Write(absl::StatusOr<formats::RunRecord> r) {
+  absl::Status status;
+  if (!r.ok()) {
+    const absl::Status error = RunError(runs_.RunOf(written_), r.status());
+    if (failures_++ == 0) first_failure_ = error;
+    r = FailedRun(runs_.RunOf(written_), runs_.OptionsOf(written_), error);
+    status = writer_.AddRun(*r, false);
+  } else {
+    status = writer_.AddRun(*r, args_.timelines);
+  }
+  summary_.push_back(SummaryRecord(*std::move(r)));
+  return status;
+}
+
+// The summary of the runs written (a table, or the runs as JSON or CSV) and where they went.
+void PrintSweepSummary(const SweepArgs& args, const std::vector<formats::RunRecord>& summary,
+                       const std::vector<std::string>& keys, std::ostream& out, std::ostream& err) {
+  std::vector<const formats::RunRecord*> ptrs;
+  for (const formats::RunRecord& r : summary) ptrs.push_back(&r);
+  if (args.format == "table") {
+    out << absl::StrFormat("sweep '%s': %d runs", args.experiment_path, summary.size());
+    if (args.shard.second > 1) {
+      out << absl::StrFormat(" (shard %d of %d)", args.shard.first, args.shard.second);
+    }
+    out << "\n";
+    PrintSummary(ptrs, keys, out);
+    out << "wrote " << args.out_path << " (HDF5)\n";
+  } else {
+    PrintRuns(ptrs, args.format, out, keys);
+    err << "wrote " << args.out_path << " (HDF5)\n";
+  }
+}
+
+}  // namespace
+
 absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   const std::string usage =
       "usage: meshsim sweep EXPERIMENT.ini [--out SWEEP.h5] [--jobs N] [--shard K/N] "
@@ -508,230 +877,31 @@ absl::Status RunSweep(const std::vector<std::string>& args, std::ostream& out, s
         << d;
     return absl::OkStatus();
   }
-  const std::string experiment_path = a.positional[0];
-  const std::string format = ArgOr(a, "format", "table");
-  const std::string shard_text = ArgOr(a, "shard", "1/1");
-  const bool timelines = a.vm["timelines"].as<bool>();
-  const bool keep_going = a.vm["keep-going"].as<bool>();
-  int jobs = std::max(1u, std::thread::hardware_concurrency());
-  if (a.vm.count("jobs")) {
-    const std::string j = ArgOr(a, "jobs");
-    if (!absl::SimpleAtoi(j, &jobs) || jobs < 1 || jobs > 1024) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--jobs: '%s' is not allowed; expected 1 to 1024", j));
-    }
-  }
-  if (format != "table" && format != "json" && format != "csv") {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--format: '%s' is not allowed; allowed: table, json, csv", format));
-  }
-  // Like `run --out ''`: an empty path given is an error, not the default name.
-  const bool out_given = a.vm.count("out") > 0;
-  std::string out_path = ArgOr(a, "out");
-  if (out_given) MESHSIM_RETURN_IF_ERROR(CheckArchivePath("out", out_path));
-  MESHSIM_ASSIGN_OR_RETURN(auto shard, ParseShard(shard_text));
-  if (!out_given) {
-    out_path = std::filesystem::path(experiment_path).stem().string() + ".h5";
-    if (shard.second > 1) {
-      out_path = absl::StrFormat("%s.shard%dof%d.h5",
-                                 std::filesystem::path(experiment_path).stem().string(),
-                                 shard.first, shard.second);
-    }
-  }
-  MESHSIM_RETURN_IF_ERROR(CheckOutputPath("out", out_path));
-
-  // Validate everything before the first simulation: the file, every run's options (all shards,
-  // so a shard cannot hide a typo), and the plugin preconditions of this shard's runs.
-  MESHSIM_ASSIGN_OR_RETURN(Experiment e, ParseExperiment(experiment_path));
-  MESHSIM_ASSIGN_OR_RETURN(std::vector<SweepRun> all, ExpandExperiment(e));
-  MESHSIM_ASSIGN_OR_RETURN(std::vector<RunOptions> options, ResolveSweepRuns(e, all, timelines));
-  std::vector<int> mine;
-  for (int i = 0; i < static_cast<int>(all.size()); ++i) {
-    if (i % shard.second == shard.first - 1) mine.push_back(i);
-  }
-  // A shard that gets no run (more shards than runs: a batch script's fixed --shard K/N) writes
-  // an archive without runs, which `merge` accepts, so every shard of a job array succeeds.
-  // This shard's runs simulate `jobs` at a time: each gets its part of the default memory
-  // budgets (--max-ops and --max-flows given explicitly are per run).
-  const int at_once = std::max(1, std::min(jobs, static_cast<int>(mine.size())));
-  for (RunOptions& o : options) o.concurrent_runs = at_once;
+  MESHSIM_ASSIGN_OR_RETURN(const SweepArgs s, CheckSweepArgs(a));
+  // Validate everything before the first simulation: the file, every run's options, and the
+  // plugin preconditions of this shard's runs.
+  MESHSIM_ASSIGN_OR_RETURN(ShardRuns runs, ResolveShardRuns(s));
   InterruptGuard guard;
-  // On a terminal, a line that redraws itself in place on stderr (cleared with ESC[K): while the
-  // runs are checked (CheckRun lowers every run, the autotuner included), then while they run.
-  // Pipes and files get none of it.
-  const bool tty = ::isatty(STDERR_FILENO) == 1;
-  // Each phase has its own clock: the time left is the runs' pace, checking excluded.
-  auto start = std::chrono::steady_clock::now();
-  const auto elapsed = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  std::function<void(int)> checking;
-  if (tty) {
-    checking = [&](int checked) {
-      err << "\r" << SweepCheckLine(checked, static_cast<int>(mine.size()), elapsed()) << "\033[K"
-          << std::flush;
-    };
-  }
-  // "<run> (<swept keys>): <message>": a run's error, as printed and as stored by --keep-going.
-  const auto run_error = [&](int i, const absl::Status& s) {
-    return absl::Status(
-        s.code(), absl::StrCat(all[mine[i]].name, " (",
-                               absl::StrJoin(all[mine[i]].swept, " ", absl::PairFormatter("=")),
-                               "): ", s.message()));
-  };
-  const int n = static_cast<int>(mine.size());
-  // A run's outcome, filled by the checks (a failure, with --keep-going) or by a worker.
-  std::vector<std::optional<absl::StatusOr<formats::RunRecord>>> results(n);
-  std::vector<char> check_failed(n, 0);  // Not simulated: results[i] holds the check's error.
-  const absl::Status checked = ParallelFor(
-      n, jobs,
-      [&](int i) {
-        absl::Status s = CheckRun(options[mine[i]]);
-        if (s.ok()) return s;
-        if (!keep_going) return run_error(i, s);
-        results[i] = s;  // Each index is written by one thread; read after the join.
-        check_failed[i] = 1;
-        return absl::OkStatus();
-      },
-      checking);
-  if (tty) err << "\r\033[K" << std::flush;
-  MESHSIM_RETURN_IF_ERROR(checked);
+  SweepProgress progress(err);
+  MESHSIM_RETURN_IF_ERROR(CheckShardRuns(runs, s, progress));
 
-  // Simulate on `jobs` threads; the main thread writes finished runs in run order, so the archive
-  // is the same whatever --jobs is.
   MESHSIM_ASSIGN_OR_RETURN(std::unique_ptr<formats::ArchiveWriter> writer,
-                           formats::ArchiveWriter::Create(out_path, Version()));
-  std::mutex mu;
-  std::condition_variable done;  // A run finished (results[i] set).
-  int written = 0;               // Runs written to the archive, in run order (this thread's).
-  // With --timelines, at most at_once runs hold unwritten timelines (InOrderWindow).
-  InOrderWindow window(at_once);
-  std::atomic<int> next{0}, finished{0};  // Finished: in any order, failed ones too.
-  for (const auto& r : results) finished += r.has_value() ? 1 : 0;
-  std::atomic<bool> failed{false};
-  std::atomic<bool> cancel{false};  // Set once interrupted: the runs in flight stop early.
-  for (int i : mine) options[i].cancel = &cancel;
-  auto work = [&] {
-    for (int i = next++; i < n && !g_interrupted && !failed; i = next++) {
-      if (timelines && !window.WaitToStart(i)) break;
-      if (check_failed[i]) continue;  // Its error is in results[i] already (--keep-going).
-      absl::StatusOr<formats::RunRecord> r = Simulate(options[mine[i]]);
-      if (r.ok()) {
-        r->name = all[mine[i]].name;
-        // Swept keys group runs by what the experiment asked for (dataflow "auto", not the
-        // per-layer list it resolved to); mesh and slices keep showing the resolved choice,
-        // as /summary always has.
-        for (const auto& [k, v] : all[mine[i]].swept) {
-          if (k != "mesh" && k != "slices") r->requested.emplace_back(k, v);
-        }
-      } else if (!keep_going || absl::IsCancelled(r.status())) {
-        failed = true;
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      results[i] = std::move(r);
-      ++finished;
-      done.notify_one();
-    }
-  };
-  start = std::chrono::steady_clock::now();
-  std::vector<std::thread> threads;
-  for (int t = 0; t < std::min(jobs, n); ++t) threads.emplace_back(work);
-
-  // Not a terminal (a batch job's log): the same line once a minute, from the first minute on.
-  double next_log = 60;
-  const auto draw = [&] {
-    if (tty) {
-      err << "\r" << SweepProgressLine(finished, n, elapsed()) << "\033[K" << std::flush;
-    } else if (const double t = elapsed(); t >= next_log) {
-      next_log = t + 60;
-      err << "sweep:" << absl::StripTrailingAsciiWhitespace(SweepProgressLine(finished, n, t))
-          << "\n"
-          << std::flush;
-    }
-  };
-  draw();                                   // 0/N at once, not only when the first run is written.
-  std::vector<formats::RunRecord> summary;  // Config and metrics only, for the printed summary.
-  absl::Status status;
-  absl::Status first_failure;  // With --keep-going: the first run that failed.
-  int failures = 0;
-  while (written < n && status.ok()) {
-    std::optional<absl::StatusOr<formats::RunRecord>> r;
-    {
-      std::unique_lock<std::mutex> lock(mu);
-      done.wait_for(lock, kPoll, [&] { return results[written].has_value(); });
-      if (results[written].has_value()) r = std::move(results[written]), results[written].reset();
-    }
-    if (g_interrupted) {
-      cancel = true;
-      status = absl::CancelledError("sweep: interrupted; no archive written");
-      break;
-    }
-    if (!r.has_value()) {
-      draw();  // The elapsed time ticks; runs after `written` may have finished.
-      continue;
-    }
-    if (!r->ok()) {
-      const absl::Status error = run_error(written, r->status());
-      if (!keep_going || absl::IsCancelled(r->status())) {
-        status = error;
-        break;
-      }
-      // Stored like a run, without metrics, with its error; the others go on.
-      if (failures++ == 0) first_failure = error;
-      formats::RunRecord f = FailedRun(all[mine[written]], options[mine[written]], error);
-      status = writer->AddRun(f, false);
-      r = std::move(f);
-    } else {
-      status = writer->AddRun(**r, timelines);
-    }
-    formats::RunRecord light;
-    light.name = (*r)->name;
-    light.chips = (*r)->chips;
-    light.config = std::move((*r)->config);
-    light.requested = std::move((*r)->requested);
-    light.metrics = std::move((*r)->metrics);
-    light.error = std::move((*r)->error);
-    summary.push_back(std::move(light));
-    r.reset();  // The timeline is written: free it before waiting for the next run.
-    ++written;
-    window.Written();
-    draw();
-  }
-  failed = failed || !status.ok();
-  window.Close();  // Workers waiting for room stop (after an error or an interrupt).
-  if (tty && !status.ok() && finished < std::min(next.load(), n)) {
-    // Interrupted: the runs in flight stop within a moment; failed: no new run starts, but
-    // those in flight finish first.
-    err << (cancel ? "\r  stopping the runs in flight\033[K"
-                   : "\r  stopping: waiting for the runs in flight to finish\033[K")
-        << std::flush;
-  }
-  for (std::thread& t : threads) t.join();
-  if (tty) err << "\n";
-  if (!status.ok()) {
+                           formats::ArchiveWriter::Create(s.out_path, Version()));
+  ShardSimulation simulation(runs, s, *writer, progress);
+  if (const absl::Status status = simulation.Run(); !status.ok()) {
     writer->Abort();
     return status;
   }
-  std::vector<std::string> keys = SweptKeys(e);
+  const std::vector<std::string> keys = SweptKeys(runs.experiment);
   MESHSIM_RETURN_IF_ERROR(writer->Commit(keys));
-
-  std::vector<const formats::RunRecord*> ptrs;
-  for (const formats::RunRecord& r : summary) ptrs.push_back(&r);
-  if (format == "table") {
-    out << absl::StrFormat("sweep '%s': %d runs", experiment_path, n);
-    if (shard.second > 1) out << absl::StrFormat(" (shard %d of %d)", shard.first, shard.second);
-    out << "\n";
-    PrintSummary(ptrs, keys, out);
-    out << "wrote " << out_path << " (HDF5)\n";
-  } else {
-    PrintRuns(ptrs, format, out, keys);
-    err << "wrote " << out_path << " (HDF5)\n";
-  }
-  if (failures > 0) {
-    return absl::Status(first_failure.code(),
-                        absl::StrFormat("sweep: %d of %d runs failed (stored in %s with their "
-                                        "errors); the first: %s",
-                                        failures, n, out_path, first_failure.message()));
+  PrintSweepSummary(s, simulation.summary(), keys, out, err);
+  if (simulation.failures() > 0) {
+    const absl::Status& first = simulation.first_failure();
+    return absl::Status(
+        first.code(),
+        absl::StrFormat("sweep: %d of %d runs failed (stored in %s with their "
+                        "errors); the first: %s",
+                        simulation.failures(), runs.size(), s.out_path, first.message()));
   }
   return absl::OkStatus();
 }

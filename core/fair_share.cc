@@ -157,13 +157,23 @@ void FairShare::StartGroup(double bytes, std::span<const ResourceId> resources,
 
 bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const ResourceId> resources,
                               std::span<const uint32_t> route_ends, double max_rate) {
-  Group& grp = groups_[g];
-  const size_t m = route_ends.size();
   // The conditions of "Flow groups" in the header.
+  if (!GroupRoutesFree(g, resources, route_ends)) return false;
+  BuildGroupAdjacency(g, resources, route_ends);
+  const std::optional<double> rate = GroupRate(g, resources, route_ends, max_rate);
+  if (!rate.has_value() || !GroupConnected(g, resources, route_ends)) return false;
+  Group& grp = groups_[g];
+  grp.rate = *rate;
+  grp.walk.clear();
+  return bytes > 0;
+}
+
+bool FairShare::GroupRoutesFree(uint32_t g, std::span<const ResourceId> resources,
+                                std::span<const uint32_t> route_ends) const {
   // (1) Routes of at least two resources (crossing flows: their component is walked, never
   // solved alone), over resources that carry nothing and are in no group.
   uint32_t begin = 0;
-  for (size_t k = 0; k < m; ++k) {
+  for (size_t k = 0; k < route_ends.size(); ++k) {
     if (route_ends[k] < begin + 2 || route_ends[k] > resources.size()) return false;
     begin = route_ends[k];
   }
@@ -175,6 +185,12 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
     if (res.group == g) continue;
     if (res.group != kNoGroup) return false;
   }
+  return true;
+}
+
+void FairShare::BuildGroupAdjacency(uint32_t g, std::span<const ResourceId> resources,
+                                    std::span<const uint32_t> route_ends) {
+  Group& grp = groups_[g];
   // The group's resources in first-touch order and its adjacency (members per resource, in
   // start order). While building, `group` marks them; FreeGroup unmarks them on failure.
   for (ResourceId r : resources) {
@@ -186,8 +202,8 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
   }
   const size_t n = grp.resources.size();
   grp.adj_begin.assign(n + 1, 0);
-  begin = 0;
-  for (size_t k = 0; k < m; ++k) {
+  uint32_t begin = 0;
+  for (size_t k = 0; k < route_ends.size(); ++k) {
     for (uint32_t i = begin; i < route_ends[k]; ++i) {
       ++grp.adj_begin[resources_[resources[i].value()].group_slot + 1];
     }
@@ -195,12 +211,20 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
   }
   for (size_t j = 0; j < n; ++j) grp.adj_begin[j + 1] += grp.adj_begin[j];
   grp.adj.assign(grp.adj_begin[n], 0);
-  // (2) The bounds StartFlow's AddBounds would add, in start order, per resource.
+}
+
+std::optional<double> FairShare::GroupRate(uint32_t g, std::span<const ResourceId> resources,
+                                           std::span<const uint32_t> route_ends, double max_rate) {
+  Group& grp = groups_[g];
+  const size_t m = route_ends.size();
+  const size_t n = grp.resources.size();
+  // (2) The bounds StartFlow's AddBounds would add, in start order, per resource; fills the
+  // adjacency entries.
   std::vector<uint32_t>& fill_at = grp.walk;  // Scratch here: next free adjacency entry.
   fill_at.assign(grp.adj_begin.begin(), grp.adj_begin.end() - 1);
   std::vector<double> bound_sum(n, 0.0);
   std::vector<uint32_t> unbounded(n, 0);
-  begin = 0;
+  uint32_t begin = 0;
   for (size_t k = 0; k < m; ++k) {
     double min_capacity = kNoCap, second_capacity = kNoCap;
     uint32_t min_resource = 0;
@@ -233,19 +257,26 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
     const Resource& res = resources_[grp.resources[j]];
     const bool can_bind = unbounded[j] > 0 || bound_sum[j] > (1 - kBindMargin) * res.capacity;
     if (!can_bind) continue;
-    if (grp.adj_begin[j + 1] - grp.adj_begin[j] != 1) return false;
+    if (grp.adj_begin[j + 1] - grp.adj_begin[j] != 1) return std::nullopt;
     const uint32_t k = grp.adj[grp.adj_begin[j]];
     smallest[k] = std::min(smallest[k], res.capacity);
   }
   double rate = 0;
   for (size_t k = 0; k < m; ++k) {
     const double x = max_rate < smallest[k] ? max_rate : smallest[k];
-    if (!std::isfinite(x) || (k > 0 && x != rate)) return false;
+    if (!std::isfinite(x) || (k > 0 && x != rate)) return std::nullopt;
     rate = x;
   }
+  return rate;
+}
+
+bool FairShare::GroupConnected(uint32_t g, std::span<const ResourceId> resources,
+                               std::span<const uint32_t> route_ends) {
   // (4) Connected: one component, solved in one walk (halving-doubling pairs, the rings of a
   // dimension-order phase or of a two-level step are several components, solved apart).
-  std::vector<uint32_t>& seen = fill_at;  // By member position: 1 once reached.
+  Group& grp = groups_[g];
+  const size_t m = route_ends.size();
+  std::vector<uint32_t>& seen = grp.walk;  // Scratch here, by member position: 1 once reached.
   seen.assign(m, 0);
   stack_.clear();
   stack_.push_back(0);
@@ -264,10 +295,7 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
       }
     }
   }
-  if (reached != m) return false;
-  grp.rate = rate;
-  grp.walk.clear();
-  return bytes > 0;
+  return reached == m;
 }
 
 void FairShare::FreeGroup(uint32_t g) {

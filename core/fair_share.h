@@ -38,6 +38,7 @@
 #include <functional>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -228,6 +229,20 @@ class FairShare {
   // Whether the flows qualify as a group (sets rate_ of the group to be); scratch in groups_[g].
   bool GroupEligible(uint32_t g, double bytes, std::span<const ResourceId> resources,
                      std::span<const uint32_t> route_ends, double max_rate);
+  // GroupEligible's conditions and scratch, in order. (1) Routes of at least two resources,
+  // over resources that carry nothing and are in no other group.
+  bool GroupRoutesFree(uint32_t g, std::span<const ResourceId> resources,
+                       std::span<const uint32_t> route_ends) const;
+  // Marks the group's resources (first-touch order) and sizes its adjacency (CSR).
+  void BuildGroupAdjacency(uint32_t g, std::span<const ResourceId> resources,
+                           std::span<const uint32_t> route_ends);
+  // Fills the adjacency; (2) binding resources private and (3) one finite rate for every flow:
+  // that rate, or none.
+  std::optional<double> GroupRate(uint32_t g, std::span<const ResourceId> resources,
+                                  std::span<const uint32_t> route_ends, double max_rate);
+  // (4) The flows form one component.
+  bool GroupConnected(uint32_t g, std::span<const ResourceId> resources,
+                      std::span<const uint32_t> route_ends);
   // The start solve of compact group g, reached through its resource `seed`: what
   // CollectComponent(seed) + SolveComponent() compute for it, without the lists and the fill.
   void SolveGroup(uint32_t g, uint32_t seed);

@@ -284,46 +284,50 @@ struct TraceRows {
   int64_t omitted_chips = 0;         // ... of this many chips (the highest-numbered).
 };
 
-// Applies max_core_threads (merges the core rows of many-core chips per op and records their
-// occupancy) and max_op_slices (leaves out the op rows of the highest-numbered chips).
-TraceRows SelectRows(const std::vector<TimelineRow>& timeline, int64_t chips,
-                     const ChromeTraceOptions& options) {
-  TraceRows out;
-  int64_t max_chip = chips - 1;
-  for (const TimelineRow& r : timeline)
-    if (r.chip.valid()) max_chip = std::max<int64_t>(max_chip, r.chip.value());
-  const size_t num_chips = static_cast<size_t>(max_chip + 1);
+// The chips drawn as one compute track (max_core_threads): those with more distinct cores with
+// op rows than the option allows.
+struct CoreMerge {
+  std::vector<bool> merge;     // Per chip.
+  std::vector<int64_t> cores;  // Per chip: distinct cores with op rows (0 without the option).
+  int64_t merged_chips = 0;
 
-  // Distinct cores with op rows per chip (a bitmap of 65536 core indices per chip is too much;
-  // count first appearances with a sorted unique list per chip instead).
-  std::vector<bool> merge(num_chips, false);
-  std::vector<int64_t> cores(num_chips, 0);
-  if (options.max_core_threads >= 0) {
-    std::vector<std::vector<uint16_t>> seen(num_chips);
-    for (const TimelineRow& r : timeline) {
-      if (r.phase != Phase::kOp || r.unit_kind != UnitKind::kCore || !r.chip.valid()) continue;
-      seen[r.chip.value()].push_back(r.unit_index);
-    }
-    for (size_t c = 0; c < num_chips; ++c) {
-      auto& v = seen[c];
-      std::sort(v.begin(), v.end());
-      cores[c] = std::unique(v.begin(), v.end()) - v.begin();
-      merge[c] = cores[c] > options.max_core_threads;
-      out.merged_chips += merge[c];
-      v = {};
-    }
-  }
-  const auto merged = [&](const TimelineRow& r) {
+  // Whether `r` is a core op row of a merged chip.
+  bool Merged(const TimelineRow& r) const {
     return r.phase == Phase::kOp && r.unit_kind == UnitKind::kCore && r.chip.valid() &&
            merge[r.chip.value()];
-  };
+  }
+};
 
-  // Op slices per chip after the merge; the chips kept are the longest prefix within budget.
+CoreMerge ChipsToMerge(const std::vector<TimelineRow>& timeline, size_t num_chips,
+                       int64_t max_core_threads) {
+  CoreMerge m{std::vector<bool>(num_chips, false), std::vector<int64_t>(num_chips, 0), 0};
+  if (max_core_threads < 0) return m;
+  // Distinct cores with op rows per chip (a bitmap of 65536 core indices per chip is too much;
+  // count first appearances with a sorted unique list per chip instead).
+  std::vector<std::vector<uint16_t>> seen(num_chips);
+  for (const TimelineRow& r : timeline) {
+    if (r.phase != Phase::kOp || r.unit_kind != UnitKind::kCore || !r.chip.valid()) continue;
+    seen[r.chip.value()].push_back(r.unit_index);
+  }
+  for (size_t c = 0; c < num_chips; ++c) {
+    auto& v = seen[c];
+    std::sort(v.begin(), v.end());
+    m.cores[c] = std::unique(v.begin(), v.end()) - v.begin();
+    m.merge[c] = m.cores[c] > max_core_threads;
+    m.merged_chips += m.merge[c];
+    v = {};
+  }
+  return m;
+}
+
+// Op slices per chip after the merge: one per (op, chip) of a merged chip.
+std::vector<int64_t> OpSlicesPerChip(const std::vector<TimelineRow>& timeline, size_t num_chips,
+                                     const CoreMerge& m) {
   std::vector<int64_t> op_slices(num_chips, 0);
   std::vector<std::pair<core::OpId, ChipId>> merged_keys;
   for (const TimelineRow& r : timeline) {
     if (r.phase != Phase::kOp || !r.chip.valid()) continue;
-    if (merged(r))
+    if (m.Merged(r))
       merged_keys.emplace_back(r.op, r.chip);
     else
       ++op_slices[r.chip.value()];
@@ -331,40 +335,27 @@ TraceRows SelectRows(const std::vector<TimelineRow>& timeline, int64_t chips,
   std::sort(merged_keys.begin(), merged_keys.end());
   merged_keys.erase(std::unique(merged_keys.begin(), merged_keys.end()), merged_keys.end());
   for (const auto& [op, chip] : merged_keys) ++op_slices[chip.value()];
-  size_t kept_chips = num_chips;
-  if (options.max_op_slices >= 0) {
-    int64_t total = 0;
-    for (const TimelineRow& r : timeline) total += r.phase == Phase::kOp && !r.chip.valid();
-    for (size_t c = 0; c < num_chips; ++c) {
-      if (total + op_slices[c] > options.max_op_slices) {
-        kept_chips = c;
-        break;
-      }
-      total += op_slices[c];
-    }
-  }
-  const auto kept = [&](const TimelineRow& r) {
-    return !r.chip.valid() || r.chip.value() < kept_chips;
-  };
-  for (size_t c = kept_chips; c < num_chips; ++c) {
-    out.omitted_rows += op_slices[c];
-    out.omitted_chips += op_slices[c] > 0;
-  }
-  if (out.merged_chips == 0 && kept_chips == num_chips) return out;
+  return op_slices;
+}
 
-  out.replaced = true;
-  for (const TimelineRow& r : timeline)
-    if (kept(r) && !merged(r)) out.rows.push_back(r);
-  // One row per (op, chip) of a merged chip: first start, last end, sums.
-  std::vector<uint32_t> core_rows;
-  for (uint32_t i = 0; i < timeline.size(); ++i)
-    if (merged(timeline[i]) && kept(timeline[i])) core_rows.push_back(i);
-  std::sort(core_rows.begin(), core_rows.end(), [&](uint32_t a, uint32_t b) {
-    const TimelineRow &x = timeline[a], &y = timeline[b];
-    if (x.chip != y.chip) return x.chip < y.chip;
-    if (x.op != y.op) return x.op < y.op;
-    return a < b;
-  });
+// The chips kept under max_op_slices: the longest prefix within budget (the cluster's op rows
+// count first).
+size_t KeptChips(const std::vector<TimelineRow>& timeline, const std::vector<int64_t>& op_slices,
+                 int64_t max_op_slices) {
+  if (max_op_slices < 0) return op_slices.size();
+  int64_t total = 0;
+  for (const TimelineRow& r : timeline) total += r.phase == Phase::kOp && !r.chip.valid();
+  for (size_t c = 0; c < op_slices.size(); ++c) {
+    if (total + op_slices[c] > max_op_slices) return c;
+    total += op_slices[c];
+  }
+  return op_slices.size();
+}
+
+// One row per (op, chip) of the `core_rows` (sorted by chip, op, index): first start, last end,
+// sums, on the compute thread.
+void AppendMergedRows(const std::vector<TimelineRow>& timeline,
+                      const std::vector<uint32_t>& core_rows, std::vector<TimelineRow>& rows) {
   for (size_t g = 0; g < core_rows.size();) {
     TimelineRow row = timeline[core_rows[g]];
     row.unit_index = kComputeUnit;
@@ -379,17 +370,24 @@ TraceRows SelectRows(const std::vector<TimelineRow>& timeline, int64_t chips,
       row.bytes += r.bytes;
     }
     row.end = core::Time::Picoseconds(end);
-    out.rows.push_back(row);
+    rows.push_back(row);
     g = e;
   }
-  // Occupancy: +1 at each core row's start, -1 at its end, one sample per distinct time.
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> steps(num_chips);
+}
+
+// Busy cores of each merged chip over time: +1 at each core row's start, -1 at its end, one
+// sample per distinct time at which the count changes.
+std::vector<Occupancy> MergedOccupancy(const std::vector<TimelineRow>& timeline,
+                                       const std::vector<uint32_t>& core_rows,
+                                       const std::vector<int64_t>& cores) {
+  std::vector<Occupancy> occupancy;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> steps(cores.size());
   for (const uint32_t i : core_rows) {
     const TimelineRow& r = timeline[i];
     steps[r.chip.value()].emplace_back(r.start.ps(), 1);
     steps[r.chip.value()].emplace_back(EndPs(r), -1);
   }
-  for (size_t c = 0; c < num_chips; ++c) {
+  for (size_t c = 0; c < cores.size(); ++c) {
     auto& v = steps[c];
     if (v.empty()) continue;
     std::sort(v.begin(), v.end());
@@ -401,9 +399,49 @@ TraceRows SelectRows(const std::vector<TimelineRow>& timeline, int64_t chips,
       if (!occ.samples.empty() && occ.samples.back().second == busy) continue;
       occ.samples.emplace_back(t, busy);
     }
-    out.occupancy.push_back(std::move(occ));
+    occupancy.push_back(std::move(occ));
     v = {};
   }
+  return occupancy;
+}
+
+// Applies max_core_threads (merges the core rows of many-core chips per op and records their
+// occupancy) and max_op_slices (leaves out the op rows of the highest-numbered chips).
+TraceRows SelectRows(const std::vector<TimelineRow>& timeline, int64_t chips,
+                     const ChromeTraceOptions& options) {
+  TraceRows out;
+  int64_t max_chip = chips - 1;
+  for (const TimelineRow& r : timeline)
+    if (r.chip.valid()) max_chip = std::max<int64_t>(max_chip, r.chip.value());
+  const size_t num_chips = static_cast<size_t>(max_chip + 1);
+
+  const CoreMerge m = ChipsToMerge(timeline, num_chips, options.max_core_threads);
+  out.merged_chips = m.merged_chips;
+  const std::vector<int64_t> op_slices = OpSlicesPerChip(timeline, num_chips, m);
+  const size_t kept_chips = KeptChips(timeline, op_slices, options.max_op_slices);
+  const auto kept = [&](const TimelineRow& r) {
+    return !r.chip.valid() || r.chip.value() < kept_chips;
+  };
+  for (size_t c = kept_chips; c < num_chips; ++c) {
+    out.omitted_rows += op_slices[c];
+    out.omitted_chips += op_slices[c] > 0;
+  }
+  if (out.merged_chips == 0 && kept_chips == num_chips) return out;
+
+  out.replaced = true;
+  for (const TimelineRow& r : timeline)
+    if (kept(r) && !m.Merged(r)) out.rows.push_back(r);
+  std::vector<uint32_t> core_rows;
+  for (uint32_t i = 0; i < timeline.size(); ++i)
+    if (m.Merged(timeline[i]) && kept(timeline[i])) core_rows.push_back(i);
+  std::sort(core_rows.begin(), core_rows.end(), [&](uint32_t a, uint32_t b) {
+    const TimelineRow &x = timeline[a], &y = timeline[b];
+    if (x.chip != y.chip) return x.chip < y.chip;
+    if (x.op != y.op) return x.op < y.op;
+    return a < b;
+  });
+  AppendMergedRows(timeline, core_rows, out.rows);
+  out.occupancy = MergedOccupancy(timeline, core_rows, m.cores);
   return out;
 }
 
@@ -478,8 +516,23 @@ class Exporter {
     const uint32_t n = static_cast<uint32_t>(rows_.size());
     Layout& L = layout_;
     L.thread_of_row.assign(n, kNone);
-
+    SortOpRows();
+    std::vector<uint32_t> host = HostRows();
+    std::vector<uint32_t> anchors;
     for (uint32_t i = 0; i < n; ++i)
+      if (host[i] == i) anchors.push_back(i);
+    AssignLanes(anchors);
+    anchors = {};
+    for (uint32_t i = 0; i < n; ++i)
+      if (host[i] != kNone && host[i] != i) L.thread_of_row[i] = L.thread_of_row[host[i]];
+    host = {};
+    SortWriteOrder();
+  }
+
+  // layout_.op_rows: the op-level rows sorted by (op, chip, row index).
+  void SortOpRows() {
+    Layout& L = layout_;
+    for (uint32_t i = 0; i < rows_.size(); ++i)
       if (rows_[i].phase == Phase::kOp) L.op_rows.push_back(i);
     std::sort(L.op_rows.begin(), L.op_rows.end(), [&](uint32_t a, uint32_t b) {
       const TimelineRow &x = rows_[a], &y = rows_[b];
@@ -487,9 +540,13 @@ class Exporter {
       if (x.chip != y.chip) return x.chip < y.chip;
       return a < b;
     });
+  }
 
-    // host[i]: the row whose thread row i shares. A phase row goes with the op-level row of its
-    // op on its chip when that row exists and contains it; otherwise it is placed on its own.
+  // host[i]: the row whose thread row i shares (itself for an op row; kNone for a phase row not
+  // written). A phase row goes with the op-level row of its op on its chip when that row exists
+  // and contains it; otherwise it is placed on its own.
+  std::vector<uint32_t> HostRows() const {
+    const uint32_t n = static_cast<uint32_t>(rows_.size());
     std::vector<uint32_t> host(n, kNone);
     std::vector<uint32_t> nested;  // phase rows with a host
     for (uint32_t i = 0; i < n; ++i) {
@@ -504,13 +561,14 @@ class Exporter {
       }
     }
     UnnestOverlappingPhases(host, nested);
-    nested = {};
-    std::vector<uint32_t> anchors;
-    for (uint32_t i = 0; i < n; ++i)
-      if (host[i] == i) anchors.push_back(i);
+    return host;
+  }
 
-    // Greedy lanes per (chip, unit): rows by start; each takes the lowest-numbered lane whose
-    // last row ended at or before its start. Heaps keep this O(n log n) with many lanes.
+  // Greedy lanes per (chip, unit): rows by start; each takes the lowest-numbered lane whose
+  // last row ended at or before its start. Heaps keep this O(n log n) with many lanes. Sets
+  // layout_.thread_of_row of the `anchors` (rows placed on their own) and adds their threads.
+  void AssignLanes(std::vector<uint32_t>& anchors) {
+    Layout& L = layout_;
     std::sort(anchors.begin(), anchors.end(), [&](uint32_t a, uint32_t b) {
       const TimelineRow &x = rows_[a], &y = rows_[b];
       if (x.chip != y.chip) return x.chip < y.chip;
@@ -561,12 +619,13 @@ class Exporter {
       for (size_t k = g; k < e; ++k) L.thread_of_row[anchors[k]] += base;
       g = e;
     }
-    anchors = {};
+  }
 
-    for (uint32_t i = 0; i < n; ++i)
-      if (host[i] != kNone && host[i] != i) L.thread_of_row[i] = L.thread_of_row[host[i]];
-    host = {};
-
+  // layout_.order: the rows written, sorted by (thread, start, end descending, op-level first,
+  // row index), so that each thread's slices come in an order that nests.
+  void SortWriteOrder() {
+    Layout& L = layout_;
+    const uint32_t n = static_cast<uint32_t>(rows_.size());
     L.order.reserve(n);
     for (uint32_t i = 0; i < n; ++i)
       if (L.thread_of_row[i] != kNone) L.order.push_back(i);

@@ -549,6 +549,104 @@ absl::StatusOr<bool> HasTimeline(hid_t group, const std::string& where) {
   return value == 1;
 }
 
+// The timeline: enum columns of the expected types, ids in range, enum values known.
+absl::Status ReadTimeline(hid_t group, const Types& types, RunRecord& run,
+                          const std::string& where) {
+  MESHSIM_RETURN_IF_ERROR(
+      CheckEnumColumnType<core::UnitKind>(group, "timeline", "unit_kind", where));
+  MESHSIM_RETURN_IF_ERROR(CheckEnumColumnType<core::OpKind>(group, "timeline", "op_kind", where));
+  MESHSIM_RETURN_IF_ERROR(
+      CheckEnumColumnType<core::CollectiveKind>(group, "timeline", "collective", where));
+  MESHSIM_RETURN_IF_ERROR(CheckEnumColumnType<core::Phase>(group, "timeline", "phase", where));
+  MESHSIM_RETURN_IF_ERROR(CheckEnumColumnType<core::Pass>(group, "timeline", "pass", where));
+  MESHSIM_ASSIGN_OR_RETURN(TableType type,
+                           MakeTableType(TimelineColumns(types), sizeof(core::TimelineRow), where));
+  MESHSIM_RETURN_IF_ERROR(
+      ReadTable(group, "timeline", H5T_COMPOUND, type.memory.get(), &run.timeline, where));
+  const std::string timeline_where = absl::StrCat(where, ": dataset 'timeline'");
+  for (size_t i = 0; i < run.timeline.size(); ++i) {
+    const core::TimelineRow& row = run.timeline[i];
+    // Ids index other tables (a chip id sizes the trace's process list): check them like
+    // user input. Times round-trip whatever they are; readers tolerate any.
+    if ((row.chip.valid() && row.chip.value() >= static_cast<uint32_t>(kMaxArchiveChips)) ||
+        (row.name.valid() && row.name.value() >= run.names.size())) {
+      return absl::DataLossError(absl::StrCat(timeline_where, ": row ", i,
+                                              ": chip or name out of range (chip < 2^20, "
+                                              "name < the number of names)"));
+    }
+    MESHSIM_RETURN_IF_ERROR(CheckEnum(row.unit_kind, group, "timeline", i, "unit_kind", where));
+    MESHSIM_RETURN_IF_ERROR(CheckEnum(row.kind, group, "timeline", i, "op_kind", where));
+    MESHSIM_RETURN_IF_ERROR(CheckEnum(row.collective, group, "timeline", i, "collective", where));
+    MESHSIM_RETURN_IF_ERROR(CheckEnum(row.phase, group, "timeline", i, "phase", where));
+    MESHSIM_RETURN_IF_ERROR(CheckEnum(row.pass, group, "timeline", i, "pass", where));
+  }
+  return absl::OkStatus();
+}
+
+// The resources with their names and kinds.
+absl::Status ReadResources(hid_t group, const Types& types, RunRecord& run,
+                           const std::string& where) {
+  MESHSIM_RETURN_IF_ERROR(
+      CheckEnumColumnType<core::ResourceKind>(group, "resources", "kind", where));
+  MESHSIM_ASSIGN_OR_RETURN(TableType type,
+                           MakeTableType(ResourceColumns(types), sizeof(ResourceRow), where));
+  MESHSIM_RETURN_IF_ERROR(ReadRowsWithText(
+      group, "resources", type.memory.get(), &ResourceRow::name,
+      [](const ResourceRow& row, const char* name) {
+        return core::ResourceInfo{.name = name,
+                                  .kind = row.kind,
+                                  .chip = row.chip,
+                                  .peer = row.peer,
+                                  .capacity_bytes_per_s = row.capacity_bytes_per_s,
+                                  .bytes = row.bytes,
+                                  .busy = row.busy};
+      },
+      [](const core::ResourceInfo& r) { return r.kind; }, "kind", run.resources, where));
+  return absl::OkStatus();
+}
+
+// The GeMM spans, if the group has them: `gemms` was added within schema 3, so a file written
+// before it has none, and its spans are derived from the timeline when a report needs them.
+absl::Status ReadGemms(hid_t group, const Types& types, RunRecord& run, const std::string& where) {
+  const htri_t has_gemms = H5Lexists(group, "gemms", H5P_DEFAULT);
+  MESHSIM_RETURN_IF_ERROR(
+      CheckedCall(has_gemms, where, "dataset 'gemms'", absl::StatusCode::kDataLoss));
+  if (has_gemms > 0) {
+    MESHSIM_RETURN_IF_ERROR(CheckEnumColumnType<core::Pass>(group, "gemms", "pass", where));
+    MESHSIM_ASSIGN_OR_RETURN(TableType type,
+                             MakeTableType(GemmColumns(types), sizeof(GemmRow), where));
+    MESHSIM_RETURN_IF_ERROR(ReadRowsWithText(
+        group, "gemms", type.memory.get(), &GemmRow::label,
+        [](const GemmRow& row, const char* label) {
+          return GemmSpan{.label = label,
+                          .layer = row.layer,
+                          .pass = row.pass,
+                          .start = row.start,
+                          .end = row.end,
+                          .flops = row.flops,
+                          .share = row.share};
+        },
+        [](const GemmSpan& g) { return g.pass; }, "pass", run.gemms, where));
+  }
+  return absl::OkStatus();
+}
+
+// The counters, with resources in range (the resources are read first).
+absl::Status ReadCounters(hid_t group, RunRecord& run, const std::string& where) {
+  MESHSIM_ASSIGN_OR_RETURN(TableType type,
+                           MakeTableType(CounterColumns(), sizeof(core::CounterSample), where));
+  MESHSIM_RETURN_IF_ERROR(
+      ReadTable(group, "counters", H5T_COMPOUND, type.memory.get(), &run.counters, where));
+  for (size_t i = 0; i < run.counters.size(); ++i) {
+    const core::CounterSample& c = run.counters[i];
+    if (c.resource.valid() && c.resource.value() >= run.resources.size()) {
+      return absl::DataLossError(
+          absl::StrCat(where, ": dataset 'counters': row ", i, ": resource out of range"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Reads run group `group` into `run` (all but its name); `*has_timeline` (if given) receives
 // whether the group holds its timeline, edges and counters.
 absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where,
@@ -571,93 +669,14 @@ absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where,
   MESHSIM_RETURN_IF_ERROR(ReadConfigAndMetrics(group, types, run, where));
   MESHSIM_RETURN_IF_ERROR(ReadStringTable(group, "names", types, &run.names, where));
   if (has_timeline) {
-    MESHSIM_RETURN_IF_ERROR(
-        CheckEnumColumnType<core::UnitKind>(group, "timeline", "unit_kind", where));
-    MESHSIM_RETURN_IF_ERROR(CheckEnumColumnType<core::OpKind>(group, "timeline", "op_kind", where));
-    MESHSIM_RETURN_IF_ERROR(
-        CheckEnumColumnType<core::CollectiveKind>(group, "timeline", "collective", where));
-    MESHSIM_RETURN_IF_ERROR(CheckEnumColumnType<core::Phase>(group, "timeline", "phase", where));
-    MESHSIM_RETURN_IF_ERROR(CheckEnumColumnType<core::Pass>(group, "timeline", "pass", where));
-    MESHSIM_ASSIGN_OR_RETURN(
-        TableType type, MakeTableType(TimelineColumns(types), sizeof(core::TimelineRow), where));
-    MESHSIM_RETURN_IF_ERROR(
-        ReadTable(group, "timeline", H5T_COMPOUND, type.memory.get(), &run.timeline, where));
-    const std::string timeline_where = absl::StrCat(where, ": dataset 'timeline'");
-    for (size_t i = 0; i < run.timeline.size(); ++i) {
-      const core::TimelineRow& row = run.timeline[i];
-      // Ids index other tables (a chip id sizes the trace's process list): check them like
-      // user input. Times round-trip whatever they are; readers tolerate any.
-      if ((row.chip.valid() && row.chip.value() >= static_cast<uint32_t>(kMaxArchiveChips)) ||
-          (row.name.valid() && row.name.value() >= run.names.size())) {
-        return absl::DataLossError(absl::StrCat(timeline_where, ": row ", i,
-                                                ": chip or name out of range (chip < 2^20, "
-                                                "name < the number of names)"));
-      }
-      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.unit_kind, group, "timeline", i, "unit_kind", where));
-      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.kind, group, "timeline", i, "op_kind", where));
-      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.collective, group, "timeline", i, "collective", where));
-      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.phase, group, "timeline", i, "phase", where));
-      MESHSIM_RETURN_IF_ERROR(CheckEnum(row.pass, group, "timeline", i, "pass", where));
-    }
-  }
-  if (has_timeline) {
+    MESHSIM_RETURN_IF_ERROR(ReadTimeline(group, types, run, where));
     MESHSIM_ASSIGN_OR_RETURN(TableType type, MakeTableType(EdgeColumns(), sizeof(DepEdge), where));
     MESHSIM_RETURN_IF_ERROR(
         ReadTable(group, "edges", H5T_COMPOUND, type.memory.get(), &run.edges, where));
   }
-  {
-    MESHSIM_RETURN_IF_ERROR(
-        CheckEnumColumnType<core::ResourceKind>(group, "resources", "kind", where));
-    MESHSIM_ASSIGN_OR_RETURN(TableType type,
-                             MakeTableType(ResourceColumns(types), sizeof(ResourceRow), where));
-    MESHSIM_RETURN_IF_ERROR(ReadRowsWithText(
-        group, "resources", type.memory.get(), &ResourceRow::name,
-        [](const ResourceRow& row, const char* name) {
-          return core::ResourceInfo{.name = name,
-                                    .kind = row.kind,
-                                    .chip = row.chip,
-                                    .peer = row.peer,
-                                    .capacity_bytes_per_s = row.capacity_bytes_per_s,
-                                    .bytes = row.bytes,
-                                    .busy = row.busy};
-        },
-        [](const core::ResourceInfo& r) { return r.kind; }, "kind", run.resources, where));
-  }
-  // `gemms` was added within schema 3: a file written before it has none, and its spans are
-  // derived from the timeline when a report needs them.
-  const htri_t has_gemms = H5Lexists(group, "gemms", H5P_DEFAULT);
-  MESHSIM_RETURN_IF_ERROR(
-      CheckedCall(has_gemms, where, "dataset 'gemms'", absl::StatusCode::kDataLoss));
-  if (has_gemms > 0) {
-    MESHSIM_RETURN_IF_ERROR(CheckEnumColumnType<core::Pass>(group, "gemms", "pass", where));
-    MESHSIM_ASSIGN_OR_RETURN(TableType type,
-                             MakeTableType(GemmColumns(types), sizeof(GemmRow), where));
-    MESHSIM_RETURN_IF_ERROR(ReadRowsWithText(
-        group, "gemms", type.memory.get(), &GemmRow::label,
-        [](const GemmRow& row, const char* label) {
-          return GemmSpan{.label = label,
-                          .layer = row.layer,
-                          .pass = row.pass,
-                          .start = row.start,
-                          .end = row.end,
-                          .flops = row.flops,
-                          .share = row.share};
-        },
-        [](const GemmSpan& g) { return g.pass; }, "pass", run.gemms, where));
-  }
-  if (has_timeline) {
-    MESHSIM_ASSIGN_OR_RETURN(TableType type,
-                             MakeTableType(CounterColumns(), sizeof(core::CounterSample), where));
-    MESHSIM_RETURN_IF_ERROR(
-        ReadTable(group, "counters", H5T_COMPOUND, type.memory.get(), &run.counters, where));
-    for (size_t i = 0; i < run.counters.size(); ++i) {
-      const core::CounterSample& c = run.counters[i];
-      if (c.resource.valid() && c.resource.value() >= run.resources.size()) {
-        return absl::DataLossError(
-            absl::StrCat(where, ": dataset 'counters': row ", i, ": resource out of range"));
-      }
-    }
-  }
+  MESHSIM_RETURN_IF_ERROR(ReadResources(group, types, run, where));
+  MESHSIM_RETURN_IF_ERROR(ReadGemms(group, types, run, where));
+  if (has_timeline) MESHSIM_RETURN_IF_ERROR(ReadCounters(group, run, where));
   return absl::OkStatus();
 }
 

@@ -187,6 +187,89 @@ absl::StatusOr<Handle> CreateOrderedGroup(hid_t loc, const char* name, bool attr
                  what);
 }
 
+// The run's config, typed: integers as int64, reals as float64, the rest as strings (schema
+// version 3).
+absl::Status WriteConfig(hid_t group, const RunRecord& run, const Types& types,
+                         const std::string& where) {
+  const std::string config_where = absl::StrCat(where, ": config");
+  MESHSIM_ASSIGN_OR_RETURN(Handle config, CreateOrderedGroup(group, "config", true, config_where));
+  for (const auto& [key, value] : run.config) {
+    switch (TypeOfConfigValue(value)) {
+      case ConfigValueType::kInteger: {
+        int64_t i = 0;
+        (void)absl::SimpleAtoi(value, &i);
+        MESHSIM_RETURN_IF_ERROR(
+            WriteAttribute(config.get(), key, H5T_STD_I64LE, H5T_NATIVE_INT64, &i, config_where));
+        break;
+      }
+      case ConfigValueType::kReal: {
+        double d = 0;
+        (void)absl::SimpleAtod(value, &d);
+        MESHSIM_RETURN_IF_ERROR(WriteDoubleAttribute(config.get(), key, d, config_where));
+        break;
+      }
+      case ConfigValueType::kText:
+        MESHSIM_RETURN_IF_ERROR(
+            WriteStringAttribute(config.get(), key, value, types, config_where));
+        break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The run's metrics, as float64 attributes in order.
+absl::Status WriteMetrics(hid_t group, const RunRecord& run, const std::string& where) {
+  const std::string metrics_where = absl::StrCat(where, ": metrics");
+  MESHSIM_ASSIGN_OR_RETURN(Handle metrics,
+                           CreateOrderedGroup(group, "metrics", true, metrics_where));
+  for (const auto& [key, value] : run.metrics) {
+    MESHSIM_RETURN_IF_ERROR(WriteDoubleAttribute(metrics.get(), key, value, metrics_where));
+  }
+  return absl::OkStatus();
+}
+
+// The resources, with their names.
+absl::Status WriteResources(hid_t group, const RunRecord& run, const Types& types,
+                            const std::string& where) {
+  std::vector<ResourceRow> rows;
+  rows.reserve(run.resources.size());
+  for (const core::ResourceInfo& r : run.resources) {
+    rows.push_back({.name = r.name.c_str(),
+                    .kind = r.kind,
+                    .chip = r.chip,
+                    .peer = r.peer,
+                    .capacity_bytes_per_s = r.capacity_bytes_per_s,
+                    .bytes = r.bytes,
+                    .busy = r.busy});
+  }
+  MESHSIM_ASSIGN_OR_RETURN(TableType type,
+                           MakeTableType(ResourceColumns(types), sizeof(ResourceRow), where));
+  MESHSIM_RETURN_IF_ERROR(WriteTable(group, "resources", type.file.get(), type.memory.get(),
+                                     rows.size(), rows.data(), where));
+  return absl::OkStatus();
+}
+
+// The GeMM spans, with their labels.
+absl::Status WriteGemms(hid_t group, const RunRecord& run, const Types& types,
+                        const std::string& where) {
+  std::vector<GemmRow> rows;
+  rows.reserve(run.gemms.size());
+  for (const GemmSpan& g : run.gemms) {
+    rows.push_back({.label = g.label.c_str(),
+                    .layer = g.layer,
+                    .pass = g.pass,
+                    .start = g.start,
+                    .end = g.end,
+                    .share = g.share,
+                    .flops = g.flops});
+  }
+  MESHSIM_ASSIGN_OR_RETURN(TableType type,
+                           MakeTableType(GemmColumns(types), sizeof(GemmRow), where));
+  MESHSIM_RETURN_IF_ERROR(WriteTable(group, "gemms", type.file.get(), type.memory.get(),
+                                     rows.size(), rows.data(), where));
+  return absl::OkStatus();
+}
+
 // Writes run group `run.name` in `runs_group`; without the timeline, edges and counters unless
 // `with_timeline`. `run` was validated (ValidateRun).
 absl::Status WriteRun(hid_t runs_group, const RunRecord& run, bool with_timeline,
@@ -200,41 +283,8 @@ absl::Status WriteRun(hid_t runs_group, const RunRecord& run, bool with_timeline
   if (!run.error.empty()) {  // A failed run (sweep --keep-going).
     MESHSIM_RETURN_IF_ERROR(WriteStringAttribute(group.get(), "error", run.error, types, where));
   }
-  {
-    const std::string config_where = absl::StrCat(where, ": config");
-    MESHSIM_ASSIGN_OR_RETURN(Handle config,
-                             CreateOrderedGroup(group.get(), "config", true, config_where));
-    // Typed: integers as int64, reals as float64, the rest as strings (schema version 3).
-    for (const auto& [key, value] : run.config) {
-      switch (TypeOfConfigValue(value)) {
-        case ConfigValueType::kInteger: {
-          int64_t i = 0;
-          (void)absl::SimpleAtoi(value, &i);
-          MESHSIM_RETURN_IF_ERROR(
-              WriteAttribute(config.get(), key, H5T_STD_I64LE, H5T_NATIVE_INT64, &i, config_where));
-          break;
-        }
-        case ConfigValueType::kReal: {
-          double d = 0;
-          (void)absl::SimpleAtod(value, &d);
-          MESHSIM_RETURN_IF_ERROR(WriteDoubleAttribute(config.get(), key, d, config_where));
-          break;
-        }
-        case ConfigValueType::kText:
-          MESHSIM_RETURN_IF_ERROR(
-              WriteStringAttribute(config.get(), key, value, types, config_where));
-          break;
-      }
-    }
-  }
-  {
-    const std::string metrics_where = absl::StrCat(where, ": metrics");
-    MESHSIM_ASSIGN_OR_RETURN(Handle metrics,
-                             CreateOrderedGroup(group.get(), "metrics", true, metrics_where));
-    for (const auto& [key, value] : run.metrics) {
-      MESHSIM_RETURN_IF_ERROR(WriteDoubleAttribute(metrics.get(), key, value, metrics_where));
-    }
-  }
+  MESHSIM_RETURN_IF_ERROR(WriteConfig(group.get(), run, types, where));
+  MESHSIM_RETURN_IF_ERROR(WriteMetrics(group.get(), run, where));
   {
     std::vector<const char*> names;
     names.reserve(run.names.size());
@@ -243,50 +293,17 @@ absl::Status WriteRun(hid_t runs_group, const RunRecord& run, bool with_timeline
                                        names.size(), names.data(), where));
   }
   if (with_timeline) {
-    MESHSIM_ASSIGN_OR_RETURN(
-        TableType type, MakeTableType(TimelineColumns(types), sizeof(core::TimelineRow), where));
-    MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "timeline", type.file.get(), type.memory.get(),
-                                       run.timeline.size(), run.timeline.data(), where));
-  }
-  if (with_timeline) {
+    MESHSIM_ASSIGN_OR_RETURN(TableType timeline, MakeTableType(TimelineColumns(types),
+                                                               sizeof(core::TimelineRow), where));
+    MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "timeline", timeline.file.get(),
+                                       timeline.memory.get(), run.timeline.size(),
+                                       run.timeline.data(), where));
     MESHSIM_ASSIGN_OR_RETURN(TableType type, MakeTableType(EdgeColumns(), sizeof(DepEdge), where));
     MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "edges", type.file.get(), type.memory.get(),
                                        run.edges.size(), run.edges.data(), where));
   }
-  {
-    std::vector<ResourceRow> rows;
-    rows.reserve(run.resources.size());
-    for (const core::ResourceInfo& r : run.resources) {
-      rows.push_back({.name = r.name.c_str(),
-                      .kind = r.kind,
-                      .chip = r.chip,
-                      .peer = r.peer,
-                      .capacity_bytes_per_s = r.capacity_bytes_per_s,
-                      .bytes = r.bytes,
-                      .busy = r.busy});
-    }
-    MESHSIM_ASSIGN_OR_RETURN(TableType type,
-                             MakeTableType(ResourceColumns(types), sizeof(ResourceRow), where));
-    MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "resources", type.file.get(), type.memory.get(),
-                                       rows.size(), rows.data(), where));
-  }
-  {
-    std::vector<GemmRow> rows;
-    rows.reserve(run.gemms.size());
-    for (const GemmSpan& g : run.gemms) {
-      rows.push_back({.label = g.label.c_str(),
-                      .layer = g.layer,
-                      .pass = g.pass,
-                      .start = g.start,
-                      .end = g.end,
-                      .share = g.share,
-                      .flops = g.flops});
-    }
-    MESHSIM_ASSIGN_OR_RETURN(TableType type,
-                             MakeTableType(GemmColumns(types), sizeof(GemmRow), where));
-    MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "gemms", type.file.get(), type.memory.get(),
-                                       rows.size(), rows.data(), where));
-  }
+  MESHSIM_RETURN_IF_ERROR(WriteResources(group.get(), run, types, where));
+  MESHSIM_RETURN_IF_ERROR(WriteGemms(group.get(), run, types, where));
   if (with_timeline) {
     MESHSIM_ASSIGN_OR_RETURN(TableType type,
                              MakeTableType(CounterColumns(), sizeof(core::CounterSample), where));

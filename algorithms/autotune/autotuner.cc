@@ -1,8 +1,10 @@
 #include "algorithms/autotune/autotuner.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -81,16 +83,10 @@ std::vector<int> SliceCandidates(const FcLayer& layer, Stationary s, const Mesh&
   return out;
 }
 
-absl::StatusOr<TuneResult> Autotune(const TuneProblem& problem, const CostModel& cost_model) {
-  const std::vector<Mesh> meshes =
-      problem.meshes.empty() ? MeshCandidates(problem.chips) : problem.meshes;
-  if (meshes.empty()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--chips: %d has no autotuner mesh shape; the tuner needs chips = 4·C with C >= 4 "
-        "(e.g. 16, 64, 256), or give --mesh RxC",
-        problem.chips));
-  }
-  // Phase 1: the block's GeMMs (Table 1 per layer's stationary choice), grouped by layer.
+namespace {
+
+// Phase 1: the block's GeMMs (Table 1 per layer's stationary choice), grouped by layer.
+absl::StatusOr<std::vector<LayerProblems>> BlockLayerProblems(const TuneProblem& problem) {
   BlockPlan plan;
   plan.model = problem.model;
   plan.batch = problem.batch;
@@ -116,86 +112,135 @@ absl::StatusOr<TuneResult> Autotune(const TuneProblem& problem, const CostModel&
     }
     layers.push_back(std::move(lp));
   }
+  return layers;
+}
 
-  // The plugin whose preconditions decide which (mesh, S) are valid.
-  MESHSIM_ASSIGN_OR_RETURN(const AlgorithmInfo* info, FindAlgorithm("meshslice"));
-  const std::unique_ptr<Algorithm> meshslice = info->make();
-
-  // Phase 2.
-  TuneResult result;
-  result.cost_model = cost_model.constants().name;
-  const MeshChoice* best = nullptr;
-  for (const Mesh& mesh : meshes) {
-    MeshChoice mc;
-    mc.mesh = mesh;
-    mc.valid = true;
-    for (const LayerProblems& lp : layers) {
-      LayerChoice choice = lp.base;
-      bool any = false;
-      for (int s : SliceCandidates(lp.layer, lp.base.stationary, mesh)) {
-        absl::Status ok = absl::OkStatus();
-        for (const GemmProblem& g : lp.gemms) {
-          ok = meshslice->Check(g, mesh, s);
-          if (!ok.ok()) {
-            if (s == 1) mc.reason = absl::StrCat(g.label, ": ", ok.message());
-            break;
-          }
-        }
-        if (!ok.ok()) {
-          if (s == 1) break;  // Not even shardable: the mesh is out.
-          continue;
-        }
-        double t = 0;
-        for (const GemmProblem& g : lp.gemms) {
-          t += cost_model.MeshSliceTime(g, mesh, s, problem.element_bytes).total_s;
-        }
-        result.candidates.push_back({mesh, lp.base.index, lp.base.name, s, t});
-        if (!any || t < choice.estimate_s) {
-          choice.slices = s;
-          choice.estimate_s = t;
-          any = true;
-        }
-      }
-      if (!any) {
-        mc.valid = false;
+// The fastest valid slice count of one layer on `mesh` by the cost model; every valid one is
+// added to `candidates`. None when no slice count is valid: then, if not even S = 1 is (the mesh
+// cannot shard the layer), `reason` says why.
+std::optional<LayerChoice> TuneLayer(const LayerProblems& lp, const Mesh& mesh,
+                                     const Algorithm& meshslice, const CostModel& cost_model,
+                                     int element_bytes, std::vector<TuneCandidate>& candidates,
+                                     std::string& reason) {
+  LayerChoice choice = lp.base;
+  bool any = false;
+  for (int s : SliceCandidates(lp.layer, lp.base.stationary, mesh)) {
+    absl::Status ok = absl::OkStatus();
+    for (const GemmProblem& g : lp.gemms) {
+      ok = meshslice.Check(g, mesh, s);
+      if (!ok.ok()) {
+        if (s == 1) reason = absl::StrCat(g.label, ": ", ok.message());
         break;
       }
-      mc.estimate_s += choice.estimate_s;
-      mc.layers.push_back(choice);
     }
-    if (!mc.valid) mc.layers.clear();
-    result.meshes.push_back(std::move(mc));
+    if (!ok.ok()) {
+      if (s == 1) break;  // Not even shardable: the mesh is out.
+      continue;
+    }
+    double t = 0;
+    for (const GemmProblem& g : lp.gemms) {
+      t += cost_model.MeshSliceTime(g, mesh, s, element_bytes).total_s;
+    }
+    candidates.push_back({mesh, lp.base.index, lp.base.name, s, t});
+    if (!any || t < choice.estimate_s) {
+      choice.slices = s;
+      choice.estimate_s = t;
+      any = true;
+    }
   }
-  for (const MeshChoice& mc : result.meshes) {
-    if (mc.valid && (best == nullptr || mc.estimate_s < best->estimate_s)) best = &mc;
+  if (!any) return std::nullopt;
+  return choice;
+}
+
+// Phase 2 for one mesh: every layer tuned; invalid when a layer has no valid slice count.
+MeshChoice TuneMesh(const Mesh& mesh, const std::vector<LayerProblems>& layers,
+                    const Algorithm& meshslice, const CostModel& cost_model, int element_bytes,
+                    std::vector<TuneCandidate>& candidates) {
+  MeshChoice mc;
+  mc.mesh = mesh;
+  mc.valid = true;
+  for (const LayerProblems& lp : layers) {
+    std::optional<LayerChoice> choice =
+        TuneLayer(lp, mesh, meshslice, cost_model, element_bytes, candidates, mc.reason);
+    if (!choice) {
+      mc.valid = false;
+      break;
+    }
+    mc.estimate_s += choice->estimate_s;
+    mc.layers.push_back(*choice);
   }
-  if (best == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tune: no candidate mesh can shard every FC layer; ",
-                     meshes.front().ToString(), ": ", result.meshes.front().reason));
-  }
-  // Near-ties: the strict total of each mesh's tuned layers decides (banner).
+  if (!mc.valid) mc.layers.clear();
+  return mc;
+}
+
+// Each valid mesh's strict estimate: its tuned layers under the cost model without the means
+// (of concurrent collectives, of first and last steps) that decide near-ties.
+void AddStrictEstimates(const std::vector<LayerProblems>& layers, const CostModel& cost_model,
+                        int element_bytes, std::vector<MeshChoice>& meshes) {
   CostConstants strict_constants = cost_model.constants();
   strict_constants.mean_of_concurrent = false;
   strict_constants.mean_of_first_last = false;
   const CostModel strict(std::move(strict_constants));
-  for (MeshChoice& mc : result.meshes) {
+  for (MeshChoice& mc : meshes) {
     if (!mc.valid) continue;
     for (size_t i = 0; i < mc.layers.size(); ++i) {  // A valid mesh has every layer, in order.
       for (const GemmProblem& g : layers[i].gemms) {
         mc.strict_estimate_s +=
-            strict.MeshSliceTime(g, mc.mesh, mc.layers[i].slices, problem.element_bytes).total_s;
+            strict.MeshSliceTime(g, mc.mesh, mc.layers[i].slices, element_bytes).total_s;
       }
     }
   }
+}
+
+// The mesh of the lowest estimate, or among the meshes within kNearTie of it the one of the
+// lowest strict estimate (banner); null when no mesh is valid.
+const MeshChoice* BestMesh(const std::vector<MeshChoice>& meshes, bool& near_tie) {
+  const MeshChoice* best = nullptr;
+  for (const MeshChoice& mc : meshes) {
+    if (mc.valid && (best == nullptr || mc.estimate_s < best->estimate_s)) best = &mc;
+  }
+  if (best == nullptr) return nullptr;
   const MeshChoice* lowest = best;
-  for (const MeshChoice& mc : result.meshes) {
+  for (const MeshChoice& mc : meshes) {
     if (mc.valid && mc.estimate_s <= lowest->estimate_s * (1 + kNearTie) &&
         mc.strict_estimate_s < best->strict_estimate_s) {
       best = &mc;
     }
   }
-  result.near_tie = best != lowest;
+  near_tie = best != lowest;
+  return best;
+}
+
+}  // namespace
+
+absl::StatusOr<TuneResult> Autotune(const TuneProblem& problem, const CostModel& cost_model) {
+  const std::vector<Mesh> meshes =
+      problem.meshes.empty() ? MeshCandidates(problem.chips) : problem.meshes;
+  if (meshes.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--chips: %d has no autotuner mesh shape; the tuner needs chips = 4·C with C >= 4 "
+        "(e.g. 16, 64, 256), or give --mesh RxC",
+        problem.chips));
+  }
+  MESHSIM_ASSIGN_OR_RETURN(const std::vector<LayerProblems> layers, BlockLayerProblems(problem));
+  // The plugin whose preconditions decide which (mesh, S) are valid.
+  MESHSIM_ASSIGN_OR_RETURN(const AlgorithmInfo* info, FindAlgorithm("meshslice"));
+  const std::unique_ptr<Algorithm> meshslice = info->make();
+
+  TuneResult result;
+  result.cost_model = cost_model.constants().name;
+  for (const Mesh& mesh : meshes) {
+    result.meshes.push_back(
+        TuneMesh(mesh, layers, *meshslice, cost_model, problem.element_bytes, result.candidates));
+  }
+  if (std::none_of(result.meshes.begin(), result.meshes.end(),
+                   [](const MeshChoice& mc) { return mc.valid; })) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tune: no candidate mesh can shard every FC layer; ",
+                     meshes.front().ToString(), ": ", result.meshes.front().reason));
+  }
+  AddStrictEstimates(layers, cost_model, problem.element_bytes, result.meshes);
+  const MeshChoice* best = BestMesh(result.meshes, result.near_tie);
   result.mesh = best->mesh;
   result.estimate_s = best->estimate_s;
   result.layers = best->layers;

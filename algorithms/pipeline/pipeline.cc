@@ -138,12 +138,8 @@ int DelayedLayers(const PipelineProblem& p, const PipelinePlan& plan, int stage)
   return st.layers;
 }
 
-}  // namespace
-
-absl::StatusOr<PipelinePlan> PlanPipeline(const PipelineProblem& p, const LayerAlgorithm& op,
-                                          const rs::HostModel& hosts) {
-  PipelinePlan plan;
-  plan.problem = p;
+// The step against --microbatches and --dp.
+absl::Status CheckPipelineShape(const PipelineProblem& p) {
   if (p.microbatches < 1) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "--microbatches: %d is not allowed; it must be at least 1", p.microbatches));
@@ -156,19 +152,13 @@ absl::StatusOr<PipelinePlan> PlanPipeline(const PipelineProblem& p, const LayerA
         "--microbatches)",
         p.dp, batch));
   }
-  MESHSIM_ASSIGN_OR_RETURN(const std::vector<int> split, SplitLayers(p.stack, p.stages));
-  const int rc = p.op_mesh.chips();
-  const int per_stage = p.dp * rc;
-  plan.chips = p.stages * per_stage;
-  if (hosts.host_of_chip.size() < static_cast<size_t>(plan.chips)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--chips: %d is not allowed; --stages %d x --dp %d x --mesh %s need %d chips",
-        static_cast<int>(hosts.host_of_chip.size()), p.stages, p.dp, p.op_mesh.ToString(),
-        plan.chips));
-  }
-  // Check every distinct layer shape once per part the step lowers.
+  return absl::OkStatus();
+}
+
+// The layer plugin's preconditions, once per distinct layer shape of a replica.
+absl::Status CheckLayerShapes(const PipelineProblem& p, const LayerAlgorithm& op,
+                              const Mesh& probe) {
   std::vector<LayerShape> checked;
-  const Mesh probe{p.op_mesh.rows, p.op_mesh.cols};
   for (size_t l = 0; l < p.stack.layers.size(); ++l) {
     const LayerShape s = ReplicaShape(p.stack.layers[l], p.dp);
     if (std::any_of(checked.begin(), checked.end(),
@@ -182,47 +172,53 @@ absl::StatusOr<PipelinePlan> PlanPipeline(const PipelineProblem& p, const LayerA
                                             : std::string(st.message()));
     }
   }
-  MESHSIM_ASSIGN_OR_RETURN(const std::string replica_spec, op.BoundarySpec(probe));
+  return absl::OkStatus();
+}
 
-  int first = 0;
-  for (int i = 0; i < p.stages; ++i) {
-    StagePlan st;
-    st.first_layer = first;
-    st.layers = split[i];
-    first += split[i];
-    std::vector<core::ChipId> all;
-    for (int d = 0; d < p.dp; ++d) {
-      std::vector<core::ChipId> chips;
-      for (int k = 0; k < rc; ++k) chips.push_back(core::ChipId(i * per_stage + d * rc + k));
-      all.insert(all.end(), chips.begin(), chips.end());
-      MESHSIM_ASSIGN_OR_RETURN(Mesh m,
-                               Mesh::Placed(p.op_mesh.rows, p.op_mesh.cols, std::move(chips)));
-      st.replicas.push_back(std::move(m));
-    }
-    if (p.dp == 1) {
-      st.mesh = st.replicas[0];
-    } else {
-      MESHSIM_ASSIGN_OR_RETURN(st.mesh, Mesh::Placed(p.dp, rc, all));
-    }
-    MESHSIM_ASSIGN_OR_RETURN(st.spec, StageSpec(replica_spec, p.op_mesh, p.dp));
-    st.order = StageOrder(p.schedule, p.stages, i, p.microbatches);
-    st.in_flight = MaxInFlight(st.order);
-    int64_t params = 0, saved = 0, workspace = 0;
-    for (int l = st.first_layer; l < st.first_layer + st.layers; ++l) {
-      const LayerShape& s = p.stack.layers[l];
-      const LayerShape r = ReplicaShape(s, p.dp);
-      params += workloads::LayerParameters(s);
-      saved += p.recompute ? workloads::ActivationBytes(r) : workloads::SavedActivationBytes(r);
-      if (p.recompute) workspace = std::max(workspace, workloads::SavedActivationBytes(r));
-      st.flops_per_microbatch += Flops(s);
-    }
-    st.weight_bytes_per_chip = params * workloads::kTrainingBytesPerParameter / rc;
-    st.activation_bytes_per_chip = saved / rc;
-    st.workspace_bytes_per_chip = workspace / rc;
-    plan.stages.push_back(std::move(st));
+// Stage i's chips: its dp replicas of the op mesh, consecutive, and the stage mesh over them.
+absl::Status PlaceStage(const PipelineProblem& p, int i, StagePlan& st) {
+  const int rc = p.op_mesh.chips();
+  const int per_stage = p.dp * rc;
+  std::vector<core::ChipId> all;
+  for (int d = 0; d < p.dp; ++d) {
+    std::vector<core::ChipId> chips;
+    for (int k = 0; k < rc; ++k) chips.push_back(core::ChipId(i * per_stage + d * rc + k));
+    all.insert(all.end(), chips.begin(), chips.end());
+    MESHSIM_ASSIGN_OR_RETURN(Mesh m,
+                             Mesh::Placed(p.op_mesh.rows, p.op_mesh.cols, std::move(chips)));
+    st.replicas.push_back(std::move(m));
   }
+  if (p.dp == 1) {
+    st.mesh = st.replicas[0];
+  } else {
+    MESHSIM_ASSIGN_OR_RETURN(st.mesh, Mesh::Placed(p.dp, rc, all));
+  }
+  return absl::OkStatus();
+}
 
-  // Messages: each stage boundary, then every skip connection that crosses stages.
+// A stage's flops per microbatch and HBM per chip: weights with their training state, the
+// activations saved for the backward pass (inputs only with recomputation, which then needs the
+// largest layer's saved activations as workspace).
+void AddStageWork(const PipelineProblem& p, StagePlan& st) {
+  const int rc = p.op_mesh.chips();
+  int64_t params = 0, saved = 0, workspace = 0;
+  for (int l = st.first_layer; l < st.first_layer + st.layers; ++l) {
+    const LayerShape& s = p.stack.layers[l];
+    const LayerShape r = ReplicaShape(s, p.dp);
+    params += workloads::LayerParameters(s);
+    saved += p.recompute ? workloads::ActivationBytes(r) : workloads::SavedActivationBytes(r);
+    if (p.recompute) workspace = std::max(workspace, workloads::SavedActivationBytes(r));
+    st.flops_per_microbatch += Flops(s);
+  }
+  st.weight_bytes_per_chip = params * workloads::kTrainingBytesPerParameter / rc;
+  st.activation_bytes_per_chip = saved / rc;
+  st.workspace_bytes_per_chip = workspace / rc;
+}
+
+// Messages: each stage boundary, then every skip connection that crosses stages, each with its
+// forward and backward resharding plans.
+absl::Status PlanMessages(const PipelineProblem& p, const rs::HostModel& hosts,
+                          PipelinePlan& plan) {
   const auto stage_of = [&](int layer) {
     int i = 0;
     while (plan.stages[i].first_layer + plan.stages[i].layers <= layer) ++i;
@@ -255,6 +251,42 @@ absl::StatusOr<PipelinePlan> PlanPipeline(const PipelineProblem& p, const LayerA
         BytesPerDevice(workloads::ActivationBytes(s), m.fwd_problem.dst);
     plan.messages.push_back(std::move(m));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<PipelinePlan> PlanPipeline(const PipelineProblem& p, const LayerAlgorithm& op,
+                                          const rs::HostModel& hosts) {
+  PipelinePlan plan;
+  plan.problem = p;
+  MESHSIM_RETURN_IF_ERROR(CheckPipelineShape(p));
+  MESHSIM_ASSIGN_OR_RETURN(const std::vector<int> split, SplitLayers(p.stack, p.stages));
+  plan.chips = p.stages * p.dp * p.op_mesh.chips();
+  if (hosts.host_of_chip.size() < static_cast<size_t>(plan.chips)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--chips: %d is not allowed; --stages %d x --dp %d x --mesh %s need %d chips",
+        static_cast<int>(hosts.host_of_chip.size()), p.stages, p.dp, p.op_mesh.ToString(),
+        plan.chips));
+  }
+  const Mesh probe{p.op_mesh.rows, p.op_mesh.cols};
+  MESHSIM_RETURN_IF_ERROR(CheckLayerShapes(p, op, probe));
+  MESHSIM_ASSIGN_OR_RETURN(const std::string replica_spec, op.BoundarySpec(probe));
+
+  int first = 0;
+  for (int i = 0; i < p.stages; ++i) {
+    StagePlan st;
+    st.first_layer = first;
+    st.layers = split[i];
+    first += split[i];
+    MESHSIM_RETURN_IF_ERROR(PlaceStage(p, i, st));
+    MESHSIM_ASSIGN_OR_RETURN(st.spec, StageSpec(replica_spec, p.op_mesh, p.dp));
+    st.order = StageOrder(p.schedule, p.stages, i, p.microbatches);
+    st.in_flight = MaxInFlight(st.order);
+    AddStageWork(p, st);
+    plan.stages.push_back(std::move(st));
+  }
+  MESHSIM_RETURN_IF_ERROR(PlanMessages(p, hosts, plan));
   if (p.delay_weight_grads) {
     for (int i = 0; i < p.stages; ++i) {
       plan.stages[i].delayed_layers = DelayedLayers(p, plan, i);

@@ -184,6 +184,68 @@ class Parser {
     }
   }
 
+  // A quoted id at pos_ into `t`: "a" + "b" concatenates.
+  absl::StatusOr<Token> LexQuotedId(Token t) {
+    absl::StatusOr<std::string> s = LexQuoted();
+    if (!s.ok()) return s.status();
+    t.text = *std::move(s);
+    t.quoted = true;
+    while (true) {
+      const size_t save_pos = pos_;
+      const int save_line = line_;
+      if (absl::Status st = SkipSpaceAndComments(); !st.ok()) return st;
+      if (Peek() == '+') {
+        ++pos_;
+        if (absl::Status st = SkipSpaceAndComments(); !st.ok()) return st;
+        if (Peek() != '"') return Error(line_, "'+' must be followed by a quoted string");
+        absl::StatusOr<std::string> more = LexQuoted();
+        if (!more.ok()) return more.status();
+        t.text += *more;
+      } else {
+        pos_ = save_pos;
+        line_ = save_line;
+        break;
+      }
+    }
+    return t;
+  }
+
+  // A numeral at pos_ ([-](digits[.digits] | .digits)) into `t`; one followed by a unit or an
+  // exponent is an error that shows it quoted.
+  absl::StatusOr<Token> LexNumeral(Token t) {
+    const char c = Peek();
+    const size_t start = pos_;
+    if (c == '-') ++pos_;
+    bool dot = false, digits = false;
+    while (!AtEnd()) {
+      const char d = Peek();
+      if (std::isdigit(static_cast<unsigned char>(d))) {
+        digits = true;
+      } else if (d == '.' && !dot) {
+        dot = true;
+      } else {
+        break;
+      }
+      ++pos_;
+    }
+    if (!digits) return Error(line_, "'.' is not a number; allowed: a numeral or a quoted id");
+    const char after = Peek();
+    if (IdStart(static_cast<unsigned char>(after)) || after == '/' || after == '.') {
+      size_t end = pos_;
+      while (end < text_.size() &&
+             (IdChar(static_cast<unsigned char>(text_[end])) || text_[end] == '/' ||
+              text_[end] == '.' || text_[end] == '+' || text_[end] == '-')) {
+        ++end;
+      }
+      return Error(line_, absl::StrFormat("%s must be quoted: \"%s\" (a DOT numeral has no unit "
+                                          "or exponent)",
+                                          Q(text_.substr(start, end - start)),
+                                          absl::CHexEscape(text_.substr(start, end - start))));
+    }
+    t.text = text_.substr(start, pos_ - start);
+    return t;
+  }
+
   absl::StatusOr<Token> Next() {
     if (has_peeked_) {
       has_peeked_ = false;
@@ -228,31 +290,7 @@ class Parser {
     if (c == ':')
       return Error(line_, "ports (node:port) are not supported; allowed: plain node ids");
     t.kind = Tok::kId;
-    if (c == '"') {
-      // "a" + "b" concatenates.
-      absl::StatusOr<std::string> s = LexQuoted();
-      if (!s.ok()) return s.status();
-      t.text = *std::move(s);
-      t.quoted = true;
-      while (true) {
-        const size_t save_pos = pos_;
-        const int save_line = line_;
-        if (absl::Status st = SkipSpaceAndComments(); !st.ok()) return st;
-        if (Peek() == '+') {
-          ++pos_;
-          if (absl::Status st = SkipSpaceAndComments(); !st.ok()) return st;
-          if (Peek() != '"') return Error(line_, "'+' must be followed by a quoted string");
-          absl::StatusOr<std::string> more = LexQuoted();
-          if (!more.ok()) return more.status();
-          t.text += *more;
-        } else {
-          pos_ = save_pos;
-          line_ = save_line;
-          break;
-        }
-      }
-      return t;
-    }
+    if (c == '"') return LexQuotedId(std::move(t));
     if (IdStart(static_cast<unsigned char>(c))) {
       const size_t start = pos_;
       while (!AtEnd() && IdChar(static_cast<unsigned char>(Peek()))) ++pos_;
@@ -261,36 +299,7 @@ class Parser {
     }
     if (std::isdigit(static_cast<unsigned char>(c)) || c == '.' ||
         (c == '-' && (std::isdigit(static_cast<unsigned char>(Peek(1))) || Peek(1) == '.'))) {
-      const size_t start = pos_;
-      if (c == '-') ++pos_;
-      bool dot = false, digits = false;
-      while (!AtEnd()) {
-        const char d = Peek();
-        if (std::isdigit(static_cast<unsigned char>(d))) {
-          digits = true;
-        } else if (d == '.' && !dot) {
-          dot = true;
-        } else {
-          break;
-        }
-        ++pos_;
-      }
-      if (!digits) return Error(line_, "'.' is not a number; allowed: a numeral or a quoted id");
-      const char after = Peek();
-      if (IdStart(static_cast<unsigned char>(after)) || after == '/' || after == '.') {
-        size_t end = pos_;
-        while (end < text_.size() &&
-               (IdChar(static_cast<unsigned char>(text_[end])) || text_[end] == '/' ||
-                text_[end] == '.' || text_[end] == '+' || text_[end] == '-')) {
-          ++end;
-        }
-        return Error(line_, absl::StrFormat("%s must be quoted: \"%s\" (a DOT numeral has no unit "
-                                            "or exponent)",
-                                            Q(text_.substr(start, end - start)),
-                                            absl::CHexEscape(text_.substr(start, end - start))));
-      }
-      t.text = text_.substr(start, pos_ - start);
-      return t;
+      return LexNumeral(std::move(t));
     }
     const unsigned char u = static_cast<unsigned char>(c);
     return Error(line_, absl::StrFormat("unexpected character %s; allowed: ids, numerals, quoted "
@@ -389,20 +398,7 @@ class Parser {
                                             Describe(*t)));
     }
     if (IsKeyword(*t, "node") || IsKeyword(*t, "edge") || IsKeyword(*t, "graph")) {
-      Attrs attrs;
-      if (absl::Status s = ParseAttrLists(attrs, /*required=*/true); !s.ok()) return s;
-      if (IsKeyword(*t, "node")) {
-        for (auto& [k, v] : attrs) {
-          if (absl::Status s = CheckNodeKey(k, v.line); !s.ok()) return s;
-          node_defaults_[k] = v;
-        }
-      } else if (IsKeyword(*t, "edge")) {
-        for (auto& [k, v] : attrs) {
-          if (absl::Status s = CheckEdgeKey(k, v.line); !s.ok()) return s;
-          edge_defaults_[k] = v;
-        }
-      }
-      return absl::OkStatus();
+      return ParseDefaults(*t);
     }
     if (IsKeyword(*t, "strict") || IsKeyword(*t, "digraph")) {
       return Error(t->line,
@@ -410,33 +406,61 @@ class Parser {
     }
     absl::StatusOr<Token> after = PeekToken();
     if (!after.ok()) return after.status();
-    if (after->kind == Tok::kEq) {
-      // A graph attribute (`rankdir=LR`): drawing only.
-      (void)Next();
-      absl::StatusOr<Token> value = Next();
-      if (!value.ok()) return value.status();
-      if (value->kind != Tok::kId) {
-        return Error(value->line, absl::StrFormat("expected a value after '%s =', found %s",
-                                                  absl::CHexEscape(t->text), Describe(*value)));
-      }
-      return absl::OkStatus();
-    }
-    if (after->kind != Tok::kEdge) {
-      absl::StatusOr<int> node = NodeIndex(*t);
-      if (!node.ok()) return node.status();
-      Attrs attrs;
-      if (absl::Status s = ParseAttrLists(attrs, /*required=*/false); !s.ok()) return s;
+    if (after->kind == Tok::kEq) return ParseGraphAttribute(*t);
+    if (after->kind != Tok::kEdge) return ParseNodeStatement(*t);
+    return ParseEdgeChain(*t);
+  }
+
+  // `node [...]`, `edge [...]` (defaults for what follows) or `graph [...]` (ignored) after its
+  // keyword `t`.
+  absl::Status ParseDefaults(const Token& t) {
+    Attrs attrs;
+    if (absl::Status s = ParseAttrLists(attrs, /*required=*/true); !s.ok()) return s;
+    if (IsKeyword(t, "node")) {
       for (auto& [k, v] : attrs) {
         if (absl::Status s = CheckNodeKey(k, v.line); !s.ok()) return s;
-        nodes_[*node].attrs[k] = v;
+        node_defaults_[k] = v;
       }
-      return absl::OkStatus();
+    } else if (IsKeyword(t, "edge")) {
+      for (auto& [k, v] : attrs) {
+        if (absl::Status s = CheckEdgeKey(k, v.line); !s.ok()) return s;
+        edge_defaults_[k] = v;
+      }
     }
-    // Edge chain a -- b -- c [attrs].
+    return absl::OkStatus();
+  }
+
+  // A graph attribute `t = value` (`rankdir=LR`): drawing only.
+  absl::Status ParseGraphAttribute(const Token& t) {
+    (void)Next();
+    absl::StatusOr<Token> value = Next();
+    if (!value.ok()) return value.status();
+    if (value->kind != Tok::kId) {
+      return Error(value->line, absl::StrFormat("expected a value after '%s =', found %s",
+                                                absl::CHexEscape(t.text), Describe(*value)));
+    }
+    return absl::OkStatus();
+  }
+
+  // A node statement `t [attrs]`.
+  absl::Status ParseNodeStatement(const Token& t) {
+    absl::StatusOr<int> node = NodeIndex(t);
+    if (!node.ok()) return node.status();
+    Attrs attrs;
+    if (absl::Status s = ParseAttrLists(attrs, /*required=*/false); !s.ok()) return s;
+    for (auto& [k, v] : attrs) {
+      if (absl::Status s = CheckNodeKey(k, v.line); !s.ok()) return s;
+      nodes_[*node].attrs[k] = v;
+    }
+    return absl::OkStatus();
+  }
+
+  // An edge chain `t -- b -- c [attrs]`: one edge per `--`.
+  absl::Status ParseEdgeChain(const Token& t) {
     std::vector<std::pair<int, int>> chain;  // Node index, line.
-    absl::StatusOr<int> first = NodeIndex(*t);
+    absl::StatusOr<int> first = NodeIndex(t);
     if (!first.ok()) return first.status();
-    chain.push_back({*first, t->line});
+    chain.push_back({*first, t.line});
     while (true) {
       absl::StatusOr<Token> op = PeekToken();
       if (!op.ok()) return op.status();
@@ -462,27 +486,36 @@ class Parser {
       if (absl::Status s = CheckEdgeKey(k, v.line); !s.ok()) return s;
     }
     for (size_t i = 0; i + 1 < chain.size(); ++i) {
-      const int a = chain[i].first, b = chain[i + 1].first, line = chain[i + 1].second;
-      if (a == b) {
-        return Error(line, absl::StrFormat("self-loop %s -- %s; allowed: links between two "
-                                           "different nodes",
-                                           Q(nodes_[a].name), Q(nodes_[b].name)));
+      if (absl::Status s = AddEdge(chain[i].first, chain[i + 1].first, chain[i + 1].second, attrs);
+          !s.ok()) {
+        return s;
       }
-      const std::pair<int, int> key = std::minmax(a, b);
-      if (auto [it, inserted] = edge_lines_.emplace(key, line); !inserted) {
-        return Error(line, absl::StrFormat("duplicate link %s -- %s (first at line %d); allowed: "
-                                           "one edge per node pair (give it the combined "
-                                           "bandwidth)",
-                                           Q(nodes_[a].name), Q(nodes_[b].name), it->second));
-      }
-      if (static_cast<int64_t>(edges_.size()) >= kMaxEdges) {
-        return Error(
-            line, absl::StrFormat("more than %d edges; allowed: at most %d", kMaxEdges, kMaxEdges));
-      }
-      ParsedEdge e{a, b, line, edge_defaults_};
-      for (auto& [k, v] : attrs) e.attrs[k] = v;
-      edges_.push_back(std::move(e));
     }
+    return absl::OkStatus();
+  }
+
+  // The edge a -- b of line `line`: no self-loop, no second edge between a pair, at most
+  // kMaxEdges; the edge defaults, then `attrs`.
+  absl::Status AddEdge(int a, int b, int line, const Attrs& attrs) {
+    if (a == b) {
+      return Error(line, absl::StrFormat("self-loop %s -- %s; allowed: links between two "
+                                         "different nodes",
+                                         Q(nodes_[a].name), Q(nodes_[b].name)));
+    }
+    const std::pair<int, int> key = std::minmax(a, b);
+    if (auto [it, inserted] = edge_lines_.emplace(key, line); !inserted) {
+      return Error(line, absl::StrFormat("duplicate link %s -- %s (first at line %d); allowed: "
+                                         "one edge per node pair (give it the combined "
+                                         "bandwidth)",
+                                         Q(nodes_[a].name), Q(nodes_[b].name), it->second));
+    }
+    if (static_cast<int64_t>(edges_.size()) >= kMaxEdges) {
+      return Error(
+          line, absl::StrFormat("more than %d edges; allowed: at most %d", kMaxEdges, kMaxEdges));
+    }
+    ParsedEdge e{a, b, line, edge_defaults_};
+    for (auto& [k, v] : attrs) e.attrs[k] = v;
+    edges_.push_back(std::move(e));
     return absl::OkStatus();
   }
 
@@ -623,25 +656,15 @@ absl::StatusOr<std::string> ReadFile(const std::string& prefix, const std::strin
   return text;
 }
 
-}  // namespace
-
-absl::StatusOr<FamilyGraph> BuildGraphviz(const TopologyParams& p) {
-  const std::string prefix =
-      absl::StrCat("--topology graphviz:", absl::CHexEscape(p.graphviz_path));
-  absl::StatusOr<std::string> text = ReadFile(prefix, p.graphviz_path);
-  if (!text.ok()) return text.status();
-  Parser parser(prefix, *text);
-  if (absl::Status s = parser.Parse(); !s.ok()) return s;
-  std::vector<ParsedNode>& nodes = parser.nodes();
-  std::vector<ParsedEdge>& edges = parser.edges();
-
-  // Kinds, then ids: chips first, each group in order of first appearance.
+// Each node's kind (the `kind` attribute; chip by default). Returns the number of chips.
+absl::StatusOr<int> ReadNodeKinds(const Parser& parser, const std::vector<ParsedNode>& nodes,
+                                  std::vector<NodeKind>& kind) {
   static const std::pair<const char*, NodeKind> kKinds[] = {{"chip", NodeKind::kChip},
                                                             {"switch", NodeKind::kSwitch},
                                                             {"pcie-switch", NodeKind::kPcieSwitch},
                                                             {"cpu", NodeKind::kCpu},
                                                             {"nic", NodeKind::kNic}};
-  std::vector<NodeKind> kind(nodes.size(), NodeKind::kChip);
+  kind.assign(nodes.size(), NodeKind::kChip);
   int chips = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (auto it = nodes[i].attrs.find("kind"); it != nodes[i].attrs.end()) {
@@ -660,37 +683,39 @@ absl::StatusOr<FamilyGraph> BuildGraphviz(const TopologyParams& p) {
     }
     if (kind[i] == NodeKind::kChip) ++chips;
   }
+  return chips;
+}
+
+// The file's chips against --chips.
+absl::Status CheckChipCount(const std::string& prefix, size_t nodes, int chips, int wanted) {
   if (chips == 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: the graph has no chips (%d nodes, none of kind chip); allowed: at least one node "
         "with kind=chip (the default kind)",
-        prefix, nodes.size()));
+        prefix, nodes));
   }
-  if (chips != p.chips) {
+  if (chips != wanted) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: the file has %d chips but --chips is %d; allowed: --chips equal to "
                         "the file's chip count",
-                        prefix, chips, p.chips));
+                        prefix, chips, wanted));
   }
-  std::vector<int> id(nodes.size());
-  {
-    int next_chip = 0, next_other = chips;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      id[i] = kind[i] == NodeKind::kChip ? next_chip++ : next_other++;
-    }
-  }
+  return absl::OkStatus();
+}
 
-  FamilyGraph g;
-  g.weighted = true;
-  g.node_kinds.resize(nodes.size());
-  g.node_names.resize(nodes.size());
-  g.num_nodes = static_cast<int>(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    g.node_kinds[id[i]] = kind[i];
-    g.node_names[id[i]] = nodes[i].name;
+// Node ids: chips first, each group in order of first appearance.
+std::vector<int> NumberNodes(const std::vector<NodeKind>& kind, int chips) {
+  std::vector<int> id(kind.size());
+  int next_chip = 0, next_other = chips;
+  for (size_t i = 0; i < kind.size(); ++i) {
+    id[i] = kind[i] == NodeKind::kChip ? next_chip++ : next_other++;
   }
+  return id;
+}
 
-  // Hosts: on every chip or on none.
+// Whether the chips have hosts: `host` must be on every chip or on none, and on chips only.
+absl::StatusOr<bool> ChipsHaveHosts(const Parser& parser, const std::vector<ParsedNode>& nodes,
+                                    const std::vector<NodeKind>& kind, int chips) {
   int with_host = 0;
   const ParsedNode* without_host = nullptr;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -716,70 +741,85 @@ absl::StatusOr<FamilyGraph> BuildGraphviz(const TopologyParams& p) {
                                         "host= on every chip or on none (one host per chip)",
                                         Q(without_host->name), with_host));
   }
-  if (with_host > 0) {
-    g.host_of.assign(chips, 0);
-    std::vector<int> first_chip_of_host;
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (kind[i] != NodeKind::kChip) continue;
-      const Attr& a = nodes[i].attrs.at("host");
-      int h = 0;
-      const bool digits =
-          !a.value.empty() && std::all_of(a.value.begin(), a.value.end(), [](char c) {
-            return std::isdigit(static_cast<unsigned char>(c));
-          });
-      if (!digits || !absl::SimpleAtoi(a.value, &h) || h >= chips) {
-        return parser.Error(a.line, absl::StrFormat("chip %s: host %s is not allowed; allowed: a "
-                                                    "whole number 0..%d (hosts numbered from 0)",
-                                                    Q(nodes[i].name), Q(a.value), chips - 1));
-      }
-      g.host_of[id[i]] = h;
+  return with_host > 0;
+}
+
+// g.host_of from the chips' `host` attributes (which every chip has): whole numbers 0..H-1, every
+// host used.
+absl::Status ReadHosts(const Parser& parser, const std::string& prefix,
+                       const std::vector<ParsedNode>& nodes, const std::vector<NodeKind>& kind,
+                       const std::vector<int>& id, int chips, FamilyGraph& g) {
+  g.host_of.assign(chips, 0);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (kind[i] != NodeKind::kChip) continue;
+    const Attr& a = nodes[i].attrs.at("host");
+    int h = 0;
+    const bool digits = !a.value.empty() && std::all_of(a.value.begin(), a.value.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c));
+    });
+    if (!digits || !absl::SimpleAtoi(a.value, &h) || h >= chips) {
+      return parser.Error(a.line, absl::StrFormat("chip %s: host %s is not allowed; allowed: a "
+                                                  "whole number 0..%d (hosts numbered from 0)",
+                                                  Q(nodes[i].name), Q(a.value), chips - 1));
     }
-    const int hosts = *std::max_element(g.host_of.begin(), g.host_of.end()) + 1;
-    std::vector<bool> used(hosts, false);
-    for (int h : g.host_of) used[h] = true;
-    for (int h = 0; h < hosts; ++h) {
-      if (!used[h]) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "%s: host %d has no chip but host %d does; allowed: host ids 0..H-1 with every host "
-            "used",
-            prefix, h, hosts - 1));
-      }
+    g.host_of[id[i]] = h;
+  }
+  const int hosts = *std::max_element(g.host_of.begin(), g.host_of.end()) + 1;
+  std::vector<bool> used(hosts, false);
+  for (int h : g.host_of) used[h] = true;
+  for (int h = 0; h < hosts; ++h) {
+    if (!used[h]) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: host %d has no chip but host %d does; allowed: host ids 0..H-1 with every host "
+          "used",
+          prefix, h, hosts - 1));
     }
   }
+  return absl::OkStatus();
+}
 
+// An edge's quantity attribute `key` in `unit`, if given (else `value` stays): finite and > 0,
+// or ≥ 0 with `zero_allowed`. `allowed` describes the unit and an example for the error.
+absl::Status ReadEdgeQuantity(const Parser& parser, const ParsedEdge& e, const std::string& where,
+                              const char* key, core::Unit unit, bool zero_allowed,
+                              const char* allowed, double& value) {
+  auto it = e.attrs.find(key);
+  if (it == e.attrs.end()) return absl::OkStatus();
+  absl::StatusOr<double> v = core::ParseQuantity(key, it->second.value, unit);
+  if (!v.ok()) {
+    return parser.Error(it->second.line, absl::StrCat(where, ": ", v.status().message()));
+  }
+  if (!(zero_allowed ? *v >= 0 : *v > 0) || !std::isfinite(*v)) {
+    return parser.Error(
+        it->second.line,
+        absl::StrFormat("%s: %s %s is not allowed; must be %s and finite (%s)", where, key,
+                        Q(it->second.value), zero_allowed ? "≥ 0" : "> 0", allowed));
+  }
+  value = *v;
+  return absl::OkStatus();
+}
+
+// One full-duplex link per edge, in file order, with its bandwidth, latency and class (the
+// defaults of `p` where not given).
+absl::Status AddEdgeLinks(const Parser& parser, const std::vector<ParsedNode>& nodes,
+                          const std::vector<ParsedEdge>& edges, const std::vector<int>& id,
+                          const TopologyParams& p, FamilyGraph& g) {
   g.links.reserve(2 * edges.size());
   for (const ParsedEdge& e : edges) {
     const std::string where =
         absl::StrFormat("edge %s -- %s", Q(nodes[e.a].name), Q(nodes[e.b].name));
     double bw = p.link_bandwidth_bytes_per_s, latency = p.link_latency_s;
     LinkClass cls = LinkClass::kGeneric;
-    if (auto it = e.attrs.find("bandwidth"); it != e.attrs.end()) {
-      absl::StatusOr<double> v =
-          core::ParseQuantity("bandwidth", it->second.value, core::Unit::kBytesPerSecond);
-      if (!v.ok()) {
-        return parser.Error(it->second.line, absl::StrCat(where, ": ", v.status().message()));
-      }
-      if (!(*v > 0) || !std::isfinite(*v)) {
-        return parser.Error(it->second.line,
-                            absl::StrFormat("%s: bandwidth %s is not allowed; must be > 0 and "
-                                            "finite (bytes/s per direction, e.g. \"50GB/s\")",
-                                            where, Q(it->second.value)));
-      }
-      bw = *v;
+    if (absl::Status s =
+            ReadEdgeQuantity(parser, e, where, "bandwidth", core::Unit::kBytesPerSecond,
+                             /*zero_allowed=*/false, "bytes/s per direction, e.g. \"50GB/s\"", bw);
+        !s.ok()) {
+      return s;
     }
-    if (auto it = e.attrs.find("latency"); it != e.attrs.end()) {
-      absl::StatusOr<double> v =
-          core::ParseQuantity("latency", it->second.value, core::Unit::kSeconds);
-      if (!v.ok()) {
-        return parser.Error(it->second.line, absl::StrCat(where, ": ", v.status().message()));
-      }
-      if (!(*v >= 0) || !std::isfinite(*v)) {
-        return parser.Error(it->second.line,
-                            absl::StrFormat("%s: latency %s is not allowed; must be ≥ 0 and "
-                                            "finite (seconds, e.g. \"1us\")",
-                                            where, Q(it->second.value)));
-      }
-      latency = *v;
+    if (absl::Status s = ReadEdgeQuantity(parser, e, where, "latency", core::Unit::kSeconds,
+                                          /*zero_allowed=*/true, "seconds, e.g. \"1us\"", latency);
+        !s.ok()) {
+      return s;
     }
     if (auto it = e.attrs.find("class"); it != e.attrs.end()) {
       std::optional<LinkClass> c = LinkClassFromString(it->second.value);
@@ -792,8 +832,11 @@ absl::StatusOr<FamilyGraph> BuildGraphviz(const TopologyParams& p) {
     }
     g.AddDuplex(id[e.a], id[e.b], bw, latency, cls);
   }
+  return absl::OkStatus();
+}
 
-  // Every chip must reach chip 0 (links are full-duplex, so then every chip reaches every other).
+// Every chip must reach chip 0 (links are full-duplex, so then every chip reaches every other).
+absl::Status CheckChipsConnected(const std::string& prefix, const FamilyGraph& g, int chips) {
   std::vector<std::vector<int>> adjacent(g.num_nodes);
   for (size_t l = 0; l < g.links.size(); l += 2) {
     adjacent[g.links[l].src].push_back(g.links[l].dst);
@@ -820,6 +863,42 @@ absl::StatusOr<FamilyGraph> BuildGraphviz(const TopologyParams& p) {
           prefix, Q(g.node_names[c]), Q(g.node_names[0])));
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<FamilyGraph> BuildGraphviz(const TopologyParams& p) {
+  const std::string prefix =
+      absl::StrCat("--topology graphviz:", absl::CHexEscape(p.graphviz_path));
+  absl::StatusOr<std::string> text = ReadFile(prefix, p.graphviz_path);
+  if (!text.ok()) return text.status();
+  Parser parser(prefix, *text);
+  if (absl::Status s = parser.Parse(); !s.ok()) return s;
+  const std::vector<ParsedNode>& nodes = parser.nodes();
+
+  std::vector<NodeKind> kind;
+  absl::StatusOr<int> chips = ReadNodeKinds(parser, nodes, kind);
+  if (!chips.ok()) return chips.status();
+  if (absl::Status s = CheckChipCount(prefix, nodes.size(), *chips, p.chips); !s.ok()) return s;
+  const std::vector<int> id = NumberNodes(kind, *chips);
+
+  FamilyGraph g;
+  g.weighted = true;
+  g.node_kinds.resize(nodes.size());
+  g.node_names.resize(nodes.size());
+  g.num_nodes = static_cast<int>(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    g.node_kinds[id[i]] = kind[i];
+    g.node_names[id[i]] = nodes[i].name;
+  }
+  absl::StatusOr<bool> hosts = ChipsHaveHosts(parser, nodes, kind, *chips);
+  if (!hosts.ok()) return hosts.status();
+  if (*hosts) {
+    if (absl::Status s = ReadHosts(parser, prefix, nodes, kind, id, *chips, g); !s.ok()) return s;
+  }
+  if (absl::Status s = AddEdgeLinks(parser, nodes, parser.edges(), id, p, g); !s.ok()) return s;
+  if (absl::Status s = CheckChipsConnected(prefix, g, *chips); !s.ok()) return s;
   return g;
 }
 

@@ -54,9 +54,8 @@ absl::Status CheckLink(const std::string& key, double bandwidth, double latency)
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<FamilyGraph> BuildHierarchical(const TopologyParams& p) {
+// The hierarchical parameters and --chips, checked against each other.
+absl::Status CheckHierarchicalParams(const TopologyParams& p) {
   const HierarchicalParams& h = p.hierarchical;
   const int g = h.gpus_per_node;
   if (g < 1 || g > 256) return Bad("node.gpus", absl::StrCat(g), "must be 1..256");
@@ -64,12 +63,11 @@ absl::StatusOr<FamilyGraph> BuildHierarchical(const TopologyParams& p) {
     return Bad("node.gpus", absl::StrCat(g),
                absl::StrFormat("must divide --chips %d (whole hosts only)", p.chips));
   }
-  const bool nvswitch = h.intra == "nvswitch", pairs = h.intra == "nvlink-pairs",
-             mesh = h.intra == "nvlink-mesh";
-  if (!nvswitch && !pairs && !mesh && h.intra != "pcie") {
+  if (h.intra != "nvswitch" && h.intra != "nvlink-pairs" && h.intra != "nvlink-mesh" &&
+      h.intra != "pcie") {
     return Bad("node.fabric", h.intra, "allowed: nvswitch, nvlink-pairs, nvlink-mesh, pcie");
   }
-  if (pairs && g % 2 != 0) {
+  if (h.intra == "nvlink-pairs" && g % 2 != 0) {
     return Bad("node.gpus", absl::StrCat(g), "must be even with node.fabric = nvlink-pairs");
   }
   if (h.gpus_per_pcie_switch < 1 || g % h.gpus_per_pcie_switch != 0) {
@@ -91,68 +89,73 @@ absl::StatusOr<FamilyGraph> BuildHierarchical(const TopologyParams& p) {
   MESHSIM_RETURN_IF_ERROR(CheckLink("pcie", h.pcie_bandwidth_bytes_per_s, h.pcie_latency_s));
   MESHSIM_RETURN_IF_ERROR(CheckLink("socket", h.socket_bandwidth_bytes_per_s, h.socket_latency_s));
   MESHSIM_RETURN_IF_ERROR(CheckLink("nic", h.nic_bandwidth_bytes_per_s, h.nic_latency_s));
+  return absl::OkStatus();
+}
 
-  const int hosts = p.chips / g;
-  FamilyGraph fg;
-  fg.weighted = true;
-  for (int c = 0; c < p.chips; ++c) {
-    fg.AddNode(NodeKind::kChip, absl::StrCat("host", c / g, ".gpu", c % g));
-    fg.host_of.push_back(c / g);
-  }
+// The intra-node fabric of node.fabric among the GPUs first … first + G − 1.
+void AddIntraNodeFabric(const HierarchicalParams& h, int first, const std::string& prefix,
+                        FamilyGraph& fg) {
+  const int g = h.gpus_per_node;
   const double nv_bw = h.nvlink_bandwidth_bytes_per_s, nv_lat = h.nvlink_latency_s;
-  const double pcie_bw = h.pcie_bandwidth_bytes_per_s, pcie_lat = h.pcie_latency_s;
-  std::vector<int> nics;
-  for (int host = 0; host < hosts; ++host) {
-    const int first = host * g;
-    const std::string prefix = absl::StrCat("host", host, ".");
-    if (nvswitch) {
-      const int sw = fg.AddNode(NodeKind::kSwitch, prefix + "nvswitch");
-      for (int i = 0; i < g; ++i) fg.AddDuplex(first + i, sw, nv_bw, nv_lat, LinkClass::kNvswitch);
-    } else if (pairs) {
-      for (int i = 0; i < g; i += 2) {
-        fg.AddDuplex(first + i, first + i + 1, nv_bw, nv_lat, LinkClass::kNvlink);
-      }
-    } else if (mesh) {
-      for (int i = 0; i < g; ++i) {
-        for (int j = i + 1; j < g; ++j) {
-          fg.AddDuplex(first + i, first + j, nv_bw, nv_lat, LinkClass::kNvlink);
-        }
-      }
+  if (h.intra == "nvswitch") {
+    const int sw = fg.AddNode(NodeKind::kSwitch, prefix + "nvswitch");
+    for (int i = 0; i < g; ++i) fg.AddDuplex(first + i, sw, nv_bw, nv_lat, LinkClass::kNvswitch);
+  } else if (h.intra == "nvlink-pairs") {
+    for (int i = 0; i < g; i += 2) {
+      fg.AddDuplex(first + i, first + i + 1, nv_bw, nv_lat, LinkClass::kNvlink);
     }
-    std::vector<int> cpus;
-    for (int s = 0; s < h.sockets; ++s) {
-      cpus.push_back(fg.AddNode(NodeKind::kCpu, absl::StrCat(prefix, "cpu", s)));
-    }
-    for (int a = 0; a < h.sockets; ++a) {
-      for (int b = a + 1; b < h.sockets; ++b) {
-        fg.AddDuplex(cpus[a], cpus[b], h.socket_bandwidth_bytes_per_s, h.socket_latency_s,
-                     LinkClass::kSocket);
+  } else if (h.intra == "nvlink-mesh") {
+    for (int i = 0; i < g; ++i) {
+      for (int j = i + 1; j < g; ++j) {
+        fg.AddDuplex(first + i, first + j, nv_bw, nv_lat, LinkClass::kNvlink);
       }
-    }
-    std::vector<int> pcie;
-    for (int s = 0; s < switches; ++s) {
-      const int sw = fg.AddNode(NodeKind::kPcieSwitch, absl::StrCat(prefix, "pcie", s));
-      pcie.push_back(sw);
-      fg.AddDuplex(sw, cpus[s / (switches / h.sockets)], pcie_bw, pcie_lat, LinkClass::kPcie);
-      for (int i = 0; i < h.gpus_per_pcie_switch; ++i) {
-        fg.AddDuplex(first + s * h.gpus_per_pcie_switch + i, sw, pcie_bw, pcie_lat,
-                     LinkClass::kPcie);
-      }
-    }
-    for (int n = 0; n < h.nics_per_node; ++n) {
-      const int nic = fg.AddNode(NodeKind::kNic, absl::StrCat(prefix, "nic", n));
-      nics.push_back(nic);
-      fg.AddDuplex(nic, pcie[int64_t{n} * switches / h.nics_per_node], pcie_bw, pcie_lat,
-                   LinkClass::kPcie);
     }
   }
-  if (hosts == 1) return fg;
+}
 
+// One host's intra-node fabric, CPUs, PCIe tree and NICs; appends its NICs' nodes to `nics`.
+void AddHost(const HierarchicalParams& h, int host, FamilyGraph& fg, std::vector<int>& nics) {
+  const int first = host * h.gpus_per_node;
+  const int switches = h.gpus_per_node / h.gpus_per_pcie_switch;
+  const double pcie_bw = h.pcie_bandwidth_bytes_per_s, pcie_lat = h.pcie_latency_s;
+  const std::string prefix = absl::StrCat("host", host, ".");
+  AddIntraNodeFabric(h, first, prefix, fg);
+  std::vector<int> cpus;
+  for (int s = 0; s < h.sockets; ++s) {
+    cpus.push_back(fg.AddNode(NodeKind::kCpu, absl::StrCat(prefix, "cpu", s)));
+  }
+  for (int a = 0; a < h.sockets; ++a) {
+    for (int b = a + 1; b < h.sockets; ++b) {
+      fg.AddDuplex(cpus[a], cpus[b], h.socket_bandwidth_bytes_per_s, h.socket_latency_s,
+                   LinkClass::kSocket);
+    }
+  }
+  std::vector<int> pcie;
+  for (int s = 0; s < switches; ++s) {
+    const int sw = fg.AddNode(NodeKind::kPcieSwitch, absl::StrCat(prefix, "pcie", s));
+    pcie.push_back(sw);
+    fg.AddDuplex(sw, cpus[s / (switches / h.sockets)], pcie_bw, pcie_lat, LinkClass::kPcie);
+    for (int i = 0; i < h.gpus_per_pcie_switch; ++i) {
+      fg.AddDuplex(first + s * h.gpus_per_pcie_switch + i, sw, pcie_bw, pcie_lat, LinkClass::kPcie);
+    }
+  }
+  for (int n = 0; n < h.nics_per_node; ++n) {
+    const int nic = fg.AddNode(NodeKind::kNic, absl::StrCat(prefix, "nic", n));
+    nics.push_back(nic);
+    fg.AddDuplex(nic, pcie[int64_t{n} * switches / h.nics_per_node], pcie_bw, pcie_lat,
+                 LinkClass::kPcie);
+  }
+}
+
+// The inter-node fabric of inter.fabric over every host's NICs.
+absl::Status AddInterNodeFabric(const TopologyParams& p, const std::vector<int>& nics,
+                                FamilyGraph& fg) {
+  const HierarchicalParams& h = p.hierarchical;
   const double nic_bw = h.nic_bandwidth_bytes_per_s, nic_lat = h.nic_latency_s;
   if (h.inter == "switch") {
     const int sw = fg.AddNode(NodeKind::kSwitch, "fabric.switch");
     for (int nic : nics) fg.AddDuplex(nic, sw, nic_bw, nic_lat, LinkClass::kNic);
-    return fg;
+    return absl::OkStatus();
   }
   // A fat-tree over the NICs: build it with the NICs as its "chips", then renumber its nodes
   // (its chips are our NICs, its switches are appended after our nodes).
@@ -177,6 +180,24 @@ absl::StatusOr<FamilyGraph> BuildHierarchical(const TopologyParams& p) {
     fg.AddDuplex(renumber(up.src), renumber(up.dst), up.bandwidth_bytes_per_s, up.latency_s,
                  nic_link ? LinkClass::kNic : LinkClass::kFabric);
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<FamilyGraph> BuildHierarchical(const TopologyParams& p) {
+  MESHSIM_RETURN_IF_ERROR(CheckHierarchicalParams(p));
+  const int g = p.hierarchical.gpus_per_node;
+  const int hosts = p.chips / g;
+  FamilyGraph fg;
+  fg.weighted = true;
+  for (int c = 0; c < p.chips; ++c) {
+    fg.AddNode(NodeKind::kChip, absl::StrCat("host", c / g, ".gpu", c % g));
+    fg.host_of.push_back(c / g);
+  }
+  std::vector<int> nics;
+  for (int host = 0; host < hosts; ++host) AddHost(p.hierarchical, host, fg, nics);
+  if (hosts > 1) MESHSIM_RETURN_IF_ERROR(AddInterNodeFabric(p, nics, fg));
   return fg;
 }
 
