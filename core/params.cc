@@ -71,6 +71,11 @@ std::string AllowedForms(Unit unit) {
   return absl::StrCat("a number, optionally with a unit (", absl::StrJoin(names, ", "), ")");
 }
 
+// " B/s" after a range, "" for a count.
+std::string UnitSuffix(Unit unit) {
+  return unit == Unit::kCount ? "" : absl::StrCat(" ", UnitSymbol(unit));
+}
+
 }  // namespace
 
 absl::StatusOr<double> ParseQuantity(const std::string& key, const std::string& text, Unit unit) {
@@ -154,8 +159,8 @@ absl::Status SetParam(const std::vector<Param>& params, const std::string& key,
   }
   if (*v < p->min || *v > p->max) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s: '%s' is out of range; allowed %g to %g %s", key, text, p->min, p->max,
-                        UnitSymbol(p->unit)));
+        absl::StrFormat("%s: '%s' is out of range; allowed %g to %g%s", key, text, p->min, p->max,
+                        UnitSuffix(p->unit)));
   }
   std::visit(
       [&](auto* field) {
@@ -184,8 +189,8 @@ absl::Status CheckRanges(const std::vector<Param>& params) {
     const double v = NumericValue(p);
     if (v < p.min || v > p.max) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("%s: %s is out of range; allowed %g to %g %s", p.key, FormatParam(p),
-                          p.min, p.max, UnitSymbol(p.unit)));
+          absl::StrFormat("%s: %s is out of range; allowed %g to %g%s", p.key, FormatParam(p),
+                          p.min, p.max, UnitSuffix(p.unit)));
     }
   }
   return absl::OkStatus();
@@ -319,9 +324,9 @@ absl::Status ParamValues::Set(const std::string& key, const std::string& text,
   if (spec == nullptr) {
     std::vector<std::string> keys;
     for (const ParamSpec& s : specs_) keys.push_back(s.key);
-    return absl::NotFoundError(absl::StrFormat(
-        "%s: unknown parameter '%s'; allowed: %s%s", name, key,
-        keys.empty() ? "none" : absl::StrJoin(keys, ", "), DidYouMean(key, keys)));
+    return absl::NotFoundError(
+        absl::StrFormat("%s: unknown parameter '%s'; allowed: %s%s", name, key,
+                        keys.empty() ? "none" : absl::StrJoin(keys, ", "), DidYouMean(key, keys)));
   }
   const size_t i = static_cast<size_t>(spec - specs_.data());
   if (text == "auto" && spec->default_value == "auto") {

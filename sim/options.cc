@@ -142,8 +142,13 @@ po::options_description RunOnlyDescription(BudgetDefaults budgets) {
                          "llm the autotuner's per-layer S (the run's config shows e.g. 6,3,8,8), "
                          "else the plugin's default; for --workload llm, layer also one S per "
                          "FC layer, e.g. 6,3,8,8")
-      ("chunks", text(), "--workload layer: 1, 2 or 4 chunks of the batch for ATP's chunk-based "
-                         "overlap (§4.1); must divide --batch (default 1)")
+      ("chunks", text(), "--workload layer, pipeline: 1, 2 or 4 chunks of the batch for ATP's "
+                         "chunk-based overlap (§4.1); must divide --batch (default 1); the "
+                         "plugin parameter chunks (= --param chunks=N)")
+      ("param", po::value<std::vector<std::string>>()->composing(),
+                "KEY=VALUE: set a typed parameter of the --algorithm plugin (repeatable; each "
+                "plugin's parameters with type, range and default: `meshsim list algorithms`); "
+                "--param slices=4 is --slices 4, --param chunks=2 is --chunks 2")
       ("dropout", text(), "--workload layer, pipeline: dropout probability of each layer, as "
                           "Megatron-LM's GPT applies it (attention probabilities, each block's "
                           "output); > 0 runs the dropout kernels, whose cost does not depend on "
@@ -221,7 +226,20 @@ std::vector<std::string> RunOptionChoices(const std::string& key) {
   if (key == "pass") return {"fwd", "bwd", "train"};
   if (key == "group") return {"row", "col", "all"};
   if (key == "dataflow") return {"auto", "os", "ls", "rs"};
-  if (key == "chunks") return {"1", "2", "4"};
+  if (const std::vector<std::string> readers = algorithms::AlgorithmsDeclaring(key);
+      !readers.empty() && key != "dataflow") {
+    // A plugin parameter's values, when its declarations list them (chunks: 1, 2, 4).
+    std::vector<std::string> values;
+    for (const std::string& name : readers) {
+      for (const core::ParamSpec& p : (*algorithms::FindAlgorithm(name))->params) {
+        if (p.key != key) continue;
+        for (const std::string& c : p.choices) {
+          if (std::find(values.begin(), values.end(), c) == values.end()) values.push_back(c);
+        }
+      }
+    }
+    return values;
+  }
   if (key == "schedule") return {"gpipe", "1f1b", "eager-1f1b"};
   if (key == "overlap" || key == "delay-dw" || key == "recompute") return {"0", "1"};
   if (key == "reshard") {
@@ -252,6 +270,24 @@ absl::Status CheckOneOf(const std::string& key, const std::string& value,
   return Invalid(
       key, value,
       absl::StrCat("allowed: ", absl::StrJoin(allowed, ", "), core::DidYouMean(value, allowed)));
+}
+
+// How the user gives option or plugin parameter `key`: "--chunks", or "--param tiles" for a
+// plugin parameter without an option of its own.
+std::string OptionName(const std::string& key) {
+  static const auto* options = [] {
+    auto* names = new std::vector<std::string>;
+    const po::options_description description = RunOnlyDescription(BudgetDefaults::kPortable);
+    for (const auto& option : description.options()) {
+      names->push_back(option->long_name());
+    }
+    return names;
+  }();
+  const std::vector<std::string> plugin = algorithms::AlgorithmsDeclaring(key);
+  if (plugin.empty() || std::find(options->begin(), options->end(), key) != options->end()) {
+    return "--" + key;
+  }
+  return "--param " + key;
 }
 
 }  // namespace
@@ -299,6 +335,7 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
                 absl::StrCat("options are --KEY VALUE (usage: meshsim ", command, " --help)")));
   po::variables_map& cli = parsed.vm;
   po::variables_map file;
+  std::vector<std::pair<std::string, std::string>> file_params;  // Unregistered plugin keys.
   RawOptions raw;
   raw.help = parsed.help;
   if (cli.count("config")) {
@@ -314,11 +351,25 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
           absl::StrFormat("--config: cannot read '%s': %s", path, std::strerror(errno)));
     }
     try {
-      po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/false), file);
-    } catch (const po::unknown_option& e) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--config: unknown key '%s' in '%s'%s (see `meshsim %s --help`)", e.get_option_name(),
-          path, core::DidYouMean(e.get_option_name(), OptionNames(desc)), command));
+      // Unregistered keys: a plugin parameter without an option of its own (`tiles = 2`, as a
+      // resolved config writes it) is one; any other key is unknown.
+      po::parsed_options parsed = po::parse_config_file(in, desc, /*allow_unregistered=*/true);
+      const std::vector<std::string> plugin_keys = PluginParamKeys();
+      for (const po::option& option : parsed.options) {
+        if (!option.unregistered) continue;
+        if (std::find(plugin_keys.begin(), plugin_keys.end(), option.string_key) !=
+                plugin_keys.end() &&
+            option.value.size() == 1) {
+          file_params.emplace_back(option.string_key, option.value[0]);
+          continue;
+        }
+        std::vector<std::string> names = OptionNames(desc);
+        names.insert(names.end(), plugin_keys.begin(), plugin_keys.end());
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "--config: unknown key '%s' in '%s'%s (see `meshsim %s --help`)", option.string_key,
+            path, core::DidYouMean(option.string_key, names), command));
+      }
+      po::store(parsed, file);
     } catch (const po::error& e) {
       return absl::InvalidArgumentError(
           absl::StrFormat("--config: '%s': %s", path, OneLine(e.what())));
@@ -332,6 +383,15 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
   // applied in order, so the file's come first: a later command-line --set wins, and a file's
   // `set = KEY=...` yields to a command-line --KEY.
   std::vector<std::string> cli_sets;
+  // Whether the command line gives plugin parameter KEY of `param` (KEY=VALUE) by --param.
+  const auto param_on_cli_params = [&](const std::string& param) {
+    if (!cli.count("param")) return false;
+    const std::string key = param.substr(0, param.find('='));
+    for (const std::string& s : cli["param"].as<std::vector<std::string>>()) {
+      if (s.substr(0, s.find('=')) == key) return true;
+    }
+    return false;
+  };
   const auto param_on_cli = [&](const std::string& set) {
     const std::string key = set.substr(0, set.find('='));
     SystemConfig sys = *SystemPreset("tpuv4");
@@ -355,6 +415,16 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
         }
         continue;
       }
+      if (key == "param") {
+        // One entry per --param; ExpandPluginParams below turns them into KEY = VALUE.
+        for (const std::string& s : value.as<std::vector<std::string>>()) {
+          if (vm == &file && (cli.count(s.substr(0, s.find('='))) || param_on_cli_params(s))) {
+            continue;  // The command line's value wins.
+          }
+          raw.values.emplace_back("param", s);
+        }
+        continue;
+      }
       if (key == "set") {
         for (const std::string& s : value.as<std::vector<std::string>>()) {
           if (vm == &cli) {
@@ -370,7 +440,53 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
     }
   }
   raw.sets.insert(raw.sets.end(), cli_sets.begin(), cli_sets.end());
+  for (const auto& [key, value] : file_params) {
+    const std::string as_param = absl::StrCat(key, "=", value);
+    if (!param_on_cli_params(as_param)) raw.values.emplace_back(key, value);
+  }
+  MESHSIM_RETURN_IF_ERROR(ExpandPluginParams(raw.values));
   return raw;
+}
+
+std::vector<std::string> PluginParamKeys() {
+  std::vector<std::string> keys;
+  for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
+    for (const core::ParamSpec& p : a.params) keys.push_back(p.key);
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+
+absl::Status ExpandPluginParams(std::vector<std::pair<std::string, std::string>>& values) {
+  const std::vector<std::string> keys = PluginParamKeys();
+  for (auto& [key, value] : values) {
+    if (key != "param") continue;
+    const size_t eq = value.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Invalid("param", value,
+                     absl::StrCat("expected KEY=VALUE, e.g. --param chunks=2; keys: ",
+                                  absl::StrJoin(keys, ", ")));
+    }
+    const std::string k = value.substr(0, eq);
+    if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
+      return Invalid(
+          "param", value,
+          absl::StrCat("'", k, "' is a parameter of no plugin; keys: ", absl::StrJoin(keys, ", "),
+                       core::DidYouMean(k, keys), " (`meshsim list algorithms`)"));
+    }
+    for (const auto& [other, other_value] : values) {
+      if (other == k) {
+        return Invalid(
+            "param", value,
+            absl::StrFormat("%s is also given as --%s %s; give it once", k, k, other_value));
+      }
+    }
+    const std::string v = value.substr(eq + 1);
+    key = k;
+    value = v;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CheckOutputPath(const std::string& key, const std::string& path) {
@@ -432,6 +548,7 @@ class RunOptionsResolver {
   explicit RunOptionsResolver(const RawOptions& raw) : raw_(raw) {}
 
   absl::StatusOr<RunOptions> Resolve(Unread unread) {
+    MESHSIM_RETURN_IF_ERROR(ExpandPluginParams(raw_.values));  // Raw options not from ParseRunArgs.
     MESHSIM_RETURN_IF_ERROR(System());
     MESHSIM_RETURN_IF_ERROR(Machine());
     MESHSIM_RETURN_IF_ERROR(Workload());
@@ -725,14 +842,7 @@ class RunOptionsResolver {
         }
       }
     }
-    if (const std::string* v = get("chunks")) {
-      MESHSIM_RETURN_IF_ERROR(CheckOneOf("chunks", *v, RunOptionChoices("chunks")));
-      o.chunks = std::stoi(*v);
-      if ((o.workload == "layer" || pipeline()) && o.batch % o.chunks != 0) {
-        return Invalid("chunks", *v,
-                       absl::StrFormat("the chunk count must divide --batch %d", o.batch));
-      }
-    }
+    MESHSIM_RETURN_IF_ERROR(PluginParams());
     if (const std::string* v = get("dropout")) {
       double p = 0;
       if (!absl::SimpleAtod(*v, &p) || !(p >= 0 && p < 1)) {
@@ -756,6 +866,23 @@ class RunOptionsResolver {
       if (o.step_time <= core::Time::Zero())
         return Invalid("step-time", *v, "must be at least 1 ps");
     }
+    return absl::OkStatus();
+  }
+
+  // The typed parameters of the --algorithm plugin (but dataflow and slices, resolved above):
+  // each from the option of its name (--chunks, or --param KEY=VALUE expanded), checked against
+  // its declaration. Keys the plugin does not declare are left to RefuseUnread.
+  absl::Status PluginParams() {
+    MESHSIM_ASSIGN_OR_RETURN(const algorithms::AlgorithmInfo* info,
+                             algorithms::FindAlgorithm(o.algorithm));
+    std::vector<algorithms::ParamGiven> given;
+    for (const core::ParamSpec& spec : info->params) {
+      if (algorithms::IsRunLevelParam(spec.key)) continue;
+      if (const std::string* v = get(spec.key)) {
+        given.push_back({spec.key, *v, OptionName(spec.key)});
+      }
+    }
+    MESHSIM_ASSIGN_OR_RETURN(o.params, algorithms::ResolveParams(*info, given));
     return absl::OkStatus();
   }
 
@@ -866,7 +993,8 @@ class RunOptionsResolver {
   absl::Status RefuseUnread() {
     for (const auto& [key, value] : raw_.values) {
       if (const std::string why = NotReadBy(key, o); !why.empty()) {
-        return absl::InvalidArgumentError(absl::StrFormat("--%s: '%s' %s", key, value, why));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: '%s' %s", OptionName(key), value, why));
       }
     }
     for (const std::string& set : raw_.sets) {
@@ -877,7 +1005,7 @@ class RunOptionsResolver {
     return absl::OkStatus();
   }
 
-  const RawOptions& raw_;
+  RawOptions raw_;
   RunOptions o;
 };
 
@@ -920,24 +1048,17 @@ std::string WhyNotRead(const std::string& key, const RunOptions& o, bool any_val
                         "with stack.p2p.mode async");
   }
   if (key == "seed") return NotReadByScheduler(key, o.reshard_scheduler, "reshard-scheduler");
-  if (is(key, {"algorithm", "dataflow", "slices"})) {
+  // The plugin's parameters (dataflow, slices, chunks, --param KEY=VALUE): read when the run's
+  // plugin declares them (algorithms/registry.h).
+  if (const std::vector<std::string> readers = algorithms::AlgorithmsDeclaring(key);
+      key == "algorithm" || !readers.empty()) {
     if (o.workload == "gemm" && o.chips == 1) {
       return "does not apply to --workload gemm on --chips 1 (one local GeMM); it is read on "
              "more chips";
     }
     const absl::StatusOr<const algorithms::AlgorithmInfo*> info =
         algorithms::FindAlgorithm(o.algorithm);
-    if (key == "algorithm" || !info.ok()) return "";
-    std::vector<std::string> readers;
-    for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
-      const bool reads =
-          key == "dataflow"
-              ? !a.is_layer()
-              : std::any_of(a.params.begin(), a.params.end(),
-                            [](const algorithms::ParamDoc& p) { return p.name == "slices"; });
-      if (reads) readers.push_back(a.name);
-    }
-    if (is(o.algorithm, readers)) return "";
+    if (key == "algorithm" || !info.ok() || (*info)->Declares(key)) return "";
     return absl::StrCat("does not apply to --algorithm ", o.algorithm,
                         "; it is read by --algorithm ", absl::StrJoin(readers, ", "));
   }
@@ -1060,21 +1181,27 @@ std::vector<std::pair<std::string, std::string>> RunOptions::Resolved() const {
       {"slices", !layer_slices.empty() ? absl::StrJoin(layer_slices, ",")
                  : slices == 0         ? "auto"
                                        : absl::StrCat(slices)},
-      {"chunks", absl::StrCat(chunks)},
-      {"dropout", core::FormatDouble(dropout)},
-      {"stages", absl::StrCat(stages)},
-      {"dp", absl::StrCat(dp)},
-      {"microbatches", absl::StrCat(microbatches)},
-      {"schedule", schedule},
-      {"overlap", overlap ? "1" : "0"},
-      {"delay-dw", delay_dw ? "1" : "0"},
-      {"recompute", recompute ? "1" : "0"},
-      {"reshard", reshard},
-      {"reshard-scheduler", reshard_scheduler},
-      {"seed", absl::StrCat(seed)},
-      {"steps", absl::StrCat(steps)},
-      {"step-time", core::FormatDouble(step_time.seconds())},
   };
+  // The plugin's own parameters where --chunks was: each under its key (a config file's `KEY =
+  // VALUE`, what --param KEY=VALUE sets).
+  for (const core::ParamSpec& spec : params.specs()) {
+    if (!algorithms::IsRunLevelParam(spec.key)) r.emplace_back(spec.key, params.Text(spec.key));
+  }
+  r.insert(r.end(), {
+                        {"dropout", core::FormatDouble(dropout)},
+                        {"stages", absl::StrCat(stages)},
+                        {"dp", absl::StrCat(dp)},
+                        {"microbatches", absl::StrCat(microbatches)},
+                        {"schedule", schedule},
+                        {"overlap", overlap ? "1" : "0"},
+                        {"delay-dw", delay_dw ? "1" : "0"},
+                        {"recompute", recompute ? "1" : "0"},
+                        {"reshard", reshard},
+                        {"reshard-scheduler", reshard_scheduler},
+                        {"seed", absl::StrCat(seed)},
+                        {"steps", absl::StrCat(steps)},
+                        {"step-time", core::FormatDouble(step_time.seconds())},
+                    });
   SystemConfig sys = system;
   for (const core::Param& p : sys.Params()) r.emplace_back(p.key, core::FormatParam(p));
   return r;
