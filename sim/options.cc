@@ -272,9 +272,12 @@ absl::Status CheckOneOf(const std::string& key, const std::string& value,
       absl::StrCat("allowed: ", absl::StrJoin(allowed, ", "), core::DidYouMean(value, allowed)));
 }
 
-// How the user gives option or plugin parameter `key`: "--chunks", or "--param tiles" for a
-// plugin parameter without an option of its own.
-std::string OptionName(const std::string& key) {
+// How the user gave option or plugin parameter `key`: "--param chunks" when by --param (a key
+// of `given_as_param`) or for a plugin parameter without an option of its own, else "--chunks".
+std::string OptionName(const std::string& key, const std::vector<std::string>& given_as_param) {
+  if (std::find(given_as_param.begin(), given_as_param.end(), key) != given_as_param.end()) {
+    return "--param " + key;
+  }
   static const auto* options = [] {
     auto* names = new std::vector<std::string>;
     const po::options_description description = RunOnlyDescription(BudgetDefaults::kPortable);
@@ -444,7 +447,7 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
     const std::string as_param = absl::StrCat(key, "=", value);
     if (!param_on_cli_params(as_param)) raw.values.emplace_back(key, value);
   }
-  MESHSIM_RETURN_IF_ERROR(ExpandPluginParams(raw.values));
+  MESHSIM_RETURN_IF_ERROR(ExpandPluginParams(raw.values, &raw.given_as_param));
   return raw;
 }
 
@@ -458,7 +461,8 @@ std::vector<std::string> PluginParamKeys() {
   return keys;
 }
 
-absl::Status ExpandPluginParams(std::vector<std::pair<std::string, std::string>>& values) {
+absl::Status ExpandPluginParams(std::vector<std::pair<std::string, std::string>>& values,
+                                std::vector<std::string>* given_as_param) {
   const std::vector<std::string> keys = PluginParamKeys();
   for (auto& [key, value] : values) {
     if (key != "param") continue;
@@ -485,6 +489,7 @@ absl::Status ExpandPluginParams(std::vector<std::pair<std::string, std::string>>
     const std::string v = value.substr(eq + 1);
     key = k;
     value = v;
+    if (given_as_param != nullptr) given_as_param->push_back(k);
   }
   return absl::OkStatus();
 }
@@ -548,7 +553,8 @@ class RunOptionsResolver {
   explicit RunOptionsResolver(const RawOptions& raw) : raw_(raw) {}
 
   absl::StatusOr<RunOptions> Resolve(Unread unread) {
-    MESHSIM_RETURN_IF_ERROR(ExpandPluginParams(raw_.values));  // Raw options not from ParseRunArgs.
+    // Raw options not from ParseRunArgs (experiment files, replays).
+    MESHSIM_RETURN_IF_ERROR(ExpandPluginParams(raw_.values, &raw_.given_as_param));
     MESHSIM_RETURN_IF_ERROR(System());
     MESHSIM_RETURN_IF_ERROR(Machine());
     MESHSIM_RETURN_IF_ERROR(Workload());
@@ -879,7 +885,7 @@ class RunOptionsResolver {
     for (const core::ParamSpec& spec : info->params) {
       if (algorithms::IsRunLevelParam(spec.key)) continue;
       if (const std::string* v = get(spec.key)) {
-        given.push_back({spec.key, *v, OptionName(spec.key)});
+        given.push_back({spec.key, *v, OptionName(spec.key, raw_.given_as_param)});
       }
     }
     MESHSIM_ASSIGN_OR_RETURN(o.params, algorithms::ResolveParams(*info, given));
@@ -994,7 +1000,7 @@ class RunOptionsResolver {
     for (const auto& [key, value] : raw_.values) {
       if (const std::string why = NotReadBy(key, o); !why.empty()) {
         return absl::InvalidArgumentError(
-            absl::StrFormat("%s: '%s' %s", OptionName(key), value, why));
+            absl::StrFormat("%s: '%s' %s", OptionName(key, raw_.given_as_param), value, why));
       }
     }
     for (const std::string& set : raw_.sets) {
@@ -1115,7 +1121,9 @@ std::string NotReadByScheduler(const std::string& key, const std::string& schedu
 
 absl::Status CheckReadByAny(const std::vector<std::pair<std::string, std::string>>& given,
                             const std::vector<const RunOptions*>& runs, const std::string& what) {
-  for (const auto& [key, value] : given) {
+  std::vector<std::pair<std::string, std::string>> expanded = given;  // `param` = KEY=VALUE.
+  MESHSIM_RETURN_IF_ERROR(ExpandPluginParams(expanded));
+  for (const auto& [key, value] : expanded) {
     if (runs.empty()) break;
     std::string why;
     for (const RunOptions* o : runs) {

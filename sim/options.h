@@ -40,6 +40,8 @@ struct RawOptions {
   // repeatable option one entry per value.
   std::vector<std::pair<std::string, std::string>> own;
   bool help = false;
+  // The keys of `values` given as --param KEY=VALUE (ExpandPluginParams), named so in messages.
+  std::vector<std::string> given_as_param;
 };
 
 // Bounds on what one run may ask for, so that a run that cannot be simulated sensibly is bad
@@ -204,7 +206,9 @@ std::vector<std::string> RunOptionChoices(const std::string& key);
 // of `values` by (KEY, VALUE): InvalidArgument naming the key when KEY is a parameter of no
 // plugin (`meshsim list algorithms`), when the entry is not KEY=VALUE, or when KEY is also given
 // as an option. ParseRunArgs and ResolveRunOptions call it; calling it again changes nothing.
-absl::Status ExpandPluginParams(std::vector<std::pair<std::string, std::string>>& values);
+// `given_as_param` (optional) collects the KEYs so expanded.
+absl::Status ExpandPluginParams(std::vector<std::pair<std::string, std::string>>& values,
+                                std::vector<std::string>* given_as_param = nullptr);
 
 // The parameters that some plugin declares (AlgorithmInfo::params), sorted: the keys --param
 // takes.

@@ -88,7 +88,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         // Outside the declared values.
         BadParam{With(kLayer, {"--algorithm", "atp", "--param", "chunks=3"}),
-                 "--chunks: '3' is not allowed; allowed: 1, 2, 4"},
+                 "--param chunks: '3' is not allowed; allowed: 1, 2, 4"},
         BadParam{With(kLayer, {"--algorithm", "atp", "--chunks", "8"}),
                  "--chunks: '8' is not allowed; allowed: 1, 2, 4"},
         BadParam{With(kLayer, {"--algorithm", "tp2d", "--chunks", "2"}),
@@ -96,11 +96,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadParam{{"--chips", "16", "--param", "slices=5000"},
                  "--slices: '5000' is not allowed; must be at most 4096"},
         // Not a number.
-        BadParam{With(kLayer, {"--algorithm", "atp", "--param", "chunks=two"}),
-                 "--chunks: 'two' is not a valid value; expected a number, optionally with a unit "
-                 "(Ki, Mi, k, M, G)"},
+        BadParam{
+            With(kLayer, {"--algorithm", "atp", "--param", "chunks=two"}),
+            "--param chunks: 'two' is not a valid value; expected a number, optionally with a unit "
+            "(Ki, Mi, k, M, G)"},
         BadParam{With(kLayer, {"--algorithm", "atp", "--param", "chunks=1.5"}),
-                 "--chunks: '1.5' is not allowed; allowed: 1, 2, 4"},
+                 "--param chunks: '1.5' is not allowed; allowed: 1, 2, 4"},
         // An enum's values.
         BadParam{{"--chips", "16", "--param", "dataflow=xs"},
                  "--dataflow: 'xs' is not allowed; allowed: auto, os, ls, rs"},
@@ -113,13 +114,13 @@ INSTANTIATE_TEST_SUITE_P(
                  "keys: chunks, dataflow, slices"},
         // Declared by other plugins than the run's: refused, never ignored.
         BadParam{With(kLayer, {"--algorithm", "meshslice", "--param", "chunks=1"}),
-                 "--chunks: '1' does not apply to --algorithm meshslice; it is read by "
+                 "--param chunks: '1' does not apply to --algorithm meshslice; it is read by "
                  "--algorithm atp, megatron, tp2d"},
         BadParam{With(kLayer, {"--algorithm", "atp", "--param", "slices=2"}),
-                 "--slices: '2' does not apply to --algorithm atp; it is read by --algorithm "
+                 "--param slices: '2' does not apply to --algorithm atp; it is read by --algorithm "
                  "meshslice, wang, summa, tp1d, fsdp"},
         BadParam{{"--param", "chunks=2"},
-                 "--chunks: '2' does not apply to --workload llm; it is read by --workload "
+                 "--param chunks: '2' does not apply to --workload llm; it is read by --workload "
                  "layer, pipeline"},
         // Given twice.
         BadParam{With(kLayer, {"--algorithm", "atp", "--chunks", "2", "--param", "chunks=4"}),
