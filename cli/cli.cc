@@ -386,6 +386,9 @@ absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
       if (!w.reads.empty()) {
         out << absl::StrFormat("%-11s   reads --%s\n", "", absl::StrJoin(w.reads, ", --"));
       }
+      for (const core::ParamSpec& p : w.params) {
+        out << absl::StrFormat("%-11s   --%s\n", "", core::DescribeSpec(p));
+      }
     }
   } else if (w == "collectives") {
     out << "allgather      ring, P-1 steps; --bytes = the shard each chip contributes\n"

@@ -268,10 +268,13 @@ std::string DescribeAllowed(const ParamSpec& spec) {
     case ParamType::kDouble:
       if (!spec.choices.empty()) {
         allowed = absl::StrJoin(spec.choices, ", ");
-      } else if (spec.max >= 1e300) {
-        allowed = absl::StrFormat("at least %g", spec.min);
       } else {
-        allowed = absl::StrFormat("%g to %g", spec.min, spec.max);
+        // Whole numbers in full (1 to 16777216), others shortest.
+        const auto number = [&](double v) {
+          return spec.type == ParamType::kInt ? absl::StrFormat("%.0f", v) : FormatDouble(v);
+        };
+        allowed = spec.max >= 1e300 ? absl::StrCat("at least ", number(spec.min))
+                                    : absl::StrCat(number(spec.min), " to ", number(spec.max));
       }
       if (spec.unit != Unit::kCount) absl::StrAppend(&allowed, " ", UnitSymbol(spec.unit));
       break;

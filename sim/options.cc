@@ -19,6 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "algorithms/registry.h"
 #include "boost/program_options.hpp"
+#include "core/check.h"
 #include "core/did_you_mean.h"
 #include "core/status_macros.h"
 #include "formats/temp_files.h"
@@ -224,7 +225,6 @@ std::vector<std::string> RunOptionChoices(const std::string& key) {
   if (key == "collective") return Collectives();
   if (key == "algorithm") return Algorithms();
   if (key == "pass") return {"fwd", "bwd", "train"};
-  if (key == "group") return {"row", "col", "all"};
   if (key == "dataflow") return {"auto", "os", "ls", "rs"};
   if (const std::vector<std::string> readers = algorithms::AlgorithmsDeclaring(key);
       !readers.empty() && key != "dataflow") {
@@ -240,12 +240,11 @@ std::vector<std::string> RunOptionChoices(const std::string& key) {
     }
     return values;
   }
-  if (key == "schedule") return {"gpipe", "1f1b", "eager-1f1b"};
-  if (key == "overlap" || key == "delay-dw" || key == "recompute") return {"0", "1"};
-  if (key == "reshard") {
-    return {"send-recv", "local-allgather", "global-allgather", "broadcast", "signal"};
+  if (const core::ParamSpec* p = WorkloadParam(key)) {
+    // A workload's typed option (workload_registry.h): group, schedule, overlap, reshard, ...
+    if (p->type == core::ParamType::kEnum) return p->choices;
+    if (p->type == core::ParamType::kBool) return {"0", "1"};
   }
-  if (key == "reshard-scheduler") return {"naive", "load-balance", "dfs", "greedy", "ensemble"};
   if (key == "format") return {"table", "json", "csv"};
   if (key == "trace-format") return {"json", "perfetto"};
   if (key == "trace-detail") return {"auto", "full", "minimal"};
@@ -456,6 +455,9 @@ std::vector<std::string> PluginParamKeys() {
   for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
     for (const core::ParamSpec& p : a.params) keys.push_back(p.key);
   }
+  for (const WorkloadInfo& w : WorkloadRegistry()) {
+    for (const core::ParamSpec& p : w.params) keys.push_back(p.key);
+  }
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   return keys;
@@ -474,10 +476,10 @@ absl::Status ExpandPluginParams(std::vector<std::pair<std::string, std::string>>
     }
     const std::string k = value.substr(0, eq);
     if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
-      return Invalid(
-          "param", value,
-          absl::StrCat("'", k, "' is a parameter of no plugin; keys: ", absl::StrJoin(keys, ", "),
-                       core::DidYouMean(k, keys), " (`meshsim list algorithms`)"));
+      return Invalid("param", value,
+                     absl::StrCat("'", k, "' is a parameter of no plugin; keys: ",
+                                  absl::StrJoin(keys, ", "), core::DidYouMean(k, keys),
+                                  " (`meshsim list algorithms`, `list workloads`)"));
     }
     for (const auto& [other, other_value] : values) {
       if (other == k) {
@@ -586,6 +588,12 @@ class RunOptionsResolver {
     *out = x;
     return absl::OkStatus();
   }
+  // A workload's integer option into *out, when given, in its declared range (WorkloadParam).
+  absl::Status declared(const std::string& key, int64_t* out) const {
+    const core::ParamSpec* spec = WorkloadParam(key);
+    MESHSIM_CHECK(spec != nullptr) << "option '" << key << "' is not declared by a workload";
+    return integer(key, static_cast<int64_t>(spec->min), static_cast<int64_t>(spec->max), out);
+  }
   // One of `allowed` into *out, when given.
   absl::Status choice(const std::string& key, const std::vector<std::string>& allowed,
                       std::string* out) const {
@@ -664,9 +672,9 @@ class RunOptionsResolver {
     MESHSIM_RETURN_IF_ERROR(choice("workload", Workloads(), &o.workload));
     {
       int64_t stages = o.stages, dp = o.dp, microbatches = o.microbatches;
-      MESHSIM_RETURN_IF_ERROR(integer("stages", 1, 1024, &stages));
-      MESHSIM_RETURN_IF_ERROR(integer("dp", 1, kMaxChips, &dp));
-      MESHSIM_RETURN_IF_ERROR(integer("microbatches", 1, 4096, &microbatches));
+      MESHSIM_RETURN_IF_ERROR(declared("stages", &stages));
+      MESHSIM_RETURN_IF_ERROR(declared("dp", &dp));
+      MESHSIM_RETURN_IF_ERROR(declared("microbatches", &microbatches));
       o.stages = static_cast<int>(stages);
       o.dp = static_cast<int>(dp);
       o.microbatches = static_cast<int>(microbatches);
@@ -681,7 +689,7 @@ class RunOptionsResolver {
       MESHSIM_RETURN_IF_ERROR(choice("reshard", RunOptionChoices("reshard"), &o.reshard));
       MESHSIM_RETURN_IF_ERROR(
           choice("reshard-scheduler", RunOptionChoices("reshard-scheduler"), &o.reshard_scheduler));
-      MESHSIM_RETURN_IF_ERROR(integer("seed", 0, int64_t{1} << 62, &o.seed));
+      MESHSIM_RETURN_IF_ERROR(declared("seed", &o.seed));
       if (pipeline()) {
         if (!o.placement.empty()) {
           return Invalid("placement", FormatPlacement(o.placement),
@@ -857,7 +865,7 @@ class RunOptionsResolver {
       o.dropout = p;
     }
     int64_t steps = o.steps;
-    MESHSIM_RETURN_IF_ERROR(integer("steps", 1, 1 << 24, &steps));
+    MESHSIM_RETURN_IF_ERROR(declared("steps", &steps));
     o.steps = static_cast<int>(steps);
     if (o.workload == "chain" && steps * o.chips > kMaxChainOps) {
       return Invalid("steps", absl::StrCat(steps),
@@ -986,7 +994,7 @@ class RunOptionsResolver {
     }
     MESHSIM_RETURN_IF_ERROR(choice("format", RunOptionChoices("format"), &o.format));
     MESHSIM_RETURN_IF_ERROR(integer("max-ops", 1, kMaxOpsLimit, &o.max_ops));
-    MESHSIM_RETURN_IF_ERROR(integer("max-flows", 1, int64_t{1} << 40, &o.max_flows));
+    MESHSIM_RETURN_IF_ERROR(declared("max-flows", &o.max_flows));
     if (const std::string* v = get("max-timeline-bytes")) {
       MESHSIM_ASSIGN_OR_RETURN(o.max_timeline_bytes, core::ParseInteger("--max-timeline-bytes", *v,
                                                                         core::Unit::kBytes, 1));

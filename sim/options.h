@@ -210,8 +210,8 @@ std::vector<std::string> RunOptionChoices(const std::string& key);
 absl::Status ExpandPluginParams(std::vector<std::pair<std::string, std::string>>& values,
                                 std::vector<std::string>* given_as_param = nullptr);
 
-// The parameters that some plugin declares (AlgorithmInfo::params), sorted: the keys --param
-// takes.
+// The parameters that some plugin declares (AlgorithmInfo::params, WorkloadInfo::params),
+// sorted: the keys --param takes.
 std::vector<std::string> PluginParamKeys();
 
 // Reads argv (without the subcommand) and any `--config FILE`; command-line values win over

@@ -108,10 +108,15 @@ INSTANTIATE_TEST_SUITE_P(
         // Unknown to every plugin.
         BadParam{With(kLayer, {"--algorithm", "atp", "--param", "chunk=2"}),
                  "--param: 'chunk=2' is not allowed; 'chunk' is a parameter of no plugin; keys: "
-                 "chunks, dataflow, slices; did you mean chunks? (`meshsim list algorithms`)"},
+                 "chunks, dataflow, delay-dw, dp, dropout, group, max-flows, microbatches, "
+                 "overlap, recompute, reshard, reshard-scheduler, schedule, seed, slices, stages, "
+                 "step-time, steps; did you mean chunks? (`meshsim list algorithms`, `list "
+                 "workloads`)"},
         BadParam{{"--param", "chunks"},
                  "--param: 'chunks' is not allowed; expected KEY=VALUE, e.g. --param chunks=2; "
-                 "keys: chunks, dataflow, slices"},
+                 "keys: chunks, dataflow, delay-dw, dp, dropout, group, max-flows, microbatches, "
+                 "overlap, recompute, reshard, reshard-scheduler, schedule, seed, slices, stages, "
+                 "step-time, steps"},
         // Declared by other plugins than the run's: refused, never ignored.
         BadParam{With(kLayer, {"--algorithm", "meshslice", "--param", "chunks=1"}),
                  "--param chunks: '1' does not apply to --algorithm meshslice; it is read by "
@@ -142,6 +147,15 @@ TEST(PluginParamTest, ListAlgorithmsPrintsTypedParameters) {
   EXPECT_THAT(r.out, HasSubstr("--param chunks (int: 1; default 1)"));  // tp2d
   EXPECT_THAT(r.out, HasSubstr("--mesh: square meshes only"));          // cannon
   EXPECT_THAT(Cli({"run", "--help"}).out, HasSubstr("--param arg"));
+}
+
+TEST(PluginParamTest, ListWorkloadsPrintsTypedOptions) {
+  const Result r = Cli({"list", "workloads"});
+  ASSERT_EQ(r.status, 0);
+  EXPECT_THAT(r.out, HasSubstr("--stages (int: 1 to 1024; default 2): pipeline stages"));
+  EXPECT_THAT(r.out, HasSubstr("--steps (int: 1 to 16777216; default 8): steps per chip"));
+  EXPECT_THAT(r.out, HasSubstr("--schedule (enum: gpipe, 1f1b, eager-1f1b; default eager-1f1b)"));
+  EXPECT_THAT(r.out, HasSubstr("--overlap (bool: 0 or 1 (false, true); default 1)"));
 }
 
 }  // namespace
