@@ -66,25 +66,23 @@ namespace meshsim::core {
 namespace {
 
 std::vector<ParamSpec> PluginSpecs() {
-  return {{.key = "chunks",
-           .type = ParamType::kInt,
-           .description = "batch chunks",
-           .default_value = "1",
-           .min = 1,
-           .max = 4,
-           .choices = {"1", "2", "4"}},
-          {.key = "tiles", .type = ParamType::kInt, .default_value = "auto", .min = 1, .max = 64},
-          {.key = "ratio", .type = ParamType::kDouble, .default_value = "0.5", .max = 1},
-          {.key = "fuse", .type = ParamType::kBool, .default_value = "0"},
-          {.key = "order",
-           .type = ParamType::kEnum,
-           .default_value = "row",
-           .choices = {"row", "col"}},
-          {.key = "buffer",
-           .type = ParamType::kInt,
-           .unit = Unit::kBytes,
-           .default_value = "1MiB",
-           .min = 1}};
+  return {
+      {.key = "chunks",
+       .type = ParamType::kInt,
+       .description = "batch chunks",
+       .default_value = "1",
+       .min = 1,
+       .max = 4,
+       .choices = {"1", "2", "4"}},
+      {.key = "tiles", .type = ParamType::kInt, .default_value = "auto", .min = 1, .max = 64},
+      {.key = "ratio", .type = ParamType::kDouble, .default_value = "0.5", .max = 1},
+      {.key = "fuse", .type = ParamType::kBool, .default_value = "0"},
+      {.key = "order", .type = ParamType::kEnum, .default_value = "row", .choices = {"row", "col"}},
+      {.key = "buffer",
+       .type = ParamType::kInt,
+       .unit = Unit::kBytes,
+       .default_value = "1MiB",
+       .min = 1}};
 }
 
 TEST(ParamValuesTest, StartAtTheDefaultsAndReadTyped) {
@@ -149,8 +147,8 @@ TEST(ParamValuesTest, BadValuesNameTheKeyTheValueAndWhatIsAllowed) {
 TEST(ParamValuesTest, MalformedSpecsAreRefused) {
   EXPECT_FALSE(ParamValues::Defaults({{.key = "a", .default_value = "0", .min = 1}}).ok());
   EXPECT_FALSE(ParamValues::Defaults({{.key = "a", .type = ParamType::kEnum}}).ok());
-  EXPECT_FALSE(ParamValues::Defaults({{.key = "a", .default_value = "1"},
-                                      {.key = "a", .default_value = "1"}})
+  EXPECT_FALSE(ParamValues::Defaults(
+                   {{.key = "a", .default_value = "1"}, {.key = "a", .default_value = "1"}})
                    .ok());
   EXPECT_FALSE(ParamValues::Defaults({{.key = "", .default_value = "1"}}).ok());
 }
@@ -158,7 +156,8 @@ TEST(ParamValuesTest, MalformedSpecsAreRefused) {
 TEST(ParamValuesTest, DescribeSpecHasTypeRangeAndDefault) {
   const std::vector<ParamSpec> specs = PluginSpecs();
   EXPECT_EQ(DescribeSpec(specs[0]), "chunks (int: 1, 2, 4; default 1): batch chunks");
-  EXPECT_THAT(DescribeSpec(specs[1]), ::testing::StartsWith("tiles (int: auto, 1 to 64; default auto)"));
+  EXPECT_THAT(DescribeSpec(specs[1]),
+              ::testing::StartsWith("tiles (int: auto, 1 to 64; default auto)"));
   EXPECT_THAT(DescribeSpec(specs[3]), ::testing::StartsWith("fuse (bool: 0 or 1"));
   EXPECT_THAT(DescribeSpec(specs[4]), ::testing::StartsWith("order (enum: row, col; default row)"));
   EXPECT_THAT(DescribeSpec(specs[5]), ::testing::StartsWith("buffer (int: at least 1 B;"));
