@@ -78,4 +78,21 @@ void LoweringContext::Tag(core::Op& op, const GemmProblem& p, const std::string&
   op.tags.slice = slice;
 }
 
+core::ParamSpec SlicesParam(std::string description) {
+  return {.key = "slices",
+          .type = core::ParamType::kInt,
+          .description = std::move(description),
+          .default_value = "auto",
+          .min = 1,
+          .max = 4096};
+}
+
+core::ParamSpec DataflowParam(std::string description) {
+  return {.key = "dataflow",
+          .type = core::ParamType::kEnum,
+          .description = std::move(description),
+          .default_value = "auto",
+          .choices = {"os", "ls", "rs"}};
+}
+
 }  // namespace meshsim::algorithms

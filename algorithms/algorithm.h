@@ -1,8 +1,9 @@
 // The algorithm plugin interface: lower one distributed GeMM problem into ops of an OpGraph.
 //
 // A plugin builds a graph; it never touches the clock. The simulator discovers overlap, stalls
-// and contention by running the graph on the machine model. Plugins are registered by name in
-// one explicit list (builtin.cc) and printed by `meshsim list algorithms`.
+// and contention by running the graph on the machine model. Each plugin's file defines its
+// registry entry (AlgorithmInfo: name, description, typed parameters, factory); builtin.cc lists
+// those entries, one line each, and `meshsim list algorithms` prints them.
 //
 // Matrices and sharding (MeshSlice §2.3.1, Figure 1, Table 1). On an R×C mesh, chip (i, j) is
 // ChipId(i·C + j) and holds shard (i, j) of every matrix: rows of a matrix are split over mesh
@@ -42,12 +43,15 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "algorithms/mesh.h"
 #include "core/op.h"
 #include "core/op_graph.h"
+#include "core/params.h"
 
 namespace meshsim::algorithms {
 
@@ -140,22 +144,69 @@ class Algorithm {
 
 class LayerAlgorithm;  // layer_algorithm.h: lowers one whole transformer layer.
 
-struct ParamDoc {
-  std::string name;
-  std::string description;
+// Makes a plugin configured by its parameters (AlgorithmInfo::params, resolved by the registry:
+// registry.h ResolveParams). Called with no argument it passes the declared defaults (set by
+// the registry), so `info->make()` is the plugin as `meshsim run` makes it without --param.
+// Built from a function taking the values, or from one taking none (a plugin without
+// parameters, e.g. MakeCollective).
+template <typename T>
+class PluginFactory {
+ public:
+  using Fn = std::function<std::unique_ptr<T>(const core::ParamValues&)>;
+  PluginFactory() = default;
+  PluginFactory(std::nullptr_t) {}               // NOLINT: no factory of this kind.
+  PluginFactory(std::unique_ptr<T> (*make)()) {  // NOLINT: a plugin without parameters.
+    if (make != nullptr) fn_ = [make](const core::ParamValues&) { return make(); };
+  }
+  template <typename F>
+  requires std::is_invocable_r_v < std::unique_ptr<T>,
+  const F&, const core::ParamValues& > PluginFactory(F make) : fn_(std::move(make)) {}  // NOLINT
+
+  std::unique_ptr<T> operator()(const core::ParamValues& params) const { return fn_(params); }
+  std::unique_ptr<T> operator()() const { return fn_(defaults_); }
+  explicit operator bool() const { return static_cast<bool>(fn_); }
+  // The registry's: the values operator()() passes.
+  void set_defaults(core::ParamValues defaults) { defaults_ = std::move(defaults); }
+
+ private:
+  Fn fn_;
+  core::ParamValues defaults_;
 };
+
+// The parameters a plugin may declare that are also run options resolved by sim/ for every
+// plugin alike (a value per FC layer, the autotuner's choice): their values reach the plugin in
+// GemmProblem::dataflow and ::slices (LoweringContext::slices), not in the ParamValues of its
+// factory. A plugin declares them to say that it reads them and what they mean for it.
+inline bool IsRunLevelParam(const std::string& key) { return key == "dataflow" || key == "slices"; }
+
+// The declarations of the run-level parameters, with what they mean for the declaring plugin:
+// slices (int 1 to 4096, default auto) and dataflow (enum os, ls, rs, default auto).
+core::ParamSpec SlicesParam(std::string description);
+core::ParamSpec DataflowParam(std::string description);
 
 struct AlgorithmInfo {
   std::string name;
   std::string description;
-  std::vector<ParamDoc> params;
+  // Its typed parameters: `--param KEY=VALUE`, or `--KEY VALUE` where a run option of that name
+  // exists (--slices, --dataflow, --chunks). The registry checks them (ParamValues::Defaults);
+  // `meshsim list algorithms` prints each with its type, range and default; a run option
+  // declared by no plugin of the run is refused.
+  std::vector<core::ParamSpec> params;
   bool one_dimensional = false;  // Runs on a ring of every chip (topology ring, mesh 1×chips).
   // Exactly one factory is set: `make` for a GeMM plugin (--workload llm, gemm), `make_layer`
   // for a layer plugin (--workload layer).
-  std::function<std::unique_ptr<Algorithm>()> make;
-  std::function<std::unique_ptr<LayerAlgorithm>()> make_layer;
+  PluginFactory<Algorithm> make;
+  PluginFactory<LayerAlgorithm> make_layer;
+  // The meshes it runs on, when it constrains --mesh beyond R·C = chips (for `list`).
+  std::string mesh;
 
   bool is_layer() const { return static_cast<bool>(make_layer); }
+  bool Declares(const std::string& key) const {
+    for (const core::ParamSpec& p : params) {
+      if (p.key == key) return true;
+    }
+    return false;
+  }
 };
 
 }  // namespace meshsim::algorithms

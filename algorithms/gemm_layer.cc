@@ -25,7 +25,7 @@ class GemmLayer : public LayerAlgorithm {
 
   absl::Status Check(const LayerProblem& p, const Mesh& mesh) const override {
     const workloads::LayerShape& s = p.shape;
-    if (p.chunks != 1) {
+    if (p.chunks > 1) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "%s: --chunks: %d is not allowed; chunking is ATP's (use 1)", name_, p.chunks));
     }

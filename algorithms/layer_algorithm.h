@@ -44,8 +44,9 @@ bool InPart(const workloads::LayerOp& op, LayerPart part);
 struct LayerProblem {
   workloads::LayerShape shape;
   // ATP chunk-based overlap (§4.1): the batch split into `chunks` independent pieces whose
-  // computation and communication interleave. 1 = no chunking. Must divide shape.batch.
-  int chunks = 1;
+  // computation and communication interleave. 1 = no chunking. Must divide shape.batch. 0 = the
+  // plugin's `chunks` parameter (its factory's, default 1): how `meshsim run` sets it.
+  int chunks = 0;
   LayerPart part = LayerPart::kAll;
 };
 

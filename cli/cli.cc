@@ -405,6 +405,9 @@ absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
       if (!w.reads.empty()) {
         out << absl::StrFormat("%-11s   reads --%s\n", "", absl::StrJoin(w.reads, ", --"));
       }
+      for (const core::ParamSpec& p : w.params) {
+        out << absl::StrFormat("%-11s   --%s\n", "", core::DescribeSpec(p));
+      }
     }
   } else if (w == "collectives") {
     out << "allgather      ring, P-1 steps; --bytes = the shard each chip contributes\n"
@@ -423,8 +426,13 @@ absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
     for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
       out << absl::StrFormat("%-11s %s%s\n", a.name, a.description,
                              a.one_dimensional ? " [1D: ring of every chip]" : "");
-      for (const algorithms::ParamDoc& p : a.params) {
-        out << absl::StrFormat("%-11s   --%s: %s\n", "", p.name, p.description);
+      if (!a.mesh.empty()) out << absl::StrFormat("%-11s   --mesh: %s\n", "", a.mesh);
+      // Each typed parameter: type, allowed values, default; how to give it.
+      const std::vector<std::string> options = RunOptionKeys();
+      for (const core::ParamSpec& p : a.params) {
+        const bool option = std::find(options.begin(), options.end(), p.key) != options.end();
+        out << absl::StrFormat("%-11s   --param %s%s\n", "", core::DescribeSpec(p),
+                               option ? absl::StrCat(" (also --", p.key, ")") : "");
       }
     }
   } else if (w == "models") {

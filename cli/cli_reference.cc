@@ -443,11 +443,15 @@ std::string MarkdownReference() {
     for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
       std::string text = a.description;
       if (a.one_dimensional) absl::StrAppend(&text, " [1D: ring of every chip]");
+      if (!a.mesh.empty()) absl::StrAppend(&text, ". `--mesh`: ", a.mesh);
       std::vector<std::string> params;
-      for (const algorithms::ParamDoc& p : a.params) {
-        params.push_back(absl::StrCat("`--", p.name, "`: ", p.description));
+      for (const core::ParamSpec& p : a.params) {
+        params.push_back(
+            absl::StrCat("`", p.key, "` ", core::DescribeSpec(p).substr(p.key.size() + 1)));
       }
-      if (!params.empty()) absl::StrAppend(&text, ". Reads ", absl::StrJoin(params, "; "));
+      if (!params.empty()) {
+        absl::StrAppend(&text, ". Parameters (`--param KEY=VALUE`): ", absl::StrJoin(params, "; "));
+      }
       rows.emplace_back(a.name, text);
     }
     NameTable(os, "algorithm", rows);

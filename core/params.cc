@@ -8,9 +8,11 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/check.h"
 #include "core/did_you_mean.h"
 
 namespace meshsim::core {
@@ -67,6 +69,11 @@ std::string AllowedForms(Unit unit) {
   for (const Suffix& s : SuffixesFor(unit)) names.push_back(s.text);
   if (names.empty()) return "a number";
   return absl::StrCat("a number, optionally with a unit (", absl::StrJoin(names, ", "), ")");
+}
+
+// " B/s" after a range, "" for a count.
+std::string UnitSuffix(Unit unit) {
+  return unit == Unit::kCount ? "" : absl::StrCat(" ", UnitSymbol(unit));
 }
 
 }  // namespace
@@ -152,8 +159,8 @@ absl::Status SetParam(const std::vector<Param>& params, const std::string& key,
   }
   if (*v < p->min || *v > p->max) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s: '%s' is out of range; allowed %g to %g %s", key, text, p->min, p->max,
-                        UnitSymbol(p->unit)));
+        absl::StrFormat("%s: '%s' is out of range; allowed %g to %g%s", key, text, p->min, p->max,
+                        UnitSuffix(p->unit)));
   }
   std::visit(
       [&](auto* field) {
@@ -182,8 +189,8 @@ absl::Status CheckRanges(const std::vector<Param>& params) {
     const double v = NumericValue(p);
     if (v < p.min || v > p.max) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("%s: %s is out of range; allowed %g to %g %s", p.key, FormatParam(p),
-                          p.min, p.max, UnitSymbol(p.unit)));
+          absl::StrFormat("%s: %s is out of range; allowed %g to %g%s", p.key, FormatParam(p),
+                          p.min, p.max, UnitSuffix(p.unit)));
     }
   }
   return absl::OkStatus();
@@ -232,6 +239,183 @@ std::string FormatHuman(const Param& param) {
       return scaled({{1e12, "TFLOPS"}, {1e9, "GFLOPS"}});
   }
   return FormatParam(param);
+}
+
+const char* ToString(ParamType type) {
+  switch (type) {
+    case ParamType::kInt:
+      return "int";
+    case ParamType::kDouble:
+      return "double";
+    case ParamType::kBool:
+      return "bool";
+    case ParamType::kEnum:
+      return "enum";
+  }
+  return "";
+}
+
+std::string DescribeAllowed(const ParamSpec& spec) {
+  std::string allowed;
+  switch (spec.type) {
+    case ParamType::kBool:
+      allowed = "0 or 1 (false, true)";
+      break;
+    case ParamType::kEnum:
+      allowed = absl::StrJoin(spec.choices, ", ");
+      break;
+    case ParamType::kInt:
+    case ParamType::kDouble:
+      if (!spec.choices.empty()) {
+        allowed = absl::StrJoin(spec.choices, ", ");
+      } else {
+        // Whole numbers in full (1 to 16777216), others shortest.
+        const auto number = [&](double v) {
+          return spec.type == ParamType::kInt ? absl::StrFormat("%.0f", v) : FormatDouble(v);
+        };
+        allowed = spec.max >= 1e300 ? absl::StrCat("at least ", number(spec.min))
+                                    : absl::StrCat(number(spec.min), " to ", number(spec.max));
+      }
+      if (spec.unit != Unit::kCount) absl::StrAppend(&allowed, " ", UnitSymbol(spec.unit));
+      break;
+  }
+  return spec.default_value == "auto" ? absl::StrCat("auto, ", allowed) : allowed;
+}
+
+std::string DescribeSpec(const ParamSpec& spec) {
+  return absl::StrFormat("%s (%s: %s; default %s): %s", spec.key, ToString(spec.type),
+                         DescribeAllowed(spec), spec.default_value, spec.description);
+}
+
+absl::StatusOr<ParamValues> ParamValues::Defaults(std::vector<ParamSpec> specs) {
+  ParamValues v;
+  v.specs_ = std::move(specs);
+  v.texts_.resize(v.specs_.size());
+  v.ints_.resize(v.specs_.size());
+  v.doubles_.resize(v.specs_.size());
+  for (size_t i = 0; i < v.specs_.size(); ++i) {
+    const ParamSpec& s = v.specs_[i];
+    const auto bad = [&](const std::string& why) {
+      return absl::InvalidArgumentError(absl::StrFormat("parameter '%s': %s", s.key, why));
+    };
+    if (s.key.empty()) return bad("the key is empty");
+    for (size_t j = 0; j < i; ++j) {
+      if (v.specs_[j].key == s.key) return bad("declared twice");
+    }
+    if (s.type == ParamType::kEnum && s.choices.empty()) return bad("an enum without values");
+    if (s.default_value == "auto") {
+      v.texts_[i] = "auto";
+      continue;
+    }
+    if (absl::Status st = v.Set(s.key, s.default_value, s.key); !st.ok()) {
+      return bad(absl::StrCat("default: ", st.message()));
+    }
+  }
+  return v;
+}
+
+const ParamSpec* ParamValues::Find(const std::string& key) const {
+  for (const ParamSpec& s : specs_) {
+    if (s.key == key) return &s;
+  }
+  return nullptr;
+}
+
+absl::Status ParamValues::Set(const std::string& key, const std::string& text,
+                              const std::string& name) {
+  const ParamSpec* spec = Find(key);
+  if (spec == nullptr) {
+    std::vector<std::string> keys;
+    for (const ParamSpec& s : specs_) keys.push_back(s.key);
+    return absl::NotFoundError(
+        absl::StrFormat("%s: unknown parameter '%s'; allowed: %s%s", name, key,
+                        keys.empty() ? "none" : absl::StrJoin(keys, ", "), DidYouMean(key, keys)));
+  }
+  const size_t i = static_cast<size_t>(spec - specs_.data());
+  if (text == "auto" && spec->default_value == "auto") {
+    texts_[i] = "auto";
+    ints_[i] = 0;
+    doubles_[i] = 0;
+    return absl::OkStatus();
+  }
+  const auto not_allowed = [&] {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: '%s' is not allowed; allowed: %s", name,
+                                                      text, DescribeAllowed(*spec)));
+  };
+  // One Param over this slot, so that parsing, units and ranges are SetParam's.
+  Param param{name, spec->unit, spec->description, &ints_[i], spec->min, spec->max, {}};
+  std::string value = text;
+  std::string chosen;
+  switch (spec->type) {
+    case ParamType::kBool:
+      if (value == "true") value = "1";
+      if (value == "false") value = "0";
+      if (value != "0" && value != "1") return not_allowed();
+      param.min = 0;
+      param.max = 1;
+      break;
+    case ParamType::kEnum:
+      param.field = &chosen;
+      param.choices = spec->choices;
+      if (spec->default_value == "auto") param.choices.insert(param.choices.begin(), "auto");
+      break;
+    case ParamType::kDouble:
+      param.field = &doubles_[i];
+      break;
+    case ParamType::kInt:
+      if (!spec->choices.empty()) {
+        param.min = -1e300;
+        param.max = 1e300;
+      }
+      break;
+  }
+  // Parse into a copy, so that a refused value leaves the slot as it was.
+  const int64_t old_int = ints_[i];
+  const double old_double = doubles_[i];
+  if (absl::Status st = SetParam({param}, name, value); !st.ok()) {
+    ints_[i] = old_int;
+    doubles_[i] = old_double;
+    if (spec->type == ParamType::kInt && !spec->choices.empty() &&
+        !absl::StrContains(st.message(), "not a valid value")) {
+      return not_allowed();
+    }
+    return st;
+  }
+  std::string formatted = FormatParam(param);
+  if (spec->type == ParamType::kInt && !spec->choices.empty() &&
+      std::find(spec->choices.begin(), spec->choices.end(), formatted) == spec->choices.end()) {
+    ints_[i] = old_int;
+    return not_allowed();
+  }
+  texts_[i] = std::move(formatted);
+  return absl::OkStatus();
+}
+
+size_t ParamValues::Index(const std::string& key, ParamType type) const {
+  const ParamSpec* spec = Find(key);
+  MESHSIM_CHECK(spec != nullptr) << "parameter '" << key << "' is not declared";
+  MESHSIM_CHECK(spec->type == type) << "parameter '" << key << "' is a " << ToString(spec->type)
+                                    << ", read as a " << ToString(type);
+  return static_cast<size_t>(spec - specs_.data());
+}
+
+int64_t ParamValues::Int(const std::string& key) const {
+  return ints_[Index(key, ParamType::kInt)];
+}
+double ParamValues::Double(const std::string& key) const {
+  return doubles_[Index(key, ParamType::kDouble)];
+}
+bool ParamValues::Bool(const std::string& key) const {
+  return ints_[Index(key, ParamType::kBool)] != 0;
+}
+const std::string& ParamValues::Enum(const std::string& key) const {
+  return texts_[Index(key, ParamType::kEnum)];
+}
+
+std::string ParamValues::Text(const std::string& key) const {
+  const ParamSpec* spec = Find(key);
+  MESHSIM_CHECK(spec != nullptr) << "parameter '" << key << "' is not declared";
+  return texts_[static_cast<size_t>(spec - specs_.data())];
 }
 
 }  // namespace meshsim::core

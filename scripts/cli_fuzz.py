@@ -32,7 +32,7 @@ COMMANDS = ["run", "compare", "tune", "reshard", "sweep", "merge", "trace", "rep
 OPTIONS = [
     "config", "system", "chips", "mesh", "placement", "topology", "workload", "model", "hidden",
     "heads", "ffn", "layers", "batch", "seq", "pass", "gemm", "collective", "group", "bytes",
-    "algorithm", "dataflow", "slices", "chunks", "stages", "dp", "microbatches", "schedule",
+    "algorithm", "dataflow", "slices", "chunks", "param", "stages", "dp", "microbatches", "schedule",
     "overlap", "delay-dw", "recompute", "reshard", "reshard-scheduler", "seed", "set", "steps",
     "step-time", "out", "trace", "trace-format", "trace-detail", "format", "max-ops", "max-flows",
     "max-timeline-bytes", "algorithms", "cost-model", "validate", "atp-bandwidth", "src-mesh",
@@ -58,6 +58,7 @@ VALUES = [
     "RS01R", "S0RR", "S01", "R", "S2", "SS", "1024,1024,512", "1,1", "0,1", "1024,,512",
     "8192,8192,8192", "1,1,1", "0,0,0", "a,b,c", "1/1", "2/1", "0/0", "1/0", "K/N",
     "hbm.bandwidth=600GB/s", "link.bandwidth=0", "comm.two_level=2", "nokey=1", "=", "a=",
+    "chunks=2", "chunks=3", "slices=0", "dataflow=xs", "chunks=",
     "simulation-fitted", "tpuv4-measured", "2x2:1,1", "2x2:", "x:1,2", "%s%n%x", "\\x00",
     "é", "\n", "--", "-", "--chips", "algorithms", "systems", "models", "bash", "zsh", "fish",
 ]

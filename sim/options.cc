@@ -19,6 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "algorithms/registry.h"
 #include "boost/program_options.hpp"
+#include "core/check.h"
 #include "core/did_you_mean.h"
 #include "core/status_macros.h"
 #include "formats/temp_files.h"
@@ -142,8 +143,13 @@ po::options_description RunOnlyDescription(BudgetDefaults budgets) {
                          "llm the autotuner's per-layer S (the run's config shows e.g. 6,3,8,8), "
                          "else the plugin's default; for --workload llm, layer also one S per "
                          "FC layer, e.g. 6,3,8,8")
-      ("chunks", text(), "--workload layer: 1, 2 or 4 chunks of the batch for ATP's chunk-based "
-                         "overlap (§4.1); must divide --batch (default 1)")
+      ("chunks", text(), "--workload layer, pipeline: 1, 2 or 4 chunks of the batch for ATP's "
+                         "chunk-based overlap (§4.1); must divide --batch (default 1); the "
+                         "plugin parameter chunks (= --param chunks=N)")
+      ("param", po::value<std::vector<std::string>>()->composing(),
+                "KEY=VALUE: set a typed parameter of the --algorithm plugin (repeatable; each "
+                "plugin's parameters with type, range and default: `meshsim list algorithms`); "
+                "--param slices=4 is --slices 4, --param chunks=2 is --chunks 2")
       ("dropout", text(), "--workload layer, pipeline: dropout probability of each layer, as "
                           "Megatron-LM's GPT applies it (attention probabilities, each block's "
                           "output); > 0 runs the dropout kernels, whose cost does not depend on "
@@ -219,15 +225,26 @@ std::vector<std::string> RunOptionChoices(const std::string& key) {
   if (key == "collective") return Collectives();
   if (key == "algorithm") return Algorithms();
   if (key == "pass") return {"fwd", "bwd", "train"};
-  if (key == "group") return {"row", "col", "all"};
   if (key == "dataflow") return {"auto", "os", "ls", "rs"};
-  if (key == "chunks") return {"1", "2", "4"};
-  if (key == "schedule") return {"gpipe", "1f1b", "eager-1f1b"};
-  if (key == "overlap" || key == "delay-dw" || key == "recompute") return {"0", "1"};
-  if (key == "reshard") {
-    return {"send-recv", "local-allgather", "global-allgather", "broadcast", "signal"};
+  if (const std::vector<std::string> readers = algorithms::AlgorithmsDeclaring(key);
+      !readers.empty() && key != "dataflow") {
+    // A plugin parameter's values, when its declarations list them (chunks: 1, 2, 4).
+    std::vector<std::string> values;
+    for (const std::string& name : readers) {
+      for (const core::ParamSpec& p : (*algorithms::FindAlgorithm(name))->params) {
+        if (p.key != key) continue;
+        for (const std::string& c : p.choices) {
+          if (std::find(values.begin(), values.end(), c) == values.end()) values.push_back(c);
+        }
+      }
+    }
+    return values;
   }
-  if (key == "reshard-scheduler") return {"naive", "load-balance", "dfs", "greedy", "ensemble"};
+  if (const core::ParamSpec* p = WorkloadParam(key)) {
+    // A workload's typed option (workload_registry.h): group, schedule, overlap, reshard, ...
+    if (p->type == core::ParamType::kEnum) return p->choices;
+    if (p->type == core::ParamType::kBool) return {"0", "1"};
+  }
   if (key == "format") return {"table", "json", "csv"};
   if (key == "trace-format") return {"json", "perfetto"};
   if (key == "trace-detail") return {"auto", "full", "minimal"};
@@ -252,6 +269,27 @@ absl::Status CheckOneOf(const std::string& key, const std::string& value,
   return Invalid(
       key, value,
       absl::StrCat("allowed: ", absl::StrJoin(allowed, ", "), core::DidYouMean(value, allowed)));
+}
+
+// How the user gave option or plugin parameter `key`: "--param chunks" when by --param (a key
+// of `given_as_param`) or for a plugin parameter without an option of its own, else "--chunks".
+std::string OptionName(const std::string& key, const std::vector<std::string>& given_as_param) {
+  if (std::find(given_as_param.begin(), given_as_param.end(), key) != given_as_param.end()) {
+    return "--param " + key;
+  }
+  static const auto* options = [] {
+    auto* names = new std::vector<std::string>;
+    const po::options_description description = RunOnlyDescription(BudgetDefaults::kPortable);
+    for (const auto& option : description.options()) {
+      names->push_back(option->long_name());
+    }
+    return names;
+  }();
+  const std::vector<std::string> plugin = algorithms::AlgorithmsDeclaring(key);
+  if (plugin.empty() || std::find(options->begin(), options->end(), key) != options->end()) {
+    return "--" + key;
+  }
+  return "--param " + key;
 }
 
 }  // namespace
@@ -299,6 +337,7 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
                 absl::StrCat("options are --KEY VALUE (usage: meshsim ", command, " --help)")));
   po::variables_map& cli = parsed.vm;
   po::variables_map file;
+  std::vector<std::pair<std::string, std::string>> file_params;  // Unregistered plugin keys.
   RawOptions raw;
   raw.help = parsed.help;
   if (cli.count("config")) {
@@ -314,11 +353,25 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
           absl::StrFormat("--config: cannot read '%s': %s", path, std::strerror(errno)));
     }
     try {
-      po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/false), file);
-    } catch (const po::unknown_option& e) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--config: unknown key '%s' in '%s'%s (see `meshsim %s --help`)", e.get_option_name(),
-          path, core::DidYouMean(e.get_option_name(), OptionNames(desc)), command));
+      // Unregistered keys: a plugin parameter without an option of its own (`tiles = 2`, as a
+      // resolved config writes it) is one; any other key is unknown.
+      po::parsed_options parsed = po::parse_config_file(in, desc, /*allow_unregistered=*/true);
+      const std::vector<std::string> plugin_keys = PluginParamKeys();
+      for (const po::option& option : parsed.options) {
+        if (!option.unregistered) continue;
+        if (std::find(plugin_keys.begin(), plugin_keys.end(), option.string_key) !=
+                plugin_keys.end() &&
+            option.value.size() == 1) {
+          file_params.emplace_back(option.string_key, option.value[0]);
+          continue;
+        }
+        std::vector<std::string> names = OptionNames(desc);
+        names.insert(names.end(), plugin_keys.begin(), plugin_keys.end());
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "--config: unknown key '%s' in '%s'%s (see `meshsim %s --help`)", option.string_key,
+            path, core::DidYouMean(option.string_key, names), command));
+      }
+      po::store(parsed, file);
     } catch (const po::error& e) {
       return absl::InvalidArgumentError(
           absl::StrFormat("--config: '%s': %s", path, OneLine(e.what())));
@@ -332,6 +385,15 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
   // applied in order, so the file's come first: a later command-line --set wins, and a file's
   // `set = KEY=...` yields to a command-line --KEY.
   std::vector<std::string> cli_sets;
+  // Whether the command line gives plugin parameter KEY of `param` (KEY=VALUE) by --param.
+  const auto param_on_cli_params = [&](const std::string& param) {
+    if (!cli.count("param")) return false;
+    const std::string key = param.substr(0, param.find('='));
+    for (const std::string& s : cli["param"].as<std::vector<std::string>>()) {
+      if (s.substr(0, s.find('=')) == key) return true;
+    }
+    return false;
+  };
   const auto param_on_cli = [&](const std::string& set) {
     const std::string key = set.substr(0, set.find('='));
     SystemConfig sys = *SystemPreset("tpuv4");
@@ -355,6 +417,16 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
         }
         continue;
       }
+      if (key == "param") {
+        // One entry per --param; ExpandPluginParams below turns them into KEY = VALUE.
+        for (const std::string& s : value.as<std::vector<std::string>>()) {
+          if (vm == &file && (cli.count(s.substr(0, s.find('='))) || param_on_cli_params(s))) {
+            continue;  // The command line's value wins.
+          }
+          raw.values.emplace_back("param", s);
+        }
+        continue;
+      }
       if (key == "set") {
         for (const std::string& s : value.as<std::vector<std::string>>()) {
           if (vm == &cli) {
@@ -370,7 +442,58 @@ absl::StatusOr<RawOptions> ParseRunArgs(const std::vector<std::string>& args,
     }
   }
   raw.sets.insert(raw.sets.end(), cli_sets.begin(), cli_sets.end());
+  for (const auto& [key, value] : file_params) {
+    const std::string as_param = absl::StrCat(key, "=", value);
+    if (!param_on_cli_params(as_param)) raw.values.emplace_back(key, value);
+  }
+  MESHSIM_RETURN_IF_ERROR(ExpandPluginParams(raw.values, &raw.given_as_param));
   return raw;
+}
+
+std::vector<std::string> PluginParamKeys() {
+  std::vector<std::string> keys;
+  for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
+    for (const core::ParamSpec& p : a.params) keys.push_back(p.key);
+  }
+  for (const WorkloadInfo& w : WorkloadRegistry()) {
+    for (const core::ParamSpec& p : w.params) keys.push_back(p.key);
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+
+absl::Status ExpandPluginParams(std::vector<std::pair<std::string, std::string>>& values,
+                                std::vector<std::string>* given_as_param) {
+  const std::vector<std::string> keys = PluginParamKeys();
+  for (auto& [key, value] : values) {
+    if (key != "param") continue;
+    const size_t eq = value.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Invalid("param", value,
+                     absl::StrCat("expected KEY=VALUE, e.g. --param chunks=2; keys: ",
+                                  absl::StrJoin(keys, ", ")));
+    }
+    const std::string k = value.substr(0, eq);
+    if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
+      return Invalid("param", value,
+                     absl::StrCat("'", k, "' is a parameter of no plugin; keys: ",
+                                  absl::StrJoin(keys, ", "), core::DidYouMean(k, keys),
+                                  " (`meshsim list algorithms`, `list workloads`)"));
+    }
+    for (const auto& [other, other_value] : values) {
+      if (other == k) {
+        return Invalid(
+            "param", value,
+            absl::StrFormat("%s is also given as --%s %s; give it once", k, k, other_value));
+      }
+    }
+    const std::string v = value.substr(eq + 1);
+    key = k;
+    value = v;
+    if (given_as_param != nullptr) given_as_param->push_back(k);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CheckOutputPath(const std::string& key, const std::string& path) {
@@ -432,6 +555,8 @@ class RunOptionsResolver {
   explicit RunOptionsResolver(const RawOptions& raw) : raw_(raw) {}
 
   absl::StatusOr<RunOptions> Resolve(Unread unread) {
+    // Raw options not from ParseRunArgs (experiment files, replays).
+    MESHSIM_RETURN_IF_ERROR(ExpandPluginParams(raw_.values, &raw_.given_as_param));
     MESHSIM_RETURN_IF_ERROR(System());
     MESHSIM_RETURN_IF_ERROR(Machine());
     MESHSIM_RETURN_IF_ERROR(Workload());
@@ -462,6 +587,12 @@ class RunOptionsResolver {
     if (x > max) return Invalid(key, *v, absl::StrFormat("must be at most %d", max));
     *out = x;
     return absl::OkStatus();
+  }
+  // A workload's integer option into *out, when given, in its declared range (WorkloadParam).
+  absl::Status declared(const std::string& key, int64_t* out) const {
+    const core::ParamSpec* spec = WorkloadParam(key);
+    MESHSIM_CHECK(spec != nullptr) << "option '" << key << "' is not declared by a workload";
+    return integer(key, static_cast<int64_t>(spec->min), static_cast<int64_t>(spec->max), out);
   }
   // One of `allowed` into *out, when given.
   absl::Status choice(const std::string& key, const std::vector<std::string>& allowed,
@@ -541,9 +672,9 @@ class RunOptionsResolver {
     MESHSIM_RETURN_IF_ERROR(choice("workload", Workloads(), &o.workload));
     {
       int64_t stages = o.stages, dp = o.dp, microbatches = o.microbatches;
-      MESHSIM_RETURN_IF_ERROR(integer("stages", 1, 1024, &stages));
-      MESHSIM_RETURN_IF_ERROR(integer("dp", 1, kMaxChips, &dp));
-      MESHSIM_RETURN_IF_ERROR(integer("microbatches", 1, 4096, &microbatches));
+      MESHSIM_RETURN_IF_ERROR(declared("stages", &stages));
+      MESHSIM_RETURN_IF_ERROR(declared("dp", &dp));
+      MESHSIM_RETURN_IF_ERROR(declared("microbatches", &microbatches));
       o.stages = static_cast<int>(stages);
       o.dp = static_cast<int>(dp);
       o.microbatches = static_cast<int>(microbatches);
@@ -558,7 +689,7 @@ class RunOptionsResolver {
       MESHSIM_RETURN_IF_ERROR(choice("reshard", RunOptionChoices("reshard"), &o.reshard));
       MESHSIM_RETURN_IF_ERROR(
           choice("reshard-scheduler", RunOptionChoices("reshard-scheduler"), &o.reshard_scheduler));
-      MESHSIM_RETURN_IF_ERROR(integer("seed", 0, int64_t{1} << 62, &o.seed));
+      MESHSIM_RETURN_IF_ERROR(declared("seed", &o.seed));
       if (pipeline()) {
         if (!o.placement.empty()) {
           return Invalid("placement", FormatPlacement(o.placement),
@@ -725,14 +856,7 @@ class RunOptionsResolver {
         }
       }
     }
-    if (const std::string* v = get("chunks")) {
-      MESHSIM_RETURN_IF_ERROR(CheckOneOf("chunks", *v, RunOptionChoices("chunks")));
-      o.chunks = std::stoi(*v);
-      if ((o.workload == "layer" || pipeline()) && o.batch % o.chunks != 0) {
-        return Invalid("chunks", *v,
-                       absl::StrFormat("the chunk count must divide --batch %d", o.batch));
-      }
-    }
+    MESHSIM_RETURN_IF_ERROR(PluginParams());
     if (const std::string* v = get("dropout")) {
       double p = 0;
       if (!absl::SimpleAtod(*v, &p) || !(p >= 0 && p < 1)) {
@@ -741,7 +865,7 @@ class RunOptionsResolver {
       o.dropout = p;
     }
     int64_t steps = o.steps;
-    MESHSIM_RETURN_IF_ERROR(integer("steps", 1, 1 << 24, &steps));
+    MESHSIM_RETURN_IF_ERROR(declared("steps", &steps));
     o.steps = static_cast<int>(steps);
     if (o.workload == "chain" && steps * o.chips > kMaxChainOps) {
       return Invalid("steps", absl::StrCat(steps),
@@ -756,6 +880,23 @@ class RunOptionsResolver {
       if (o.step_time <= core::Time::Zero())
         return Invalid("step-time", *v, "must be at least 1 ps");
     }
+    return absl::OkStatus();
+  }
+
+  // The typed parameters of the --algorithm plugin (but dataflow and slices, resolved above):
+  // each from the option of its name (--chunks, or --param KEY=VALUE expanded), checked against
+  // its declaration. Keys the plugin does not declare are left to RefuseUnread.
+  absl::Status PluginParams() {
+    MESHSIM_ASSIGN_OR_RETURN(const algorithms::AlgorithmInfo* info,
+                             algorithms::FindAlgorithm(o.algorithm));
+    std::vector<algorithms::ParamGiven> given;
+    for (const core::ParamSpec& spec : info->params) {
+      if (algorithms::IsRunLevelParam(spec.key)) continue;
+      if (const std::string* v = get(spec.key)) {
+        given.push_back({spec.key, *v, OptionName(spec.key, raw_.given_as_param)});
+      }
+    }
+    MESHSIM_ASSIGN_OR_RETURN(o.params, algorithms::ResolveParams(*info, given));
     return absl::OkStatus();
   }
 
@@ -853,7 +994,7 @@ class RunOptionsResolver {
     }
     MESHSIM_RETURN_IF_ERROR(choice("format", RunOptionChoices("format"), &o.format));
     MESHSIM_RETURN_IF_ERROR(integer("max-ops", 1, kMaxOpsLimit, &o.max_ops));
-    MESHSIM_RETURN_IF_ERROR(integer("max-flows", 1, int64_t{1} << 40, &o.max_flows));
+    MESHSIM_RETURN_IF_ERROR(declared("max-flows", &o.max_flows));
     if (const std::string* v = get("max-timeline-bytes")) {
       MESHSIM_ASSIGN_OR_RETURN(o.max_timeline_bytes, core::ParseInteger("--max-timeline-bytes", *v,
                                                                         core::Unit::kBytes, 1));
@@ -866,7 +1007,8 @@ class RunOptionsResolver {
   absl::Status RefuseUnread() {
     for (const auto& [key, value] : raw_.values) {
       if (const std::string why = NotReadBy(key, o); !why.empty()) {
-        return absl::InvalidArgumentError(absl::StrFormat("--%s: '%s' %s", key, value, why));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: '%s' %s", OptionName(key, raw_.given_as_param), value, why));
       }
     }
     for (const std::string& set : raw_.sets) {
@@ -877,7 +1019,7 @@ class RunOptionsResolver {
     return absl::OkStatus();
   }
 
-  const RawOptions& raw_;
+  RawOptions raw_;
   RunOptions o;
 };
 
@@ -920,24 +1062,17 @@ std::string WhyNotRead(const std::string& key, const RunOptions& o, bool any_val
                         "with stack.p2p.mode async");
   }
   if (key == "seed") return NotReadByScheduler(key, o.reshard_scheduler, "reshard-scheduler");
-  if (is(key, {"algorithm", "dataflow", "slices"})) {
+  // The plugin's parameters (dataflow, slices, chunks, --param KEY=VALUE): read when the run's
+  // plugin declares them (algorithms/registry.h).
+  if (const std::vector<std::string> readers = algorithms::AlgorithmsDeclaring(key);
+      key == "algorithm" || !readers.empty()) {
     if (o.workload == "gemm" && o.chips == 1) {
       return "does not apply to --workload gemm on --chips 1 (one local GeMM); it is read on "
              "more chips";
     }
     const absl::StatusOr<const algorithms::AlgorithmInfo*> info =
         algorithms::FindAlgorithm(o.algorithm);
-    if (key == "algorithm" || !info.ok()) return "";
-    std::vector<std::string> readers;
-    for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
-      const bool reads =
-          key == "dataflow"
-              ? !a.is_layer()
-              : std::any_of(a.params.begin(), a.params.end(),
-                            [](const algorithms::ParamDoc& p) { return p.name == "slices"; });
-      if (reads) readers.push_back(a.name);
-    }
-    if (is(o.algorithm, readers)) return "";
+    if (key == "algorithm" || !info.ok() || (*info)->Declares(key)) return "";
     return absl::StrCat("does not apply to --algorithm ", o.algorithm,
                         "; it is read by --algorithm ", absl::StrJoin(readers, ", "));
   }
@@ -994,7 +1129,9 @@ std::string NotReadByScheduler(const std::string& key, const std::string& schedu
 
 absl::Status CheckReadByAny(const std::vector<std::pair<std::string, std::string>>& given,
                             const std::vector<const RunOptions*>& runs, const std::string& what) {
-  for (const auto& [key, value] : given) {
+  std::vector<std::pair<std::string, std::string>> expanded = given;  // `param` = KEY=VALUE.
+  MESHSIM_RETURN_IF_ERROR(ExpandPluginParams(expanded));
+  for (const auto& [key, value] : expanded) {
     if (runs.empty()) break;
     std::string why;
     for (const RunOptions* o : runs) {
@@ -1060,21 +1197,27 @@ std::vector<std::pair<std::string, std::string>> RunOptions::Resolved() const {
       {"slices", !layer_slices.empty() ? absl::StrJoin(layer_slices, ",")
                  : slices == 0         ? "auto"
                                        : absl::StrCat(slices)},
-      {"chunks", absl::StrCat(chunks)},
-      {"dropout", core::FormatDouble(dropout)},
-      {"stages", absl::StrCat(stages)},
-      {"dp", absl::StrCat(dp)},
-      {"microbatches", absl::StrCat(microbatches)},
-      {"schedule", schedule},
-      {"overlap", overlap ? "1" : "0"},
-      {"delay-dw", delay_dw ? "1" : "0"},
-      {"recompute", recompute ? "1" : "0"},
-      {"reshard", reshard},
-      {"reshard-scheduler", reshard_scheduler},
-      {"seed", absl::StrCat(seed)},
-      {"steps", absl::StrCat(steps)},
-      {"step-time", core::FormatDouble(step_time.seconds())},
   };
+  // The plugin's own parameters where --chunks was: each under its key (a config file's `KEY =
+  // VALUE`, what --param KEY=VALUE sets).
+  for (const core::ParamSpec& spec : params.specs()) {
+    if (!algorithms::IsRunLevelParam(spec.key)) r.emplace_back(spec.key, params.Text(spec.key));
+  }
+  r.insert(r.end(), {
+                        {"dropout", core::FormatDouble(dropout)},
+                        {"stages", absl::StrCat(stages)},
+                        {"dp", absl::StrCat(dp)},
+                        {"microbatches", absl::StrCat(microbatches)},
+                        {"schedule", schedule},
+                        {"overlap", overlap ? "1" : "0"},
+                        {"delay-dw", delay_dw ? "1" : "0"},
+                        {"recompute", recompute ? "1" : "0"},
+                        {"reshard", reshard},
+                        {"reshard-scheduler", reshard_scheduler},
+                        {"seed", absl::StrCat(seed)},
+                        {"steps", absl::StrCat(steps)},
+                        {"step-time", core::FormatDouble(step_time.seconds())},
+                    });
   SystemConfig sys = system;
   for (const core::Param& p : sys.Params()) r.emplace_back(p.key, core::FormatParam(p));
   return r;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/params.h"
 #include "core/time.h"
 #include "formats/chrome_trace.h"
 #include "sim/memory_limit.h"
@@ -39,6 +40,8 @@ struct RawOptions {
   // repeatable option one entry per value.
   std::vector<std::pair<std::string, std::string>> own;
   bool help = false;
+  // The keys of `values` given as --param KEY=VALUE (ExpandPluginParams), named so in messages.
+  std::vector<std::string> given_as_param;
 };
 
 // Bounds on what one run may ask for, so that a run that cannot be simulated sensibly is bad
@@ -94,7 +97,11 @@ struct RunOptions {
   // --slices S0,S1,S2,S3: one S per FC layer of the block (as the resolved config writes the
   // autotuner's choice) for --workload llm, layer; empty = `slices` for every layer.
   std::vector<int> layer_slices;
-  int chunks = 1;  // --workload layer: ATP chunk-based overlap (batch split into chunks).
+  // The typed parameters of the --algorithm plugin but dataflow and slices (above): --param
+  // KEY=VALUE or the option of that name (--chunks), resolved against its declaration
+  // (algorithms/registry.h ResolveParams); empty before ResolveRunOptions, which plugins then
+  // read as their defaults (PluginParams).
+  core::ParamValues params;
   // --workload layer, pipeline: the dropout probability of Megatron-LM's layer; > 0 adds its
   // attention and hidden dropout kernels (workloads/layer.h), whose cost does not depend on it.
   double dropout = 0;
@@ -192,6 +199,21 @@ boost::program_options::options_description RunDescription(
 // graphviz:FILE besides the families returned.
 std::vector<std::string> RunOptionChoices(const std::string& key);
 
+// A plugin parameter given as `--param KEY=VALUE` (repeatable; a config file's `param =
+// KEY=VALUE` lines, an experiment file's) is the option KEY = VALUE: `--param chunks=4` is
+// `--chunks 4`, `--param tiles=2` (a parameter without an option of its own) is `tiles = 2`, also
+// how a config file and a run's resolved config write it. Replaces the (param, KEY=VALUE) entries
+// of `values` by (KEY, VALUE): InvalidArgument naming the key when KEY is a parameter of no
+// plugin (`meshsim list algorithms`), when the entry is not KEY=VALUE, or when KEY is also given
+// as an option. ParseRunArgs and ResolveRunOptions call it; calling it again changes nothing.
+// `given_as_param` (optional) collects the KEYs so expanded.
+absl::Status ExpandPluginParams(std::vector<std::pair<std::string, std::string>>& values,
+                                std::vector<std::string>* given_as_param = nullptr);
+
+// The parameters that some plugin declares (AlgorithmInfo::params, WorkloadInfo::params),
+// sorted: the keys --param takes.
+std::vector<std::string> PluginParamKeys();
+
 // Reads argv (without the subcommand) and any `--config FILE`; command-line values win over
 // the file's. Unknown options or config keys, repeated options and unreadable files are errors.
 // `command` names the subcommand in messages; `own` (optional) adds the options of a subcommand
@@ -221,8 +243,8 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw,
 //                                           --hidden, --heads, --ffn, --layers is the model)
 //   overlap                                 not with stack.p2p.mode paired
 //   seed                                    with --reshard-scheduler greedy, ensemble
-//   algorithm, dataflow, slices             not for gemm on one chip; dataflow by GeMM plugins
-//                                           only, slices by the plugins that document it
+//   algorithm and plugin parameters         not for gemm on one chip; a parameter (dataflow,
+//   (dataflow, slices, chunks, --param)     slices, chunks, ...) by the plugins that declare it
 //   max-timeline-bytes                      with --out or --trace (a sweep's --timelines)
 //   trace-format, trace-detail              with --trace
 //   system parameters of some topologies    the topologies that list them

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "core/params.h"
+
 namespace meshsim::sim {
 
 class Workload;  // sim/workload.h
@@ -25,6 +27,12 @@ struct WorkloadInfo {
   std::string summary;             // One line: what one run of it simulates.
   std::vector<std::string> reads;  // Options it reads that not every workload reads.
   const Workload& (*plugin)();     // The plugin (sim/workloads/NAME.cc).
+  // The options of `reads` that are values of this workload's own, typed (type, unit, range or
+  // values, default): what `list workloads` prints, the ranges and values ResolveRunOptions
+  // checks them against (WorkloadParam), and keys --param takes (`--param stages=4` is `--stages
+  // 4`). Options a workload requires (--bytes, --collective, --gemm) have no default and are
+  // declared by `reads` only.
+  std::vector<core::ParamSpec> params = {};
 };
 
 // Every workload, in the order `list workloads` and messages name them.
@@ -36,6 +44,10 @@ const WorkloadInfo* FindWorkload(const std::string& name);
 // The metrics workload `name`'s plugin reports beyond every run's (Workload::ReportedMetrics);
 // empty for an unknown name (an archive of another meshsim).
 std::vector<std::string> ReportedMetricsOf(const std::string& name);
+
+// The typed declaration of workload option `key` (WorkloadInfo::params of the first workload
+// declaring it), or null.
+const core::ParamSpec* WorkloadParam(const std::string& key);
 
 // The names of the workloads that declare `key`, in registry order; empty when no workload
 // declares it, i.e. every workload reads it (--chips, --system, --out, ...).

@@ -151,25 +151,38 @@ class AtpLowering {
   ChunkChains chains_;
 };
 
+// The problem with its chunk count: the problem's, else the plugin's `chunks` parameter.
+LayerProblem WithChunks(const LayerProblem& p, int chunks) {
+  LayerProblem q = p;
+  if (q.chunks == 0) q.chunks = chunks;
+  return q;
+}
+
 class Atp : public LayerAlgorithm {
  public:
+  explicit Atp(int chunks) : chunks_(chunks) {}
   absl::Status Check(const LayerProblem& p, const Mesh& mesh) const override {
-    return CheckAtp("atp", p, mesh);
+    return CheckAtp("atp", WithChunks(p, chunks_), mesh);
   }
   absl::Status Lower(const LayerProblem& p, LoweringContext& ctx) const override {
     MESHSIM_RETURN_IF_ERROR(Check(p, ctx.mesh));
-    AtpLowering(p, ctx).Run();
+    const LayerProblem q = WithChunks(p, chunks_);
+    AtpLowering(q, ctx).Run();
     return absl::OkStatus();
   }
   // Between layers every device (i, j) holds X[T × h/d2]: hidden split over mesh columns.
   absl::StatusOr<std::string> BoundarySpec(const Mesh& mesh) const override {
     return std::string(mesh.cols > 1 ? "RRS1" : "RRR");
   }
+
+ private:
+  const int chunks_;
 };
 
 // Megatron-LM = ATP on DeviceMesh(N, 1): the same lowering, restricted to N×1 meshes.
 class Megatron : public LayerAlgorithm {
  public:
+  explicit Megatron(int chunks) : chunks_(chunks) {}
   absl::Status Check(const LayerProblem& p, const Mesh& mesh) const override {
     if (mesh.cols != 1) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -177,22 +190,65 @@ class Megatron : public LayerAlgorithm {
           "--mesh %dx1 or auto",
           mesh.ToString(), mesh.chips()));
     }
-    return CheckAtp("megatron", p, mesh);
+    return CheckAtp("megatron", WithChunks(p, chunks_), mesh);
   }
   absl::Status Lower(const LayerProblem& p, LoweringContext& ctx) const override {
     MESHSIM_RETURN_IF_ERROR(Check(p, ctx.mesh));
-    AtpLowering(p, ctx).Run();
+    const LayerProblem q = WithChunks(p, chunks_);
+    AtpLowering(q, ctx).Run();
     return absl::OkStatus();
   }
   // Megatron-LM replicates the activations between layers on every tensor-parallel rank.
   absl::StatusOr<std::string> BoundarySpec(const Mesh&) const override {
     return std::string("RRR");
   }
+
+ private:
+  const int chunks_;
 };
+
+// ATP's one parameter (§4.1): Check also requires that it divide the batch.
+core::ParamSpec ChunksParam(std::string description) {
+  return {.key = "chunks",
+          .type = core::ParamType::kInt,
+          .description = std::move(description),
+          .default_value = "1",
+          .min = 1,
+          .max = 4,
+          .choices = {"1", "2", "4"}};
+}
 
 }  // namespace
 
-std::unique_ptr<LayerAlgorithm> MakeAtp() { return std::make_unique<Atp>(); }
-std::unique_ptr<LayerAlgorithm> MakeMegatron() { return std::make_unique<Megatron>(); }
+std::unique_ptr<LayerAlgorithm> MakeAtp(int chunks) { return std::make_unique<Atp>(chunks); }
+std::unique_ptr<LayerAlgorithm> MakeMegatron(int chunks) {
+  return std::make_unique<Megatron>(chunks);
+}
+
+AlgorithmInfo AtpPlugin() {
+  return {
+      .name = "atp",
+      .description =
+          "ATP (adaptive 2D TP, Fig. 6) on DeviceMesh(d1, d2) = --mesh d1xd2 [layer]: QKV/FFN-up "
+          "column-first (AllReduce over mesh rows), attn-out/FFN-down row-first (over mesh "
+          "columns), attention sharded over both; dX AllReduce overlaps dW",
+      .params = {ChunksParam("the batch split into chunks whose GeMMs overlap the previous "
+                             "chunk's AllReduce (§4.1); must divide --batch")},
+      .make_layer = [](const core::ParamValues& p) { return MakeAtp(int(p.Int("chunks"))); },
+      .mesh = "d1xd2: d1 | hidden, FFN and heads; d2 | hidden and d2 | heads/d1 or batch/chunks",
+  };
+}
+
+AlgorithmInfo MegatronPlugin() {
+  return {
+      .name = "megatron",
+      .description =
+          "Megatron-LM 1D TP [layer]: exactly atp on DeviceMesh(N, 1) (two AllReduces "
+          "of T*h forward, two backward, over all chips)",
+      .params = {ChunksParam("as atp")},
+      .make_layer = [](const core::ParamValues& p) { return MakeMegatron(int(p.Int("chunks"))); },
+      .mesh = "Nx1 or auto",
+  };
+}
 
 }  // namespace meshsim::algorithms

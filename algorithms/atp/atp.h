@@ -73,8 +73,9 @@
 
 namespace meshsim::algorithms {
 
-std::unique_ptr<LayerAlgorithm> MakeAtp();       // DeviceMesh(R, C) = --mesh RxC.
-std::unique_ptr<LayerAlgorithm> MakeMegatron();  // ATP on an N×1 mesh only.
+// `chunks`: the chunk count of a LayerProblem whose own is 0 (the `chunks` parameter).
+std::unique_ptr<LayerAlgorithm> MakeAtp(int chunks = 1);       // DeviceMesh(R, C) = --mesh RxC.
+std::unique_ptr<LayerAlgorithm> MakeMegatron(int chunks = 1);  // ATP on an N×1 mesh only.
 
 }  // namespace meshsim::algorithms
 

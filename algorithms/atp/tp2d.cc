@@ -53,7 +53,7 @@ class Tp2d : public LayerAlgorithm {
           kName, mesh.ToString()));
     }
     const int depth = mesh.cols / q;
-    if (p.chunks != 1) {
+    if (p.chunks > 1) {
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: --chunks: %d is not allowed; tp2d has no chunk-based overlap; use 1",
                           kName, p.chunks));
@@ -170,5 +170,25 @@ class Tp2d : public LayerAlgorithm {
 }  // namespace
 
 std::unique_ptr<LayerAlgorithm> MakeTp2d() { return std::make_unique<Tp2d>(); }
+
+AlgorithmInfo Tp2dPlugin() {
+  return {
+      .name = "tp2d",
+      .description =
+          "2D/2.5D TP (Optimus/Tesseract) [layer]: every FC GeMM as SUMMA on q x q, attention "
+          "local; depth d slices side by side (batch split, dW AllReduce across depth)",
+      .params = {{.key = "chunks",
+                  .type = core::ParamType::kInt,
+                  .description = "no chunk-based overlap: 1 only",
+                  .default_value = "1",
+                  .min = 1,
+                  .max = 1,
+                  .choices = {"1"}}},
+      .make_layer = MakeTp2d,
+      .mesh =
+          "q x (d*q): 4x4 = 2D on 16 chips, 2x4 = 2.5D depth 2 on 8 (auto picks the largest q "
+          "with q*q | chips)",
+  };
+}
 
 }  // namespace meshsim::algorithms

@@ -64,4 +64,15 @@ class Example : public Algorithm {
 
 std::unique_ptr<Algorithm> MakeExample() { return std::make_unique<Example>(); }
 
+AlgorithmInfo ExamplePlugin() {
+  return {
+      .name = "example",
+      .description =
+          "The example plugin of docs/plugins.md: AllGather both inputs, then one "
+          "GeMM (OS only)",
+      .params = {DataflowParam("os only: Check refuses ls and rs")},
+      .make = MakeExample,
+  };
+}
+
 }  // namespace meshsim::algorithms

@@ -269,4 +269,15 @@ class Cannon : public Algorithm {
 
 std::unique_ptr<Algorithm> MakeCannon() { return std::make_unique<Cannon>(); }
 
+AlgorithmInfo CannonPlugin() {
+  return {
+      .name = "cannon",
+      .description = "Cannon: initial skew, then SendRecv shifts overlapped with partial GeMMs",
+      .params = {DataflowParam(
+          "os, ls or rs (Table 1); auto = per FC layer, its largest matrix stationary")},
+      .make = MakeCannon,
+      .mesh = "square meshes only",
+  };
+}
+
 }  // namespace meshsim::algorithms

@@ -156,4 +156,16 @@ class Collective : public Algorithm {
 
 std::unique_ptr<Algorithm> MakeCollective() { return std::make_unique<Collective>(); }
 
+AlgorithmInfo CollectivePlugin() {
+  return {
+      .name = "collective",
+      .description =
+          "Collective 2D GeMM (Fig. 2b): one AllGather/ReduceScatter per direction "
+          "and one GeMM; no overlap",
+      .params = {DataflowParam(
+          "os, ls or rs (Table 1); auto = per FC layer, its largest matrix stationary")},
+      .make = MakeCollective,
+  };
+}
+
 }  // namespace meshsim::algorithms

@@ -370,4 +370,18 @@ std::unique_ptr<Algorithm> MakeMeshSlice() {
   return std::make_unique<SlicedAlgorithm<ResolveSlices, Lowering>>();
 }
 
+AlgorithmInfo MeshSlicePlugin() {
+  return {
+      .name = "meshslice",
+      .description =
+          "MeshSlice (ISCA'25 §3.1, Fig. 5): slices the shards into S sub-shards; partial "
+          "AllGather/ReduceScatter in both directions, software pipelined with the partial GeMMs",
+      .params = {SlicesParam("S, the slice count: S·8 must divide every sliced local dimension "
+                             "(auto = the largest of 4, 2, 1 that does)"),
+                 DataflowParam(
+                     "os, ls or rs (Table 1); auto = per FC layer, its largest matrix stationary")},
+      .make = MakeMeshSlice,
+  };
+}
+
 }  // namespace meshsim::algorithms

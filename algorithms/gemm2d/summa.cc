@@ -266,4 +266,18 @@ std::unique_ptr<Algorithm> MakeSumma() {
   return std::make_unique<SlicedAlgorithm<ResolveSlices, Lowering>>();
 }
 
+AlgorithmInfo SummaPlugin() {
+  return {
+      .name = "summa",
+      .description =
+          "SUMMA (Fig. 2a): per iteration a pipelined broadcast (and reduce) along "
+          "rows and columns, loop unrolled to S iterations",
+      .params = {SlicesParam("iterations S (auto = lcm(R, C)); S must divide K, N or M (os, ls, "
+                             "rs)"),
+                 DataflowParam(
+                     "os, ls or rs (Table 1); auto = per FC layer, its largest matrix stationary")},
+      .make = MakeSumma,
+  };
+}
+
 }  // namespace meshsim::algorithms

@@ -333,4 +333,19 @@ std::unique_ptr<Algorithm> MakeWang() {
   return std::make_unique<SlicedAlgorithm<ResolveSlices, Lowering>>();
 }
 
+AlgorithmInfo WangPlugin() {
+  return {
+      .name = "wang",
+      .description =
+          "Wang et al.: one direction's collective decomposed into bidirectional "
+          "SendRecv steps overlapped with partial GeMMs, the other direction a "
+          "blocking collective",
+      .params = {SlicesParam("unrolled iterations S (auto = P, the decomposed ring's length); S "
+                             "must divide P"),
+                 DataflowParam(
+                     "os, ls or rs (Table 1); auto = per FC layer, its largest matrix stationary")},
+      .make = MakeWang,
+  };
+}
+
 }  // namespace meshsim::algorithms

@@ -119,7 +119,9 @@ struct PipelineProblem {
   // Activation recomputation (rematerialization): a stage keeps only each layer's input per
   // microbatch and re-runs the layer's forward just before its backward.
   bool recompute = false;
-  int chunks = 1;  // Passed to the layer plugin (ATP's chunk-based overlap).
+  // Passed to the layer plugin (ATP's chunk-based overlap); 0 = the plugin's own (its `chunks`
+  // parameter, as `meshsim run` makes it).
+  int chunks = 0;
   reshard::ReshardOptions reshard;
 };
 

@@ -65,4 +65,18 @@ std::unique_ptr<Algorithm> MakeFsdp() {
   return std::make_unique<RingOverlapAlgorithm<kName, Divisible, Plan>>();
 }
 
+AlgorithmInfo FsdpPlugin() {
+  return {
+      .name = "fsdp",
+      .description =
+          "Fully-sharded data parallelism on a ring of every chip: weights gathered "
+          "(and gradients reduce-scattered) by SendRecv steps overlapped with partial "
+          "GeMMs",
+      .params = {SlicesParam("unrolled iterations S: must divide the chip count (auto = P)"),
+                 DataflowParam("any: the problem is read in the FC layer's own orientation")},
+      .one_dimensional = true,
+      .make = MakeFsdp,
+  };
+}
+
 }  // namespace meshsim::algorithms

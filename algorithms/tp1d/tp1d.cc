@@ -85,4 +85,19 @@ std::unique_ptr<Algorithm> MakeTp1d() {
   return std::make_unique<RingOverlapAlgorithm<kName, Divisible, Plan>>();
 }
 
+AlgorithmInfo Tp1dPlugin() {
+  return {
+      .name = "tp1d",
+      .description =
+          "1D tensor parallelism (sequence-parallel Megatron) on a ring of every "
+          "chip, collectives decomposed into SendRecv steps overlapped with partial "
+          "GeMMs (Wang-style)",
+      .params = {SlicesParam("unrolled iterations S: must divide the chip count (auto = P); "
+                             "merges P/S step GeMMs, the SendRecv steps stay P-1"),
+                 DataflowParam("any: the problem is read in the FC layer's own orientation")},
+      .one_dimensional = true,
+      .make = MakeTp1d,
+  };
+}
+
 }  // namespace meshsim::algorithms

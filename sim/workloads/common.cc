@@ -35,10 +35,7 @@ absl::Status CheckOpCount(const RunOptions& o, const algorithms::Mesh& mesh,
   if (ops <= budget) return absl::OkStatus();  // Also -1: no closed form.
   std::string why = absl::StrFormat("its op graph would hold %s ops at --slices %s", Count(ops),
                                     o.slices == 0 ? "auto" : absl::StrCat(o.slices));
-  const bool reads_slices =
-      std::any_of(info.params.begin(), info.params.end(),
-                  [](const algorithms::ParamDoc& p) { return p.name == "slices"; });
-  if (reads_slices && o.slices != 1) {
+  if (info.Declares("slices") && o.slices != 1) {
     std::vector<algorithms::GemmProblem> one = problems;
     for (algorithms::GemmProblem& p : one) p.slices = 1;
     const int64_t at_one = algorithms::CountProblemOps(one, algorithm, mesh, 1);
@@ -114,11 +111,20 @@ absl::StatusOr<std::unique_ptr<algorithms::LayerAlgorithm>> LayerPlugin(
     } else if (o.dataflow != "auto") {
       MESHSIM_ASSIGN_OR_RETURN(stationary, algorithms::ParseStationary(o.dataflow));
     }
-    return algorithms::MakeGemmLayer(info->make(), o.algorithm, layer_slices, o.slices, stationary);
+    return algorithms::MakeGemmLayer(MakePlugin(info->make, o, *info), o.algorithm, layer_slices,
+                                     o.slices, stationary);
   }
-  std::unique_ptr<algorithms::LayerAlgorithm> layer = info->make_layer();
+  std::unique_ptr<algorithms::LayerAlgorithm> layer = MakePlugin(info->make_layer, o, *info);
   MESHSIM_CHECK(layer != nullptr) << "algorithm '" << o.algorithm << "' has no layer factory";
   return layer;
+}
+
+absl::Status CheckChunksDivideBatch(const RunOptions& o) {
+  if (o.params.Find("chunks") == nullptr) return absl::OkStatus();
+  const int64_t chunks = o.params.Int("chunks");
+  if (chunks > 0 && o.batch % chunks == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--chunks: '%d' is not allowed; the chunk count must divide --batch %d", chunks, o.batch));
 }
 
 std::string Count(int64_t n) {
@@ -140,7 +146,7 @@ absl::Status LowerGemmProblems(const RunOptions& o, const algorithms::Mesh& mesh
                                core::OpGraph& graph) {
   MESHSIM_ASSIGN_OR_RETURN(const algorithms::AlgorithmInfo* info,
                            algorithms::FindAlgorithm(o.algorithm));
-  const std::unique_ptr<algorithms::Algorithm> algorithm = info->make();
+  const std::unique_ptr<algorithms::Algorithm> algorithm = MakePlugin(info->make, o, *info);
   // Every registry entry has a factory (tests/algorithms/registry_test.cc); null is a bug.
   MESHSIM_CHECK(algorithm != nullptr) << "algorithm '" << o.algorithm << "' has no factory";
   MESHSIM_RETURN_IF_ERROR(CheckOpCount(o, mesh, *info, *algorithm, problems));

@@ -43,6 +43,24 @@ absl::Status CheckAlgorithmFitsWorkload(const RunOptions& o, const algorithms::A
 absl::StatusOr<std::unique_ptr<algorithms::LayerAlgorithm>> LayerPlugin(
     const RunOptions& o, const std::vector<int>& layer_slices = {});
 
+// The run's plugin made by `factory` (AlgorithmInfo::make or make_layer of `info`, the run's
+// algorithm) with the run's resolved parameters (RunOptions::params); with the declared defaults
+// when they were not resolved for it (options not from ResolveRunOptions).
+template <typename T>
+std::unique_ptr<T> MakePlugin(const algorithms::PluginFactory<T>& factory, const RunOptions& o,
+                              const algorithms::AlgorithmInfo& info) {
+  for (const core::ParamSpec& spec : info.params) {
+    if (!algorithms::IsRunLevelParam(spec.key) && o.params.Find(spec.key) == nullptr) {
+      return factory();
+    }
+  }
+  return factory(o.params);
+}
+
+// A layer plugin's `chunks` parameter (LayerProblem::chunks, ATP §4.1) must divide --batch:
+// InvalidArgument naming both otherwise (--workload layer, pipeline).
+absl::Status CheckChunksDivideBatch(const RunOptions& o);
+
 // "63.2 M" for counts of a million and more, else the integer.
 std::string Count(int64_t n);
 

@@ -30,6 +30,7 @@ bool GemmLayer(const RunOptions& o) {
 class Layer : public Workload {
  public:
   absl::Status Validate(const RunOptions& o) const override {
+    MESHSIM_RETURN_IF_ERROR(workload_support::CheckChunksDivideBatch(o));
     if (o.pass == "train") return absl::OkStatus();
     return absl::InvalidArgumentError(absl::StrCat(
         "--pass: '", o.pass,
@@ -57,7 +58,7 @@ class Layer : public Workload {
     workloads::LayerShape shape =
         workloads::ShapeOf(model, o.batch, o.seq, o.system.chip.element_bytes);
     shape.dropout = o.dropout > 0;
-    const algorithms::LayerProblem problem{shape, o.chunks};
+    const algorithms::LayerProblem problem{shape};  // Its chunks: the plugin's parameter.
     return algorithms::LowerLayer(problem, *layer, plan.mesh, graph);
   }
 

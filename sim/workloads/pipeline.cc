@@ -41,7 +41,6 @@ absl::StatusOr<algorithms::pipeline::PipelinePlan> PlanPipelineRun(
   p.delay_weight_grads = o.delay_dw;
   p.flops_per_s = o.system.chip.PeakFlops();
   p.recompute = o.recompute;
-  p.chunks = o.chunks;
   MESHSIM_ASSIGN_OR_RETURN(p.reshard.strategy, rs::ParseStrategy(o.reshard));
   MESHSIM_ASSIGN_OR_RETURN(p.reshard.scheduler, rs::ParseScheduler(o.reshard_scheduler));
   p.reshard.scheduler_options.seed = static_cast<uint64_t>(o.seed);
@@ -97,6 +96,7 @@ class Pipeline : public Workload {
           absl::StrFormat("--microbatches: '%d' is not allowed; it must divide --batch %d",
                           o.microbatches, o.batch));
     }
+    MESHSIM_RETURN_IF_ERROR(workload_support::CheckChunksDivideBatch(o));
     if (o.pass != "train") {
       return absl::InvalidArgumentError(
           absl::StrCat("--pass: '", o.pass,

@@ -61,3 +61,107 @@ TEST(ParamsTest, FormatDoubleIsShortestRoundTrip) {
 
 }  // namespace
 }  // namespace meshsim::core
+
+namespace meshsim::core {
+namespace {
+
+std::vector<ParamSpec> PluginSpecs() {
+  return {
+      {.key = "chunks",
+       .type = ParamType::kInt,
+       .description = "batch chunks",
+       .default_value = "1",
+       .min = 1,
+       .max = 4,
+       .choices = {"1", "2", "4"}},
+      {.key = "tiles", .type = ParamType::kInt, .default_value = "auto", .min = 1, .max = 64},
+      {.key = "ratio", .type = ParamType::kDouble, .default_value = "0.5", .max = 1},
+      {.key = "fuse", .type = ParamType::kBool, .default_value = "0"},
+      {.key = "order", .type = ParamType::kEnum, .default_value = "row", .choices = {"row", "col"}},
+      {.key = "buffer",
+       .type = ParamType::kInt,
+       .unit = Unit::kBytes,
+       .default_value = "1MiB",
+       .min = 1}};
+}
+
+TEST(ParamValuesTest, StartAtTheDefaultsAndReadTyped) {
+  absl::StatusOr<ParamValues> v = ParamValues::Defaults(PluginSpecs());
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(v->Int("chunks"), 1);
+  EXPECT_EQ(v->Int("tiles"), 0);  // auto
+  EXPECT_EQ(v->Text("tiles"), "auto");
+  EXPECT_EQ(v->Double("ratio"), 0.5);
+  EXPECT_FALSE(v->Bool("fuse"));
+  EXPECT_EQ(v->Enum("order"), "row");
+  EXPECT_EQ(v->Int("buffer"), 1 << 20);
+  EXPECT_EQ(v->Text("buffer"), "1048576");
+}
+
+TEST(ParamValuesTest, SetParsesUnitsWordsAndChoices) {
+  ParamValues v = *ParamValues::Defaults(PluginSpecs());
+  ASSERT_TRUE(v.Set("chunks", "4", "--chunks").ok());
+  ASSERT_TRUE(v.Set("tiles", "16", "--param tiles").ok());
+  ASSERT_TRUE(v.Set("ratio", "0.25", "--param ratio").ok());
+  ASSERT_TRUE(v.Set("fuse", "true", "--param fuse").ok());
+  ASSERT_TRUE(v.Set("order", "col", "--param order").ok());
+  ASSERT_TRUE(v.Set("buffer", "64KiB", "--param buffer").ok());
+  EXPECT_EQ(v.Int("chunks"), 4);
+  EXPECT_EQ(v.Int("tiles"), 16);
+  EXPECT_EQ(v.Double("ratio"), 0.25);
+  EXPECT_TRUE(v.Bool("fuse"));
+  EXPECT_EQ(v.Text("fuse"), "1");
+  EXPECT_EQ(v.Enum("order"), "col");
+  EXPECT_EQ(v.Int("buffer"), 65536);
+  ASSERT_TRUE(v.Set("tiles", "auto", "--param tiles").ok());
+  EXPECT_EQ(v.Int("tiles"), 0);
+}
+
+TEST(ParamValuesTest, BadValuesNameTheKeyTheValueAndWhatIsAllowed) {
+  ParamValues v = *ParamValues::Defaults(PluginSpecs());
+  const auto message = [&](const std::string& key, const std::string& text) {
+    absl::Status st = v.Set(key, text, "--param " + key);
+    EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << key << "=" << text;
+    EXPECT_EQ(std::string(st.message()).find('\n'), std::string::npos);
+    return std::string(st.message());
+  };
+  EXPECT_EQ(message("chunks", "3"), "--param chunks: '3' is not allowed; allowed: 1, 2, 4");
+  EXPECT_EQ(message("chunks", "8"), "--param chunks: '8' is not allowed; allowed: 1, 2, 4");
+  EXPECT_EQ(message("chunks", "1.5"), "--param chunks: '1.5' is not allowed; allowed: 1, 2, 4");
+  EXPECT_THAT(message("chunks", "two"),
+              ::testing::StartsWith("--param chunks: 'two' is not a valid value; expected"));
+  EXPECT_THAT(message("tiles", "65"),
+              ::testing::StartsWith("--param tiles: '65' is out of range; allowed 1 to 64"));
+  EXPECT_THAT(message("ratio", "2"),
+              ::testing::StartsWith("--param ratio: '2' is out of range; allowed 0 to 1"));
+  EXPECT_EQ(message("fuse", "yes"),
+            "--param fuse: 'yes' is not allowed; allowed: 0 or 1 (false, true)");
+  EXPECT_EQ(message("order", "diag"), "--param order: 'diag' is not allowed; allowed: row, col");
+  EXPECT_THAT(message("ratio", "auto"), ::testing::HasSubstr("'auto' is not a valid value"));
+  EXPECT_EQ(v.Int("chunks"), 1);  // Refused values leave the default.
+  absl::Status unknown = v.Set("chunk", "2", "--param chunk");
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(unknown.message(), ::testing::HasSubstr("did you mean chunks?"));
+}
+
+TEST(ParamValuesTest, MalformedSpecsAreRefused) {
+  EXPECT_FALSE(ParamValues::Defaults({{.key = "a", .default_value = "0", .min = 1}}).ok());
+  EXPECT_FALSE(ParamValues::Defaults({{.key = "a", .type = ParamType::kEnum}}).ok());
+  EXPECT_FALSE(ParamValues::Defaults(
+                   {{.key = "a", .default_value = "1"}, {.key = "a", .default_value = "1"}})
+                   .ok());
+  EXPECT_FALSE(ParamValues::Defaults({{.key = "", .default_value = "1"}}).ok());
+}
+
+TEST(ParamValuesTest, DescribeSpecHasTypeRangeAndDefault) {
+  const std::vector<ParamSpec> specs = PluginSpecs();
+  EXPECT_EQ(DescribeSpec(specs[0]), "chunks (int: 1, 2, 4; default 1): batch chunks");
+  EXPECT_THAT(DescribeSpec(specs[1]),
+              ::testing::StartsWith("tiles (int: auto, 1 to 64; default auto)"));
+  EXPECT_THAT(DescribeSpec(specs[3]), ::testing::StartsWith("fuse (bool: 0 or 1"));
+  EXPECT_THAT(DescribeSpec(specs[4]), ::testing::StartsWith("order (enum: row, col; default row)"));
+  EXPECT_THAT(DescribeSpec(specs[5]), ::testing::StartsWith("buffer (int: at least 1 B;"));
+}
+
+}  // namespace
+}  // namespace meshsim::core

@@ -79,5 +79,54 @@ TEST(WorkloadRegistryTest, StreamCopiesAtTheHbmRate) {
             "--bytes: required by --workload stream (e.g. --bytes 1GiB)");
 }
 
+// A workload's typed options (WorkloadInfo::params) are options it reads, well formed, with the
+// defaults RunOptions has; --param sets them as their options do, in the declared ranges.
+TEST(WorkloadRegistryTest, TypedOptionsAreReadWellFormedAndDefaultAsRunOptions) {
+  std::vector<std::pair<std::string, std::string>> resolved = RunOptions{}.Resolved();
+  for (const WorkloadInfo& w : WorkloadRegistry()) {
+    absl::StatusOr<core::ParamValues> values = core::ParamValues::Defaults(w.params);
+    ASSERT_TRUE(values.ok()) << w.name << ": " << values.status();
+    for (const core::ParamSpec& p : w.params) {
+      EXPECT_NE(std::find(w.reads.begin(), w.reads.end(), p.key), w.reads.end())
+          << w.name << ": " << p.key;
+      EXPECT_EQ(WorkloadParam(p.key)->type, p.type) << p.key;  // Declared alike everywhere.
+      for (const auto& [key, value] : resolved) {
+        if (key != p.key) continue;
+        if (p.type == core::ParamType::kDouble) {  // "10us" is 10 x 1e-6, not exactly 1e-05.
+          EXPECT_DOUBLE_EQ(values->Double(p.key), std::stod(value)) << w.name << ": " << p.key;
+        } else {
+          EXPECT_EQ(values->Text(p.key), value) << w.name << ": " << p.key;
+        }
+      }
+    }
+  }
+  ASSERT_NE(WorkloadParam("stages"), nullptr);
+  EXPECT_EQ(WorkloadParam("stages")->max, 1024);
+  EXPECT_EQ(WorkloadParam("bytes"), nullptr);  // Required: no default, declared by name only.
+}
+
+TEST(WorkloadRegistryTest, ParamSetsAWorkloadOptionInItsDeclaredRange) {
+  const auto resolve = [](std::vector<std::string> args) {
+    absl::StatusOr<RawOptions> raw = ParseRunArgs(args);
+    EXPECT_TRUE(raw.ok()) << raw.status();
+    return ResolveRunOptions(*raw);
+  };
+  absl::StatusOr<RunOptions> a = resolve(
+      {"--workload", "chain", "--chips", "4", "--param", "steps=3", "--param", "step-time=2us"});
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->steps, 3);
+  EXPECT_EQ(a->step_time, core::Time::Microseconds(2));
+  absl::StatusOr<RunOptions> b =
+      resolve({"--workload", "chain", "--chips", "4", "--steps", "16777217"});
+  ASSERT_FALSE(b.ok());
+  EXPECT_THAT(b.status().message(), HasSubstr("--steps: '16777217' is not allowed; must be at most "
+                                              "16777216"));
+  absl::StatusOr<RunOptions> c = resolve({"--workload", "pipeline", "--system", "p3.8xlarge",
+                                          "--chips", "8", "--param", "schedule=zigzag"});
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            "--schedule: 'zigzag' is not allowed; allowed: gpipe, 1f1b, eager-1f1b");
+}
+
 }  // namespace
 }  // namespace meshsim::sim
