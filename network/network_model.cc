@@ -747,6 +747,7 @@ void NetworkModel::StartFlows(uint32_t slot) {
     return;
   }
   r.latency.resize(r.sends.size());
+  r.batches.clear();
   r.flows_from.assign(r.members.size(), 0);
   if (cta_bytes_per_s_ > 0) {
     for (const Send& s : r.sends) ++r.flows_from[s.src];
@@ -803,11 +804,38 @@ void NetworkModel::FlowDone(uint32_t slot, uint32_t send) {
   const Send& s = r.sends[send];
   const Time arrival = r.exec->sim().Now() + r.latency[send];
   if (s.reduce && s.bytes > 0) {
-    r.exec->sim().ScheduleAt(arrival, [this, slot, send] { Arrive(slot, send); });
+    ScheduleArrival(slot, send, arrival);
   } else if (PartDone(slot, s.dst, arrival)) {
     // In place of the last arrival's event: the step ends once its latest flow has landed.
     r.exec->sim().ScheduleAt(r.last_arrival, [this, slot] { StepArrived(slot); });
   }
+}
+
+void NetworkModel::ScheduleArrival(uint32_t slot, uint32_t send, Time arrival) {
+  Run& r = runs_[slot];
+  core::Simulator& sim = r.exec->sim();
+  if (!fs_.flow_groups()) {  // The per-flow reference: one event per arrival.
+    sim.ScheduleAt(arrival, [this, slot, send] { Arrive(slot, send); });
+    return;
+  }
+  // Nothing was scheduled since the last batch's event (or its reserved numbers): this arrival's
+  // event would run right after it, so it joins the batch and takes the next number.
+  if (!r.batches.empty() && r.batch_at == arrival && sim.ReserveSequence(0) == r.batch_seq_end) {
+    r.batches.back().push_back(send);
+    r.batch_seq_end = sim.ReserveSequence(1) + 1;
+    return;
+  }
+  const uint32_t b = static_cast<uint32_t>(r.batches.size());
+  r.batches.push_back({send});
+  r.batch_at = arrival;
+  sim.ScheduleAt(arrival, [this, slot, b] { ArriveBatch(slot, b); });
+  r.batch_seq_end = sim.ReserveSequence(0);
+}
+
+void NetworkModel::ArriveBatch(uint32_t slot, uint32_t batch) {
+  // Arrive may end the step, and the next step's StartFlows clears the batches: move them out.
+  std::vector<uint32_t> sends = std::move(runs_[slot].batches[batch]);
+  for (uint32_t send : sends) Arrive(slot, send);
 }
 
 void NetworkModel::Arrive(uint32_t slot, uint32_t send) {

@@ -231,6 +231,11 @@ class NetworkModel : public core::OpRunner {
     std::vector<Send> sends;          // This step's sends.
     std::vector<core::Time> latency;  // Route latency of each send.
     std::vector<int> flows_from;      // Per member: its flows in this step (with a CTA cap only).
+    // Reducing sends of this step whose arrivals run as one event (ArriveBatch): batch b's sends,
+    // and for the last batch its arrival time and the sequence number after its event's.
+    std::vector<std::vector<uint32_t>> batches;
+    core::Time batch_at;
+    uint64_t batch_seq_end = 0;
     int ctas = 0;                     // CTAs of the communication kernel (0 = no SMs held).
     double wire_per_payload = 1;      // Wire bytes per payload byte (the protocol's share).
     std::vector<core::Time> arrived;  // Per member: when its part of the step ended.
@@ -272,6 +277,10 @@ class NetworkModel : public core::OpRunner {
   // per flow.
   void FlowDone(uint32_t slot, uint32_t send);
   void Arrive(uint32_t slot, uint32_t send);
+  // The arrivals of reducing sends that land at one instant, scheduled consecutively, as one event
+  // holding their sequence numbers (Simulator::ReserveSequence): the same order, one event.
+  void ScheduleArrival(uint32_t slot, uint32_t send, core::Time arrival);
+  void ArriveBatch(uint32_t slot, uint32_t batch);
   // `member`'s part of the step ends at `when` (>= now); true once every send is accounted for
   // (the caller then ends the step at r.last_arrival).
   bool PartDone(uint32_t slot, int member, core::Time when);

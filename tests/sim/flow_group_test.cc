@@ -19,7 +19,7 @@ namespace {
 struct Scenario {
   std::string name;
   std::string args;  // "key=value ..." run options; "set=K=V" for --set.
-  bool grouped;      // Whether some step runs as a group (fewer events with groups on).
+  bool grouped;      // Whether some step's flows or arrivals are grouped (fewer events).
 };
 
 void PrintTo(const Scenario& s, std::ostream* os) { *os << s.name; }
@@ -98,10 +98,11 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, FlowGroups, testing::Values(
     Scenario{"AllGatherRowsOfATorus", "chips=16 mesh=4x4 workload=collective collective=allgather bytes=1MiB", true},
     Scenario{"ReduceScatterColumnsOfATorus", "chips=16 mesh=4x4 workload=collective collective=reducescatter group=col bytes=1MiB", true},
     Scenario{"AllReduceSnakeRingOfATorus", "chips=64 mesh=8x8 topology=torus2d workload=collective collective=allreduce group=all bytes=4MiB", true},
-    // Every line of the torus is a ring of its own: a step is several components, not grouped.
-    Scenario{"AllReduceDimensionOrder", "chips=16 mesh=4x4 workload=collective collective=allreduce group=all bytes=1MiB set=comm.torus_algorithm=dimension-order", false},
-    // Shared core links bind: no group forms, the per-flow path runs.
-    Scenario{"AllReduceFatTree", "chips=16 mesh=4x4 topology=fattree workload=collective collective=allreduce group=all bytes=1MiB", false},
+    // Every line of the torus is a ring of its own: a step is several components, not a flow
+    // group; the arrivals of its reducing sends that land together are one event.
+    Scenario{"AllReduceDimensionOrder", "chips=16 mesh=4x4 workload=collective collective=allreduce group=all bytes=1MiB set=comm.torus_algorithm=dimension-order", true},
+    // Shared core links bind: no flow group forms, only arrivals that land together batch.
+    Scenario{"AllReduceFatTree", "chips=16 mesh=4x4 topology=fattree workload=collective collective=allreduce group=all bytes=1MiB", true},
     // GeMMs beside collectives (HBM contention): where an HBM is busy when a step starts, no
     // group forms; where it is free, groups form and split when a prefetch joins.
     Scenario{"MeshsliceGemm", "chips=16 mesh=4x4 workload=gemm gemm=4096,4096,4096 algorithm=meshslice slices=4", false},
@@ -109,7 +110,7 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, FlowGroups, testing::Values(
     Scenario{"WangGpt3Block", "chips=16 mesh=4x4 model=gpt3 batch=8 seq=512 algorithm=wang dataflow=ls", true},
     // GPU systems with NCCL kernels that hold SMs (CTA caps on every flow).
     Scenario{"NcclAllReduceDgx", "system=dgx-a100 chips=16 stack=nccl workload=collective collective=allreduce group=all bytes=64MiB", true},
-    Scenario{"NcclPipelineP3", "system=p3.8xlarge chips=8 workload=pipeline hidden=1024 heads=16 layers=4 stages=2 dp=2 mesh=2x1 microbatches=4 batch=16 seq=512 schedule=eager-1f1b delay-dw=1", false}),
+    Scenario{"NcclPipelineP3", "system=p3.8xlarge chips=8 workload=pipeline hidden=1024 heads=16 layers=4 stages=2 dp=2 mesh=2x1 microbatches=4 batch=16 seq=512 schedule=eager-1f1b delay-dw=1", true}),
     [](const auto& info) { return info.param.name; });
 // clang-format on
 
