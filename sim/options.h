@@ -175,6 +175,11 @@ struct RunOptions {
 // "8-15,20": a placement in ids and ranges, as --placement reads it back ("" when empty).
 std::string FormatPlacement(const std::vector<int>& placement);
 
+// InvalidArgument "--KEY: 'VALUE' is not allowed; ALLOWED", the one-line form of a refused
+// option value (ResolveRunOptions and the workloads' rules, sim/workload.h).
+absl::Status InvalidOption(const std::string& key, const std::string& value,
+                           const std::string& allowed);
+
 // The help text of `meshsim run`.
 std::string RunHelp();
 
@@ -241,10 +246,12 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw,
 // (workload_registry.h: `list workloads` prints them) is read only by those; then:
 //   model                                   not with a custom --hidden (--model with its own
 //                                           --hidden, --heads, --ffn, --layers is the model)
-//   overlap                                 not with stack.p2p.mode paired
-//   seed                                    with --reshard-scheduler greedy, ensemble
-//   algorithm and plugin parameters         not for gemm on one chip; a parameter (dataflow,
-//   (dataflow, slices, chunks, --param)     slices, chunks, ...) by the plugins that declare it
+//   what the run's workload narrows         Workload::NotRead (sim/workloads/): pipeline's
+//                                           overlap not with stack.p2p.mode paired, its seed
+//                                           with --reshard-scheduler greedy, ensemble; gemm on
+//                                           one chip reads no algorithm or plugin parameter
+//   algorithm and plugin parameters         a parameter (dataflow, slices, chunks, ...) by the
+//   (dataflow, slices, chunks, --param)     plugins that declare it
 //   max-timeline-bytes                      with --out or --trace (a sweep's --timelines)
 //   trace-format, trace-detail              with --trace
 //   system parameters of some topologies    the topologies that list them

@@ -193,6 +193,26 @@ absl::StatusOr<std::string> FcDataflows(const RunOptions& o) {
   return absl::StrJoin(flows, ",");
 }
 
+std::vector<TensorSize> ModelTensors(const RunOptions& o, bool attention) {
+  double h = double(o.hidden), heads = double(o.heads);
+  double f = o.ffn > 0 ? double(o.ffn) : 4.0 * h;
+  for (const workloads::ModelShape& m : workloads::Models()) {
+    if (o.hidden == 0 && m.name == o.model) {
+      h = double(m.hidden), heads = double(m.heads), f = double(m.ffn_dim());
+    }
+  }
+  const double b = double(o.batch), s = double(o.seq), e = o.system.chip.element_bytes;
+  std::vector<TensorSize> tensors = {{"activations batch x seq x max(3 hidden, ffn)",
+                                      {"batch", "seq", "hidden", "ffn", "model"},
+                                      b * s * std::max(3 * h, f) * e}};
+  if (attention) {
+    tensors.push_back({"attention scores batch x heads x seq x seq",
+                       {"seq", "batch", "heads", "model"},
+                       b * heads * s * s * e});
+  }
+  return tensors;
+}
+
 }  // namespace workload_support
 
 absl::StatusOr<algorithms::Mesh> MeshOrDefault(const RunOptions& o, bool one_dimensional) {
@@ -225,6 +245,18 @@ absl::Status PlanLayerSlices(const RunOptions& o, const std::vector<int>* layer_
   }
   return absl::OkStatus();
 }
+
+absl::Status Workload::CheckMesh(const RunOptions& o, const std::string& value,
+                                 int64_t cells) const {
+  if (cells == o.mesh_chips()) return absl::OkStatus();
+  return InvalidOption("mesh", value,
+                       o.placement.empty()
+                           ? absl::StrFormat("R*C = %d must equal --chips %d", cells, o.chips)
+                           : absl::StrFormat("R*C = %d must equal the %d chips of --placement",
+                                             cells, o.mesh_chips()));
+}
+
+void Workload::ResolveDefaults(RunOptions& o) const { o.batch = std::max(1, o.mesh_chips() / 2); }
 
 absl::StatusOr<algorithms::Mesh> Workload::LogicalMesh(const RunOptions& o,
                                                        bool* one_dimensional) const {

@@ -61,6 +61,10 @@ std::unique_ptr<T> MakePlugin(const algorithms::PluginFactory<T>& factory, const
 // InvalidArgument naming both otherwise (--workload layer, pipeline).
 absl::Status CheckChunksDivideBatch(const RunOptions& o);
 
+// The matrices a transformer model's run sizes (Workload::Tensors): the activations of a block,
+// and with `attention` the attention scores of a whole layer.
+std::vector<TensorSize> ModelTensors(const RunOptions& o, bool attention);
+
 // "63.2 M" for counts of a million and more, else the integer.
 std::string Count(int64_t n);
 
