@@ -65,34 +65,155 @@ std::vector<std::string> Algorithms() {
   return names;
 }
 
-}  // namespace
+// Every option is read as text and validated by ResolveRunOptions, so that messages are ours
+// and name the allowed values.
+po::typed_value<std::string>* Text() { return po::value<std::string>(); }
 
-// One description for the command line and config files. Every value is read as text and
-// validated by ResolveRunOptions, so that messages are ours and name the allowed values.
-po::options_description RunOnlyDescription(BudgetDefaults budgets) {
-  po::options_description d(
-      "Options of `meshsim run` (also `KEY = VALUE` lines in --config files)");
-  auto text = [] { return po::value<std::string>(); };
-  // The memory budgets' defaults: this machine's numbers for `--help`; for the generated
-  // reference, only how they are derived, so that it reads the same wherever it is generated.
+// The machine and where the run lies on it: --system, --stack, --chips, --mesh, --placement,
+// --topology (and --help, --config).
+void AddMachineOptions(po::options_description& d) {
+  // clang-format off
+  d.add_options()
+      ("help,h", "print this help")
+      ("config", Text(), "read options from FILE (command-line values win)")
+      ("system", Text(), "machine preset (default tpuv4; `meshsim list systems`)")
+      ("stack", Text(), "software stack the machine runs: ideal, nccl, pytorch-nccl, alpa "
+                        "(default: the system's, ideal on TPUs and nccl on GPUs; `meshsim list "
+                        "stacks`; stack.* keys override its values)")
+      ("chips", Text(), "number of chips (default 256)")
+      ("mesh", Text(), "logical mesh RxC with R*C = chips (or = the placement's chips), or auto "
+                       "(default): the autotuner's mesh for meshslice on llm, else the squarest")
+      ("placement", Text(), "the physical chips of the mesh, row-major: ids and ranges, e.g. "
+                            "8-15 or 0,4,1,5 (default: chips 0..R*C-1 = every chip)")
+      ("topology", Text(), "torus2d, torus3d, ring, mesh2d, fattree, switch, hierarchical, "
+                           "graphviz:FILE (default: the system's; `meshsim list topologies`)");
+  // clang-format on
+}
+
+// What is simulated: --workload, its model and batch, and the sizes of the other workloads.
+void AddProblemOptions(po::options_description& d) {
+  // clang-format off
+  d.add_options()
+      ("workload", Text(), "llm, gemm, collective, chain, layer, pipeline (default llm); layer = "
+                           "one whole transformer layer, forward + backward, by a layer plugin "
+                           "(atp, megatron, tp2d); pipeline = a training step of every layer "
+                           "over --stages x --dp x --mesh chips")
+      ("model", Text(), "gpt3, megatron-nlg, atp-m1..atp-m4, gpt-2.6b, u-transformer (default "
+                        "gpt3; `meshsim list models`)")
+      ("hidden", Text(), "custom model: hidden size H (replaces --model)")
+      ("heads", Text(), "custom model: attention heads (default H/128)")
+      ("ffn", Text(), "custom model: FFN size (default 4H)")
+      ("layers", Text(), "custom model: transformer blocks (default 1)")
+      ("batch", Text(), "global batch in sequences (default: the mesh's chips / 2; 4 for "
+                        "--workload layer, as in ATP §5)")
+      ("seq", Text(), "sequence length (default 2048)")
+      ("pass", Text(), "fwd, bwd, train (default train)")
+      ("gemm", Text(), "M,N,K of --workload gemm")
+      ("collective", Text(), "allgather, reducescatter, allreduce, broadcast, reduce, sendrecv, "
+                             "alltoall (--workload collective)")
+      ("group", Text(), "row, col, all: the chips of each collective group (default row)")
+      ("bytes", Text(), "per-chip size, e.g. 64MiB: the shard of --workload collective, the "
+                        "copy of --workload stream");
+  // clang-format on
+}
+
+// The --algorithm plugin and its parameters.
+void AddAlgorithmOptions(po::options_description& d) {
+  // clang-format off
+  d.add_options()
+      ("algorithm", Text(), "algorithm plugin (default meshslice; see `meshsim list algorithms`)")
+      ("dataflow", Text(), "auto, os, ls, rs (default auto); for --workload llm, layer also one "
+                           "per FC layer (qkv,attn_out,ffn_up,ffn_down), as the run's config "
+                           "shows them, e.g. os,ls,os,ls")
+      ("slices", Text(), "slice count / unrolled iterations, or auto (default): for meshslice on "
+                         "llm the autotuner's per-layer S (the run's config shows e.g. 6,3,8,8), "
+                         "else the plugin's default; for --workload llm, layer also one S per "
+                         "FC layer, e.g. 6,3,8,8")
+      ("chunks", Text(), "--workload layer, pipeline: 1, 2 or 4 chunks of the batch for ATP's "
+                         "chunk-based overlap (§4.1); must divide --batch (default 1); the "
+                         "plugin parameter chunks (= --param chunks=N)")
+      ("param", po::value<std::vector<std::string>>()->composing(),
+                "KEY=VALUE: set a typed parameter of the --algorithm plugin (repeatable; each "
+                "plugin's parameters with type, range and default: `meshsim list algorithms`); "
+                "--param slices=4 is --slices 4, --param chunks=2 is --chunks 2");
+  // clang-format on
+}
+
+// The whole layer's and the pipeline's own options: --dropout, then --stages ... --seed.
+void AddLayerAndPipelineOptions(po::options_description& d) {
+  // clang-format off
+  d.add_options()
+      ("dropout", Text(), "--workload layer, pipeline: dropout probability of each layer, as "
+                          "Megatron-LM's GPT applies it (attention probabilities, each block's "
+                          "output); > 0 runs the dropout kernels, whose cost does not depend on "
+                          "it; 0 = none (default 0)")
+      ("stages", Text(), "--workload pipeline: pipeline stages, each on its own chips (default 2)")
+      ("dp", Text(), "--workload pipeline: data-parallel replicas per stage (default 1)")
+      ("microbatches", Text(), "--workload pipeline: microbatches per step; must divide --batch "
+                               "(default 8)")
+      ("schedule", Text(), "--workload pipeline: gpipe, 1f1b, eager-1f1b (default eager-1f1b)")
+      ("overlap", Text(), "--workload pipeline: 1 = cross-stage transfers start as soon as their "
+                          "data is ready and overlap compute; 0 = a transfer waits until the "
+                          "receiving stage reaches it (default 1)")
+      ("delay-dw", Text(), "--workload pipeline: 1 = backward-weight delaying: a backward sends "
+                           "its input gradient before computing its weight gradients (default 0)")
+      ("recompute", Text(), "--workload pipeline: 1 = activation recomputation: keep each "
+                            "layer's input only and re-run its forward before its backward "
+                            "(default 0)")
+      ("reshard", Text(), "--workload pipeline: cross-mesh strategy send-recv, local-allgather, "
+                          "global-allgather, broadcast, signal (default broadcast)")
+      ("reshard-scheduler", Text(), "--workload pipeline: naive, load-balance, dfs, greedy, "
+                                    "ensemble (default ensemble)")
+      ("seed", Text(), "--workload pipeline with --reshard-scheduler greedy or ensemble: seed of "
+                       "the randomized greedy resharding scheduler, the one random thing in a "
+                       "run (default 1)");
+  // clang-format on
+}
+
+// --set KEY=VALUE, the system parameters' override (they are options too: RunDescription).
+void AddSystemOverrides(po::options_description& d) {
+  // clang-format off
+  d.add_options()
+      ("set", po::value<std::vector<std::string>>()->composing(),
+              "KEY=VALUE: override a system parameter (repeatable; keys: `meshsim show system`)");
+  // clang-format on
+}
+
+// The chain's own options: --steps, --step-time.
+void AddChainOptions(po::options_description& d) {
+  // clang-format off
+  d.add_options()
+      ("steps", Text(), "--workload chain: steps per chip (default 8)")
+      ("step-time", Text(), "--workload chain: duration of one step (default 10us)");
+  // clang-format on
+}
+
+// The help of the memory budgets (--max-ops, --max-flows, --max-timeline-bytes): with
+// kThisMachine this machine's defaults, for `--help`; with kPortable only how they are derived,
+// so that the generated reference reads the same wherever it is generated.
+struct BudgetHelp {
+  std::string max_ops, max_flows, max_timeline_bytes;
+};
+BudgetHelp BudgetHelpTexts(BudgetDefaults budgets) {
   const bool here = budgets == BudgetDefaults::kThisMachine;
   const std::string memory =
       here ? AvailableMemory().Describe()
            : "the memory limit (physical memory, or the cgroup's limit when lower)";
   const double gib = double(int64_t{1} << 30);
-  const std::string max_ops_help = absl::StrCat(
+  BudgetHelp help;
+  help.max_ops = absl::StrCat(
       absl::StrFormat("refuse the run before building it when its op graph would hold more ops "
                       "(default: half of %s at ~%d B per op, a quarter with --out/--trace",
                       memory, kBytesPerOp),
       here ? absl::StrFormat(": here %d, %d)", DefaultMaxOps(false), DefaultMaxOps(true)) : ")");
-  const std::string max_flows_help = absl::StrCat(
+  help.max_flows = absl::StrCat(
       absl::StrFormat(
           "--workload collective: refuse the run when one step would start more network flows "
           "at once (an all-to-all of P chips starts P*(P-1); default: half of %s at ~%d B per "
           "flow",
           memory, kBytesPerFlow),
       here ? absl::StrFormat(": here %d)", DefaultMaxFlows()) : ")");
-  const std::string max_timeline_help = absl::StrCat(
+  help.max_timeline_bytes = absl::StrCat(
       absl::StrFormat(
           "with --out/--trace: stop and refuse the run when the timeline they keep in memory (64 "
           "B per row, 24 B per counter sample; rows grow with collective steps x members, not "
@@ -100,98 +221,44 @@ po::options_description RunOnlyDescription(BudgetDefaults budgets) {
           "another",
           memory),
       here ? absl::StrFormat(": here %.1f GiB)", DefaultMaxTimelineBytes() / gib) : ")");
+  return help;
+}
+
+// The run's outputs and its memory budgets: --out, --trace and its format and detail, --format,
+// --max-ops, --max-flows, --max-timeline-bytes.
+void AddOutputOptions(po::options_description& d, const BudgetHelp& budgets) {
   // clang-format off
   d.add_options()
-      ("help,h", "print this help")
-      ("config", text(), "read options from FILE (command-line values win)")
-      ("system", text(), "machine preset (default tpuv4; `meshsim list systems`)")
-      ("stack", text(), "software stack the machine runs: ideal, nccl, pytorch-nccl, alpa "
-                        "(default: the system's, ideal on TPUs and nccl on GPUs; `meshsim list "
-                        "stacks`; stack.* keys override its values)")
-      ("chips", text(), "number of chips (default 256)")
-      ("mesh", text(), "logical mesh RxC with R*C = chips (or = the placement's chips), or auto "
-                       "(default): the autotuner's mesh for meshslice on llm, else the squarest")
-      ("placement", text(), "the physical chips of the mesh, row-major: ids and ranges, e.g. "
-                            "8-15 or 0,4,1,5 (default: chips 0..R*C-1 = every chip)")
-      ("topology", text(), "torus2d, torus3d, ring, mesh2d, fattree, switch, hierarchical, "
-                           "graphviz:FILE (default: the system's; `meshsim list topologies`)")
-      ("workload", text(), "llm, gemm, collective, chain, layer, pipeline (default llm); layer = "
-                           "one whole transformer layer, forward + backward, by a layer plugin "
-                           "(atp, megatron, tp2d); pipeline = a training step of every layer "
-                           "over --stages x --dp x --mesh chips")
-      ("model", text(), "gpt3, megatron-nlg, atp-m1..atp-m4, gpt-2.6b, u-transformer (default "
-                        "gpt3; `meshsim list models`)")
-      ("hidden", text(), "custom model: hidden size H (replaces --model)")
-      ("heads", text(), "custom model: attention heads (default H/128)")
-      ("ffn", text(), "custom model: FFN size (default 4H)")
-      ("layers", text(), "custom model: transformer blocks (default 1)")
-      ("batch", text(), "global batch in sequences (default: the mesh's chips / 2; 4 for "
-                        "--workload layer, as in ATP §5)")
-      ("seq", text(), "sequence length (default 2048)")
-      ("pass", text(), "fwd, bwd, train (default train)")
-      ("gemm", text(), "M,N,K of --workload gemm")
-      ("collective", text(), "allgather, reducescatter, allreduce, broadcast, reduce, sendrecv, "
-                             "alltoall (--workload collective)")
-      ("group", text(), "row, col, all: the chips of each collective group (default row)")
-      ("bytes", text(), "per-chip size, e.g. 64MiB: the shard of --workload collective, the "
-                        "copy of --workload stream")
-      ("algorithm", text(), "algorithm plugin (default meshslice; see `meshsim list algorithms`)")
-      ("dataflow", text(), "auto, os, ls, rs (default auto); for --workload llm, layer also one "
-                           "per FC layer (qkv,attn_out,ffn_up,ffn_down), as the run's config "
-                           "shows them, e.g. os,ls,os,ls")
-      ("slices", text(), "slice count / unrolled iterations, or auto (default): for meshslice on "
-                         "llm the autotuner's per-layer S (the run's config shows e.g. 6,3,8,8), "
-                         "else the plugin's default; for --workload llm, layer also one S per "
-                         "FC layer, e.g. 6,3,8,8")
-      ("chunks", text(), "--workload layer, pipeline: 1, 2 or 4 chunks of the batch for ATP's "
-                         "chunk-based overlap (§4.1); must divide --batch (default 1); the "
-                         "plugin parameter chunks (= --param chunks=N)")
-      ("param", po::value<std::vector<std::string>>()->composing(),
-                "KEY=VALUE: set a typed parameter of the --algorithm plugin (repeatable; each "
-                "plugin's parameters with type, range and default: `meshsim list algorithms`); "
-                "--param slices=4 is --slices 4, --param chunks=2 is --chunks 2")
-      ("dropout", text(), "--workload layer, pipeline: dropout probability of each layer, as "
-                          "Megatron-LM's GPT applies it (attention probabilities, each block's "
-                          "output); > 0 runs the dropout kernels, whose cost does not depend on "
-                          "it; 0 = none (default 0)")
-      ("stages", text(), "--workload pipeline: pipeline stages, each on its own chips (default 2)")
-      ("dp", text(), "--workload pipeline: data-parallel replicas per stage (default 1)")
-      ("microbatches", text(), "--workload pipeline: microbatches per step; must divide --batch "
-                               "(default 8)")
-      ("schedule", text(), "--workload pipeline: gpipe, 1f1b, eager-1f1b (default eager-1f1b)")
-      ("overlap", text(), "--workload pipeline: 1 = cross-stage transfers start as soon as their "
-                          "data is ready and overlap compute; 0 = a transfer waits until the "
-                          "receiving stage reaches it (default 1)")
-      ("delay-dw", text(), "--workload pipeline: 1 = backward-weight delaying: a backward sends "
-                           "its input gradient before computing its weight gradients (default 0)")
-      ("recompute", text(), "--workload pipeline: 1 = activation recomputation: keep each "
-                            "layer's input only and re-run its forward before its backward "
-                            "(default 0)")
-      ("reshard", text(), "--workload pipeline: cross-mesh strategy send-recv, local-allgather, "
-                          "global-allgather, broadcast, signal (default broadcast)")
-      ("reshard-scheduler", text(), "--workload pipeline: naive, load-balance, dfs, greedy, "
-                                    "ensemble (default ensemble)")
-      ("seed", text(), "--workload pipeline with --reshard-scheduler greedy or ensemble: seed of "
-                       "the randomized greedy resharding scheduler, the one random thing in a "
-                       "run (default 1)")
-      ("set", po::value<std::vector<std::string>>()->composing(),
-              "KEY=VALUE: override a system parameter (repeatable; keys: `meshsim show system`)")
-      ("steps", text(), "--workload chain: steps per chip (default 8)")
-      ("step-time", text(), "--workload chain: duration of one step (default 10us)")
-      ("out", text(), "write the run to this HDF5 file (a name ending in .h5, .hdf5 or .he5)")
-      ("trace", text(), "write a trace of the run to this file: Chrome JSON for a .json name, "
+      ("out", Text(), "write the run to this HDF5 file (a name ending in .h5, .hdf5 or .he5)")
+      ("trace", Text(), "write a trace of the run to this file: Chrome JSON for a .json name, "
                         "Perfetto protobuf for a .pftrace / .perfetto-trace name, another name "
                         "with --trace-format (docs/traces.md)")
-      ("trace-format", text(), "json, perfetto: the --trace file's format (default: by its "
+      ("trace-format", Text(), "json, perfetto: the --trace file's format (default: by its "
                                "extension, .json = json, .pftrace and .perfetto-trace = "
                                "perfetto; required for another name)")
-      ("trace-detail", text(), "auto (default: budgets keep a large trace loadable), full, "
+      ("trace-detail", Text(), "auto (default: budgets keep a large trace loadable), full, "
                                "minimal: what the --trace file holds")
-      ("format", text(), "table, json, csv (default table)")
-      ("max-ops", text(), max_ops_help.c_str())
-      ("max-flows", text(), max_flows_help.c_str())
-      ("max-timeline-bytes", text(), max_timeline_help.c_str());
+      ("format", Text(), "table, json, csv (default table)")
+      ("max-ops", Text(), budgets.max_ops.c_str())
+      ("max-flows", Text(), budgets.max_flows.c_str())
+      ("max-timeline-bytes", Text(), budgets.max_timeline_bytes.c_str());
   // clang-format on
+}
+
+}  // namespace
+
+// One description for the command line and config files, in the order `--help` and
+// docs/cli.md list the options.
+po::options_description RunOnlyDescription(BudgetDefaults budgets) {
+  po::options_description d(
+      "Options of `meshsim run` (also `KEY = VALUE` lines in --config files)");
+  AddMachineOptions(d);
+  AddProblemOptions(d);
+  AddAlgorithmOptions(d);
+  AddLayerAndPipelineOptions(d);
+  AddSystemOverrides(d);
+  AddChainOptions(d);
+  AddOutputOptions(d, BudgetHelpTexts(budgets));
   return d;
 }
 
