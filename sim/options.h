@@ -71,6 +71,9 @@ int64_t DefaultMaxFlows();
 int64_t DefaultMaxTimelineBytes();
 inline constexpr int64_t kMaxOpsLimit = (int64_t{1} << 32) - 1;  // Op ids are 32-bit.
 
+// The workload of a run that names none (--workload); messages leave it unnamed.
+inline constexpr char kDefaultWorkload[] = "llm";
+
 struct RunOptions {
   std::string system_name = "tpuv4";
   SystemConfig system;  // The preset with every override applied.
@@ -79,7 +82,7 @@ struct RunOptions {
   std::vector<int> placement;        // Physical chips of the mesh, row-major; empty = 0..R·C−1.
   std::string topology;              // Resolved: the system's default unless given.
   bool topology_given = false;       // 1D algorithms default to a ring unless a topology is given.
-  std::string workload = "llm";
+  std::string workload = kDefaultWorkload;
   std::string model = "gpt3";
   int64_t hidden = 0, heads = 0, ffn = 0, layers = 0;  // Custom model when hidden > 0.
   int64_t batch = 0;                                   // Resolved: chips/2 unless given.

@@ -4,8 +4,8 @@
 // sim/run.cc runs any of them the same way (docs/plugins.md, "Adding a workload"):
 //
 //   ... ResolveRunOptions reads the options, asking the run's workload for its rules:
-//       CheckChips, CheckMesh, ResolveDefaults, PerFcLayerLists, RunsUShapedModels, Validate,
-//       Tensors, NotRead ...
+//       CheckChips, CheckMesh, ResolveDefaults, PerFcLayerLists, TunesMeshSlice,
+//       TakesLayerPlugins, RunsUShapedModels, Validate, Tensors, NotRead ...
 //   w.LogicalMesh(options)            the mesh its chips form (run.cc places it)
 //   w.Plan(options, ..., plan)        what else it lowers on that mesh
 //   w.Lower(options, plan, graph)     the op graph, within the op budget
@@ -81,6 +81,15 @@ class Workload {
   // Whether --dataflow and --slices take one value per FC layer of a block (qkv, attn_out,
   // ffn_up, ffn_down) besides one value. Default: one value only.
   virtual bool PerFcLayerLists() const { return false; }
+
+  // Whether --algorithm meshslice with --mesh auto and --slices auto takes MeshSlice's autotuner's
+  // mesh and per-FC-layer S (MeshOrDefault, PlanLayerSlices). Default: no, the squarest mesh and
+  // the plugin's default S.
+  virtual bool TunesMeshSlice() const { return false; }
+
+  // Whether --algorithm takes a layer plugin (atp, megatron, tp2d) or a 2D GeMM plugin for the
+  // FC GeMMs of a whole layer; otherwise a GeMM plugin only (CheckAlgorithmFitsWorkload).
+  virtual bool TakesLayerPlugins() const { return false; }
 
   // Whether it runs a U-shaped model (ModelShape::unet_levels > 0: the U-Transformer, whose
   // layers differ and skip across the stack); --model of one is refused otherwise.

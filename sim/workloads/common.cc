@@ -17,6 +17,7 @@
 #include "core/check.h"
 #include "core/status_macros.h"
 #include "sim/tuning.h"
+#include "sim/workload_registry.h"
 #include "workloads/transformer.h"
 
 namespace meshsim::sim {
@@ -51,7 +52,7 @@ absl::Status CheckOpCount(const RunOptions& o, const algorithms::Mesh& mesh,
 }  // namespace
 
 bool UsesAutotuner(const RunOptions& o) {
-  return (o.workload == "llm" || o.workload == "layer") && o.algorithm == "meshslice";
+  return o.algorithm == "meshslice" && WorkloadOf(o).TunesMeshSlice();
 }
 
 absl::StatusOr<algorithms::TuneResult> AutotuneRun(const RunOptions& o,
@@ -63,7 +64,7 @@ absl::StatusOr<algorithms::TuneResult> AutotuneRun(const RunOptions& o,
 
 absl::Status CheckAlgorithmFitsWorkload(const RunOptions& o,
                                         const algorithms::AlgorithmInfo& info) {
-  const bool layer_like = o.workload == "layer" || o.workload == "pipeline";
+  const bool layer_like = WorkloadOf(o).TakesLayerPlugins();
   if (layer_like && !info.is_layer() && info.one_dimensional) {
     std::vector<std::string> layer_plugins;
     for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
@@ -74,10 +75,10 @@ absl::Status CheckAlgorithmFitsWorkload(const RunOptions& o,
                      "; allowed: ", absl::StrJoin(layer_plugins, ", ")));
   }
   if (!layer_like && info.is_layer()) {
-    return absl::InvalidArgumentError(absl::StrCat("--algorithm: '", o.algorithm,
-                                                   "' is a layer plugin; it needs --workload "
-                                                   "layer or pipeline, not --workload ",
-                                                   o.workload));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--algorithm: '", o.algorithm, "' is a layer plugin; it needs --workload ",
+                     absl::StrJoin(WorkloadsWhere(&Workload::TakesLayerPlugins), " or "),
+                     ", not --workload ", o.workload));
   }
   return absl::OkStatus();
 }
@@ -155,8 +156,9 @@ absl::Status LowerGemmProblems(const RunOptions& o, const algorithms::Mesh& mesh
 }
 
 std::string DescribePluginRun(const RunOptions& o, const algorithms::Mesh& mesh) {
-  return absl::StrCat(o.workload == "llm" ? "" : absl::StrCat("--workload ", o.workload, " "),
-                      "--algorithm ", o.algorithm, " on mesh ", mesh.ToString());
+  return absl::StrCat(
+      o.workload == kDefaultWorkload ? "" : absl::StrCat("--workload ", o.workload, " "),
+      "--algorithm ", o.algorithm, " on mesh ", mesh.ToString());
 }
 
 std::string SlicesLowered(const core::OpGraph& graph, const RunPlan& plan, bool per_fc) {

@@ -29,6 +29,10 @@ bool GemmLayer(const RunOptions& o) {
 
 class Layer : public Workload {
  public:
+  bool TakesLayerPlugins() const override { return true; }
+
+  bool TunesMeshSlice() const override { return true; }
+
   // ATP §5's batch.
   void ResolveDefaults(RunOptions& o) const override { o.batch = 4; }
 

@@ -16,6 +16,8 @@ namespace {
 
 class Llm : public Workload {
  public:
+  bool TunesMeshSlice() const override { return true; }
+
   bool PerFcLayerLists() const override { return true; }
 
   std::vector<TensorSize> Tensors(const RunOptions& o) const override {

@@ -90,6 +90,8 @@ void AddPipelineMetrics(const algorithms::pipeline::PipelinePlan& plan, double m
 
 class Pipeline : public Workload {
  public:
+  bool TakesLayerPlugins() const override { return true; }
+
   // Stage i on chips i*n..(i+1)*n-1, n = --dp x the operator mesh's chips.
   absl::Status CheckChips(const RunOptions& o) const override {
     if (!o.placement.empty()) {
