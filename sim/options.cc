@@ -736,7 +736,7 @@ class RunOptionsResolver {
   }
 
   // --workload and the pipeline's options (stages, dp, microbatches, schedule, overlap, resharding,
-  // seed).
+  // seed), then what the workload needs of --chips and --placement (Workload::CheckChips).
   absl::Status Workload() {
     MESHSIM_RETURN_IF_ERROR(choice("workload", Workloads(), &o.workload));
     {
@@ -838,7 +838,8 @@ class RunOptionsResolver {
   }
 
   // The problem's sizes and the algorithm's choices: batch, seq, pass, gemm, collective, bytes,
-  // algorithm, dataflow, slices, chunks, steps, step-time.
+  // algorithm, dataflow, slices, chunks, steps, step-time; the workload's defaults first
+  // (Workload::ResolveDefaults: batch, algorithm).
   absl::Status Problem() {
     WorkloadOf(o).ResolveDefaults(o);
     MESHSIM_RETURN_IF_ERROR(integer("batch", 1, int64_t{1} << 30, &o.batch));
@@ -941,7 +942,8 @@ class RunOptionsResolver {
     return absl::OkStatus();
   }
 
-  // What the run's workload requires of the options above (Workload::Validate).
+  // What the run's workload requires of the options above: a U-shaped model only where it runs
+  // one (Workload::RunsUShapedModels), then Workload::Validate.
   absl::Status Requirements() {
     const absl::StatusOr<workloads::ModelShape> model = workloads::FindModel(o.model);
     if (model.ok() && model->unet_levels > 0 && !WorkloadOf(o).RunsUShapedModels()) {
