@@ -65,34 +65,155 @@ std::vector<std::string> Algorithms() {
   return names;
 }
 
-}  // namespace
+// Every option is read as text and validated by ResolveRunOptions, so that messages are ours
+// and name the allowed values.
+po::typed_value<std::string>* Text() { return po::value<std::string>(); }
 
-// One description for the command line and config files. Every value is read as text and
-// validated by ResolveRunOptions, so that messages are ours and name the allowed values.
-po::options_description RunOnlyDescription(BudgetDefaults budgets) {
-  po::options_description d(
-      "Options of `meshsim run` (also `KEY = VALUE` lines in --config files)");
-  auto text = [] { return po::value<std::string>(); };
-  // The memory budgets' defaults: this machine's numbers for `--help`; for the generated
-  // reference, only how they are derived, so that it reads the same wherever it is generated.
+// The machine and where the run lies on it: --system, --stack, --chips, --mesh, --placement,
+// --topology (and --help, --config).
+void AddMachineOptions(po::options_description& d) {
+  // clang-format off
+  d.add_options()
+      ("help,h", "print this help")
+      ("config", Text(), "read options from FILE (command-line values win)")
+      ("system", Text(), "machine preset (default tpuv4; `meshsim list systems`)")
+      ("stack", Text(), "software stack the machine runs: ideal, nccl, pytorch-nccl, alpa "
+                        "(default: the system's, ideal on TPUs and nccl on GPUs; `meshsim list "
+                        "stacks`; stack.* keys override its values)")
+      ("chips", Text(), "number of chips (default 256)")
+      ("mesh", Text(), "logical mesh RxC with R*C = chips (or = the placement's chips), or auto "
+                       "(default): the autotuner's mesh for meshslice on llm, else the squarest")
+      ("placement", Text(), "the physical chips of the mesh, row-major: ids and ranges, e.g. "
+                            "8-15 or 0,4,1,5 (default: chips 0..R*C-1 = every chip)")
+      ("topology", Text(), "torus2d, torus3d, ring, mesh2d, fattree, switch, hierarchical, "
+                           "graphviz:FILE (default: the system's; `meshsim list topologies`)");
+  // clang-format on
+}
+
+// What is simulated: --workload, its model and batch, and the sizes of the other workloads.
+void AddProblemOptions(po::options_description& d) {
+  // clang-format off
+  d.add_options()
+      ("workload", Text(), "llm, gemm, collective, chain, layer, pipeline (default llm); layer = "
+                           "one whole transformer layer, forward + backward, by a layer plugin "
+                           "(atp, megatron, tp2d); pipeline = a training step of every layer "
+                           "over --stages x --dp x --mesh chips")
+      ("model", Text(), "gpt3, megatron-nlg, atp-m1..atp-m4, gpt-2.6b, u-transformer (default "
+                        "gpt3; `meshsim list models`)")
+      ("hidden", Text(), "custom model: hidden size H (replaces --model)")
+      ("heads", Text(), "custom model: attention heads (default H/128)")
+      ("ffn", Text(), "custom model: FFN size (default 4H)")
+      ("layers", Text(), "custom model: transformer blocks (default 1)")
+      ("batch", Text(), "global batch in sequences (default: the mesh's chips / 2; 4 for "
+                        "--workload layer, as in ATP §5)")
+      ("seq", Text(), "sequence length (default 2048)")
+      ("pass", Text(), "fwd, bwd, train (default train)")
+      ("gemm", Text(), "M,N,K of --workload gemm")
+      ("collective", Text(), "allgather, reducescatter, allreduce, broadcast, reduce, sendrecv, "
+                             "alltoall (--workload collective)")
+      ("group", Text(), "row, col, all: the chips of each collective group (default row)")
+      ("bytes", Text(), "per-chip size, e.g. 64MiB: the shard of --workload collective, the "
+                        "copy of --workload stream");
+  // clang-format on
+}
+
+// The --algorithm plugin and its parameters.
+void AddAlgorithmOptions(po::options_description& d) {
+  // clang-format off
+  d.add_options()
+      ("algorithm", Text(), "algorithm plugin (default meshslice; see `meshsim list algorithms`)")
+      ("dataflow", Text(), "auto, os, ls, rs (default auto); for --workload llm, layer also one "
+                           "per FC layer (qkv,attn_out,ffn_up,ffn_down), as the run's config "
+                           "shows them, e.g. os,ls,os,ls")
+      ("slices", Text(), "slice count / unrolled iterations, or auto (default): for meshslice on "
+                         "llm the autotuner's per-layer S (the run's config shows e.g. 6,3,8,8), "
+                         "else the plugin's default; for --workload llm, layer also one S per "
+                         "FC layer, e.g. 6,3,8,8")
+      ("chunks", Text(), "--workload layer, pipeline: 1, 2 or 4 chunks of the batch for ATP's "
+                         "chunk-based overlap (§4.1); must divide --batch (default 1); the "
+                         "plugin parameter chunks (= --param chunks=N)")
+      ("param", po::value<std::vector<std::string>>()->composing(),
+                "KEY=VALUE: set a typed parameter of the --algorithm plugin (repeatable; each "
+                "plugin's parameters with type, range and default: `meshsim list algorithms`); "
+                "--param slices=4 is --slices 4, --param chunks=2 is --chunks 2");
+  // clang-format on
+}
+
+// The whole layer's and the pipeline's own options: --dropout, then --stages ... --seed.
+void AddLayerAndPipelineOptions(po::options_description& d) {
+  // clang-format off
+  d.add_options()
+      ("dropout", Text(), "--workload layer, pipeline: dropout probability of each layer, as "
+                          "Megatron-LM's GPT applies it (attention probabilities, each block's "
+                          "output); > 0 runs the dropout kernels, whose cost does not depend on "
+                          "it; 0 = none (default 0)")
+      ("stages", Text(), "--workload pipeline: pipeline stages, each on its own chips (default 2)")
+      ("dp", Text(), "--workload pipeline: data-parallel replicas per stage (default 1)")
+      ("microbatches", Text(), "--workload pipeline: microbatches per step; must divide --batch "
+                               "(default 8)")
+      ("schedule", Text(), "--workload pipeline: gpipe, 1f1b, eager-1f1b (default eager-1f1b)")
+      ("overlap", Text(), "--workload pipeline: 1 = cross-stage transfers start as soon as their "
+                          "data is ready and overlap compute; 0 = a transfer waits until the "
+                          "receiving stage reaches it (default 1)")
+      ("delay-dw", Text(), "--workload pipeline: 1 = backward-weight delaying: a backward sends "
+                           "its input gradient before computing its weight gradients (default 0)")
+      ("recompute", Text(), "--workload pipeline: 1 = activation recomputation: keep each "
+                            "layer's input only and re-run its forward before its backward "
+                            "(default 0)")
+      ("reshard", Text(), "--workload pipeline: cross-mesh strategy send-recv, local-allgather, "
+                          "global-allgather, broadcast, signal (default broadcast)")
+      ("reshard-scheduler", Text(), "--workload pipeline: naive, load-balance, dfs, greedy, "
+                                    "ensemble (default ensemble)")
+      ("seed", Text(), "--workload pipeline with --reshard-scheduler greedy or ensemble: seed of "
+                       "the randomized greedy resharding scheduler, the one random thing in a "
+                       "run (default 1)");
+  // clang-format on
+}
+
+// --set KEY=VALUE, the system parameters' override (they are options too: RunDescription).
+void AddSystemOverrides(po::options_description& d) {
+  // clang-format off
+  d.add_options()
+      ("set", po::value<std::vector<std::string>>()->composing(),
+              "KEY=VALUE: override a system parameter (repeatable; keys: `meshsim show system`)");
+  // clang-format on
+}
+
+// The chain's own options: --steps, --step-time.
+void AddChainOptions(po::options_description& d) {
+  // clang-format off
+  d.add_options()
+      ("steps", Text(), "--workload chain: steps per chip (default 8)")
+      ("step-time", Text(), "--workload chain: duration of one step (default 10us)");
+  // clang-format on
+}
+
+// The help of the memory budgets (--max-ops, --max-flows, --max-timeline-bytes): with
+// kThisMachine this machine's defaults, for `--help`; with kPortable only how they are derived,
+// so that the generated reference reads the same wherever it is generated.
+struct BudgetHelp {
+  std::string max_ops, max_flows, max_timeline_bytes;
+};
+BudgetHelp BudgetHelpTexts(BudgetDefaults budgets) {
   const bool here = budgets == BudgetDefaults::kThisMachine;
   const std::string memory =
       here ? AvailableMemory().Describe()
            : "the memory limit (physical memory, or the cgroup's limit when lower)";
   const double gib = double(int64_t{1} << 30);
-  const std::string max_ops_help = absl::StrCat(
+  BudgetHelp help;
+  help.max_ops = absl::StrCat(
       absl::StrFormat("refuse the run before building it when its op graph would hold more ops "
                       "(default: half of %s at ~%d B per op, a quarter with --out/--trace",
                       memory, kBytesPerOp),
       here ? absl::StrFormat(": here %d, %d)", DefaultMaxOps(false), DefaultMaxOps(true)) : ")");
-  const std::string max_flows_help = absl::StrCat(
+  help.max_flows = absl::StrCat(
       absl::StrFormat(
           "--workload collective: refuse the run when one step would start more network flows "
           "at once (an all-to-all of P chips starts P*(P-1); default: half of %s at ~%d B per "
           "flow",
           memory, kBytesPerFlow),
       here ? absl::StrFormat(": here %d)", DefaultMaxFlows()) : ")");
-  const std::string max_timeline_help = absl::StrCat(
+  help.max_timeline_bytes = absl::StrCat(
       absl::StrFormat(
           "with --out/--trace: stop and refuse the run when the timeline they keep in memory (64 "
           "B per row, 24 B per counter sample; rows grow with collective steps x members, not "
@@ -100,98 +221,44 @@ po::options_description RunOnlyDescription(BudgetDefaults budgets) {
           "another",
           memory),
       here ? absl::StrFormat(": here %.1f GiB)", DefaultMaxTimelineBytes() / gib) : ")");
+  return help;
+}
+
+// The run's outputs and its memory budgets: --out, --trace and its format and detail, --format,
+// --max-ops, --max-flows, --max-timeline-bytes.
+void AddOutputOptions(po::options_description& d, const BudgetHelp& budgets) {
   // clang-format off
   d.add_options()
-      ("help,h", "print this help")
-      ("config", text(), "read options from FILE (command-line values win)")
-      ("system", text(), "machine preset (default tpuv4; `meshsim list systems`)")
-      ("stack", text(), "software stack the machine runs: ideal, nccl, pytorch-nccl, alpa "
-                        "(default: the system's, ideal on TPUs and nccl on GPUs; `meshsim list "
-                        "stacks`; stack.* keys override its values)")
-      ("chips", text(), "number of chips (default 256)")
-      ("mesh", text(), "logical mesh RxC with R*C = chips (or = the placement's chips), or auto "
-                       "(default): the autotuner's mesh for meshslice on llm, else the squarest")
-      ("placement", text(), "the physical chips of the mesh, row-major: ids and ranges, e.g. "
-                            "8-15 or 0,4,1,5 (default: chips 0..R*C-1 = every chip)")
-      ("topology", text(), "torus2d, torus3d, ring, mesh2d, fattree, switch, hierarchical, "
-                           "graphviz:FILE (default: the system's; `meshsim list topologies`)")
-      ("workload", text(), "llm, gemm, collective, chain, layer, pipeline (default llm); layer = "
-                           "one whole transformer layer, forward + backward, by a layer plugin "
-                           "(atp, megatron, tp2d); pipeline = a training step of every layer "
-                           "over --stages x --dp x --mesh chips")
-      ("model", text(), "gpt3, megatron-nlg, atp-m1..atp-m4, gpt-2.6b, u-transformer (default "
-                        "gpt3; `meshsim list models`)")
-      ("hidden", text(), "custom model: hidden size H (replaces --model)")
-      ("heads", text(), "custom model: attention heads (default H/128)")
-      ("ffn", text(), "custom model: FFN size (default 4H)")
-      ("layers", text(), "custom model: transformer blocks (default 1)")
-      ("batch", text(), "global batch in sequences (default: the mesh's chips / 2; 4 for "
-                        "--workload layer, as in ATP §5)")
-      ("seq", text(), "sequence length (default 2048)")
-      ("pass", text(), "fwd, bwd, train (default train)")
-      ("gemm", text(), "M,N,K of --workload gemm")
-      ("collective", text(), "allgather, reducescatter, allreduce, broadcast, reduce, sendrecv, "
-                             "alltoall (--workload collective)")
-      ("group", text(), "row, col, all: the chips of each collective group (default row)")
-      ("bytes", text(), "per-chip size, e.g. 64MiB: the shard of --workload collective, the "
-                        "copy of --workload stream")
-      ("algorithm", text(), "algorithm plugin (default meshslice; see `meshsim list algorithms`)")
-      ("dataflow", text(), "auto, os, ls, rs (default auto); for --workload llm, layer also one "
-                           "per FC layer (qkv,attn_out,ffn_up,ffn_down), as the run's config "
-                           "shows them, e.g. os,ls,os,ls")
-      ("slices", text(), "slice count / unrolled iterations, or auto (default): for meshslice on "
-                         "llm the autotuner's per-layer S (the run's config shows e.g. 6,3,8,8), "
-                         "else the plugin's default; for --workload llm, layer also one S per "
-                         "FC layer, e.g. 6,3,8,8")
-      ("chunks", text(), "--workload layer, pipeline: 1, 2 or 4 chunks of the batch for ATP's "
-                         "chunk-based overlap (§4.1); must divide --batch (default 1); the "
-                         "plugin parameter chunks (= --param chunks=N)")
-      ("param", po::value<std::vector<std::string>>()->composing(),
-                "KEY=VALUE: set a typed parameter of the --algorithm plugin (repeatable; each "
-                "plugin's parameters with type, range and default: `meshsim list algorithms`); "
-                "--param slices=4 is --slices 4, --param chunks=2 is --chunks 2")
-      ("dropout", text(), "--workload layer, pipeline: dropout probability of each layer, as "
-                          "Megatron-LM's GPT applies it (attention probabilities, each block's "
-                          "output); > 0 runs the dropout kernels, whose cost does not depend on "
-                          "it; 0 = none (default 0)")
-      ("stages", text(), "--workload pipeline: pipeline stages, each on its own chips (default 2)")
-      ("dp", text(), "--workload pipeline: data-parallel replicas per stage (default 1)")
-      ("microbatches", text(), "--workload pipeline: microbatches per step; must divide --batch "
-                               "(default 8)")
-      ("schedule", text(), "--workload pipeline: gpipe, 1f1b, eager-1f1b (default eager-1f1b)")
-      ("overlap", text(), "--workload pipeline: 1 = cross-stage transfers start as soon as their "
-                          "data is ready and overlap compute; 0 = a transfer waits until the "
-                          "receiving stage reaches it (default 1)")
-      ("delay-dw", text(), "--workload pipeline: 1 = backward-weight delaying: a backward sends "
-                           "its input gradient before computing its weight gradients (default 0)")
-      ("recompute", text(), "--workload pipeline: 1 = activation recomputation: keep each "
-                            "layer's input only and re-run its forward before its backward "
-                            "(default 0)")
-      ("reshard", text(), "--workload pipeline: cross-mesh strategy send-recv, local-allgather, "
-                          "global-allgather, broadcast, signal (default broadcast)")
-      ("reshard-scheduler", text(), "--workload pipeline: naive, load-balance, dfs, greedy, "
-                                    "ensemble (default ensemble)")
-      ("seed", text(), "--workload pipeline with --reshard-scheduler greedy or ensemble: seed of "
-                       "the randomized greedy resharding scheduler, the one random thing in a "
-                       "run (default 1)")
-      ("set", po::value<std::vector<std::string>>()->composing(),
-              "KEY=VALUE: override a system parameter (repeatable; keys: `meshsim show system`)")
-      ("steps", text(), "--workload chain: steps per chip (default 8)")
-      ("step-time", text(), "--workload chain: duration of one step (default 10us)")
-      ("out", text(), "write the run to this HDF5 file (a name ending in .h5, .hdf5 or .he5)")
-      ("trace", text(), "write a trace of the run to this file: Chrome JSON for a .json name, "
+      ("out", Text(), "write the run to this HDF5 file (a name ending in .h5, .hdf5 or .he5)")
+      ("trace", Text(), "write a trace of the run to this file: Chrome JSON for a .json name, "
                         "Perfetto protobuf for a .pftrace / .perfetto-trace name, another name "
                         "with --trace-format (docs/traces.md)")
-      ("trace-format", text(), "json, perfetto: the --trace file's format (default: by its "
+      ("trace-format", Text(), "json, perfetto: the --trace file's format (default: by its "
                                "extension, .json = json, .pftrace and .perfetto-trace = "
                                "perfetto; required for another name)")
-      ("trace-detail", text(), "auto (default: budgets keep a large trace loadable), full, "
+      ("trace-detail", Text(), "auto (default: budgets keep a large trace loadable), full, "
                                "minimal: what the --trace file holds")
-      ("format", text(), "table, json, csv (default table)")
-      ("max-ops", text(), max_ops_help.c_str())
-      ("max-flows", text(), max_flows_help.c_str())
-      ("max-timeline-bytes", text(), max_timeline_help.c_str());
+      ("format", Text(), "table, json, csv (default table)")
+      ("max-ops", Text(), budgets.max_ops.c_str())
+      ("max-flows", Text(), budgets.max_flows.c_str())
+      ("max-timeline-bytes", Text(), budgets.max_timeline_bytes.c_str());
   // clang-format on
+}
+
+}  // namespace
+
+// One description for the command line and config files, in the order `--help` and
+// docs/cli.md list the options.
+po::options_description RunOnlyDescription(BudgetDefaults budgets) {
+  po::options_description d(
+      "Options of `meshsim run` (also `KEY = VALUE` lines in --config files)");
+  AddMachineOptions(d);
+  AddProblemOptions(d);
+  AddAlgorithmOptions(d);
+  AddLayerAndPipelineOptions(d);
+  AddSystemOverrides(d);
+  AddChainOptions(d);
+  AddOutputOptions(d, BudgetHelpTexts(budgets));
   return d;
 }
 
@@ -251,6 +318,12 @@ std::vector<std::string> RunOptionChoices(const std::string& key) {
   return {};
 }
 
+absl::Status InvalidOption(const std::string& key, const std::string& value,
+                           const std::string& allowed) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--%s: '%s' is not allowed; %s", key, value, allowed));
+}
+
 namespace {
 
 std::string OneLine(std::string s) {
@@ -258,15 +331,10 @@ std::string OneLine(std::string s) {
   return s;
 }
 
-absl::Status Invalid(const std::string& key, const std::string& value, const std::string& allowed) {
-  return absl::InvalidArgumentError(
-      absl::StrFormat("--%s: '%s' is not allowed; %s", key, value, allowed));
-}
-
 absl::Status CheckOneOf(const std::string& key, const std::string& value,
                         const std::vector<std::string>& allowed) {
   if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return absl::OkStatus();
-  return Invalid(
+  return InvalidOption(
       key, value,
       absl::StrCat("allowed: ", absl::StrJoin(allowed, ", "), core::DidYouMean(value, allowed)));
 }
@@ -470,20 +538,20 @@ absl::Status ExpandPluginParams(std::vector<std::pair<std::string, std::string>>
     if (key != "param") continue;
     const size_t eq = value.find('=');
     if (eq == std::string::npos || eq == 0) {
-      return Invalid("param", value,
-                     absl::StrCat("expected KEY=VALUE, e.g. --param chunks=2; keys: ",
-                                  absl::StrJoin(keys, ", ")));
+      return InvalidOption("param", value,
+                           absl::StrCat("expected KEY=VALUE, e.g. --param chunks=2; keys: ",
+                                        absl::StrJoin(keys, ", ")));
     }
     const std::string k = value.substr(0, eq);
     if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
-      return Invalid("param", value,
-                     absl::StrCat("'", k, "' is a parameter of no plugin; keys: ",
-                                  absl::StrJoin(keys, ", "), core::DidYouMean(k, keys),
-                                  " (`meshsim list algorithms`, `list workloads`)"));
+      return InvalidOption("param", value,
+                           absl::StrCat("'", k, "' is a parameter of no plugin; keys: ",
+                                        absl::StrJoin(keys, ", "), core::DidYouMean(k, keys),
+                                        " (`meshsim list algorithms`, `list workloads`)"));
     }
     for (const auto& [other, other_value] : values) {
       if (other == k) {
-        return Invalid(
+        return InvalidOption(
             "param", value,
             absl::StrFormat("%s is also given as --%s %s; give it once", k, k, other_value));
       }
@@ -584,7 +652,7 @@ class RunOptionsResolver {
     if (v == nullptr) return absl::OkStatus();
     MESHSIM_ASSIGN_OR_RETURN(int64_t x,
                              core::ParseInteger("--" + key, *v, core::Unit::kCount, min));
-    if (x > max) return Invalid(key, *v, absl::StrFormat("must be at most %d", max));
+    if (x > max) return InvalidOption(key, *v, absl::StrFormat("must be at most %d", max));
     *out = x;
     return absl::OkStatus();
   }
@@ -603,7 +671,6 @@ class RunOptionsResolver {
     *out = *v;
     return absl::OkStatus();
   }
-  bool pipeline() const { return o.workload == "pipeline"; }
 
   // The system preset (--system, --stack), its parameters given as options, then --set.
   absl::Status System() {
@@ -622,7 +689,7 @@ class RunOptionsResolver {
       for (const std::string& s : raw_.sets) {
         const size_t eq = s.find('=');
         if (eq == std::string::npos || eq == 0) {
-          return Invalid("set", s, "expected KEY=VALUE, e.g. --set link.bandwidth=45GB/s");
+          return InvalidOption("set", s, "expected KEY=VALUE, e.g. --set link.bandwidth=45GB/s");
         }
         MESHSIM_RETURN_IF_ERROR(core::SetParam(params, s.substr(0, eq), s.substr(eq + 1)));
       }
@@ -643,31 +710,33 @@ class RunOptionsResolver {
         int lo = -1, hi = -1;
         if (ends.size() > 2 || !absl::SimpleAtoi(ends[0], &lo) ||
             !absl::SimpleAtoi(ends.back(), &hi) || lo < 0 || hi < lo) {
-          return Invalid("placement", *v,
-                         "expected chip ids and ranges A-B (A <= B), e.g. 8-15 or 0,4,1,5");
+          return InvalidOption("placement", *v,
+                               "expected chip ids and ranges A-B (A <= B), e.g. 8-15 or 0,4,1,5");
         }
         if (hi >= o.chips) {
-          return Invalid(
+          return InvalidOption(
               "placement", *v,
               absl::StrFormat("chip %d is not on the machine; ids are 0..%d", hi, o.chips - 1));
         }
         if (o.placement.size() + (hi - lo + 1) > static_cast<size_t>(o.chips)) {
-          return Invalid("placement", *v, absl::StrFormat("names more than the %d chips", o.chips));
+          return InvalidOption("placement", *v,
+                               absl::StrFormat("names more than the %d chips", o.chips));
         }
         for (int c = lo; c <= hi; ++c) o.placement.push_back(c);
       }
       std::vector<int> sorted = o.placement;
       std::sort(sorted.begin(), sorted.end());
       if (const auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end()) {
-        return Invalid("placement", *v,
-                       absl::StrFormat("chip %d appears twice; the chips must be distinct", *dup));
+        return InvalidOption(
+            "placement", *v,
+            absl::StrFormat("chip %d appears twice; the chips must be distinct", *dup));
       }
     }
     return absl::OkStatus();
   }
 
   // --workload and the pipeline's options (stages, dp, microbatches, schedule, overlap, resharding,
-  // seed).
+  // seed), then what the workload needs of --chips and --placement (Workload::CheckChips).
   absl::Status Workload() {
     MESHSIM_RETURN_IF_ERROR(choice("workload", Workloads(), &o.workload));
     {
@@ -690,20 +759,8 @@ class RunOptionsResolver {
       MESHSIM_RETURN_IF_ERROR(
           choice("reshard-scheduler", RunOptionChoices("reshard-scheduler"), &o.reshard_scheduler));
       MESHSIM_RETURN_IF_ERROR(declared("seed", &o.seed));
-      if (pipeline()) {
-        if (!o.placement.empty()) {
-          return Invalid("placement", FormatPlacement(o.placement),
-                         "--workload pipeline places stage i on chips i*n..(i+1)*n-1 itself "
-                         "(n = --dp x the mesh's chips); drop --placement");
-        }
-        if (o.chips % (o.stages * o.dp) != 0) {
-          return Invalid("stages", absl::StrCat(o.stages),
-                         absl::StrFormat("--stages x --dp = %d must divide --chips %d",
-                                         o.stages * o.dp, o.chips));
-        }
-      }
     }
-    return absl::OkStatus();
+    return WorkloadOf(o).CheckChips(o);
   }
 
   // --mesh RxC (auto stays 0x0).
@@ -713,22 +770,10 @@ class RunOptionsResolver {
       int r = 0, c = 0;
       if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &r) || !absl::SimpleAtoi(parts[1], &c) ||
           r < 1 || c < 1) {
-        return Invalid("mesh", *v, "expected RxC with positive R and C (e.g. 16x16), or auto");
+        return InvalidOption("mesh", *v,
+                             "expected RxC with positive R and C (e.g. 16x16), or auto");
       }
-      if (pipeline() && int64_t{r} * c * o.stages * o.dp != o.chips) {
-        return Invalid("mesh", *v,
-                       absl::StrFormat("the operator mesh of each replica: R*C = %d must equal "
-                                       "--chips %d / (--stages %d x --dp %d)",
-                                       int64_t{r} * c, o.chips, o.stages, o.dp));
-      }
-      if (!pipeline() && int64_t{r} * c != o.mesh_chips()) {
-        return Invalid(
-            "mesh", *v,
-            o.placement.empty()
-                ? absl::StrFormat("R*C = %d must equal --chips %d", int64_t{r} * c, o.chips)
-                : absl::StrFormat("R*C = %d must equal the %d chips of --placement", int64_t{r} * c,
-                                  o.mesh_chips()));
-      }
+      MESHSIM_RETURN_IF_ERROR(WorkloadOf(o).CheckMesh(o, *v, int64_t{r} * c));
       o.mesh_rows = r;
       o.mesh_cols = c;
     }
@@ -742,7 +787,7 @@ class RunOptionsResolver {
       if (v->rfind("graphviz:", 0) == 0) {
         const std::string path = v->substr(9);
         if (!std::ifstream(path)) {
-          return Invalid("topology", *v, absl::StrFormat("cannot read '%s'", path));
+          return InvalidOption("topology", *v, absl::StrFormat("cannot read '%s'", path));
         }
       } else {
         MESHSIM_RETURN_IF_ERROR(CheckOneOf("topology", *v, [] {
@@ -785,19 +830,18 @@ class RunOptionsResolver {
       if (o.heads == 0) o.heads = std::max<int64_t>(1, o.hidden / 128);
       if (o.layers == 0) o.layers = 1;
       if (o.hidden % o.heads != 0) {
-        return Invalid("hidden", std::to_string(o.hidden),
-                       absl::StrFormat("must be divisible by --heads %d", o.heads));
+        return InvalidOption("hidden", std::to_string(o.hidden),
+                             absl::StrFormat("must be divisible by --heads %d", o.heads));
       }
     }
     return absl::OkStatus();
   }
 
   // The problem's sizes and the algorithm's choices: batch, seq, pass, gemm, collective, bytes,
-  // algorithm, dataflow, slices, chunks, steps, step-time.
+  // algorithm, dataflow, slices, chunks, steps, step-time; the workload's defaults first
+  // (Workload::ResolveDefaults: batch, algorithm).
   absl::Status Problem() {
-    o.batch = o.workload == "layer" ? 4
-              : pipeline()          ? int64_t{o.microbatches} * o.dp
-                                    : std::max(1, o.mesh_chips() / 2);
+    WorkloadOf(o).ResolveDefaults(o);
     MESHSIM_RETURN_IF_ERROR(integer("batch", 1, int64_t{1} << 30, &o.batch));
     MESHSIM_RETURN_IF_ERROR(integer("seq", 1, int64_t{1} << 30, &o.seq));
     MESHSIM_RETURN_IF_ERROR(choice("pass", RunOptionChoices("pass"), &o.pass));
@@ -807,7 +851,8 @@ class RunOptionsResolver {
       bool ok = parts.size() == 3;
       for (int i = 0; ok && i < 3; ++i) ok = absl::SimpleAtoi(parts[i], &dims[i]) && dims[i] >= 1;
       if (!ok)
-        return Invalid("gemm", *v, "expected M,N,K with positive integers (e.g. 8192,8192,8192)");
+        return InvalidOption("gemm", *v,
+                             "expected M,N,K with positive integers (e.g. 8192,8192,8192)");
       o.gemm_m = dims[0];
       o.gemm_n = dims[1];
       o.gemm_k = dims[2];
@@ -817,19 +862,20 @@ class RunOptionsResolver {
     if (const std::string* v = get("bytes")) {
       MESHSIM_ASSIGN_OR_RETURN(o.bytes, core::ParseInteger("--bytes", *v, core::Unit::kBytes, 1));
     }
-    if (pipeline()) o.algorithm = "megatron";  // The default operator parallelism of a stage.
     MESHSIM_RETURN_IF_ERROR(choice("algorithm", Algorithms(), &o.algorithm));
     // One value, or one per FC layer of the block (the resolved config's lists, so that a run is
     // replayed from its config).
-    const bool per_fc_layer = o.workload == "llm" || o.workload == "layer";
     const auto per_layer = [&](const std::string& key,
                                const std::string& v) -> absl::StatusOr<std::vector<std::string>> {
       std::vector<std::string> parts = absl::StrSplit(v, ',');
       if (parts.size() == 1) return parts;
-      if (!per_fc_layer || parts.size() != 4) {
-        return Invalid(key, v,
-                       "a list is one value per FC layer of the block (qkv, attn_out, ffn_up, "
-                       "ffn_down), for --workload llm, layer; else one value");
+      if (!WorkloadOf(o).PerFcLayerLists() || parts.size() != 4) {
+        return InvalidOption(
+            key, v,
+            absl::StrCat("a list is one value per FC layer of the block (qkv, attn_out, ffn_up, "
+                         "ffn_down), for --workload ",
+                         absl::StrJoin(WorkloadsWhere(&Workload::PerFcLayerLists), ", "),
+                         "; else one value"));
       }
       return parts;
     };
@@ -848,7 +894,7 @@ class RunOptionsResolver {
       for (const std::string& part : parts) {
         MESHSIM_ASSIGN_OR_RETURN(const int64_t s,
                                  core::ParseInteger("--slices", part, core::Unit::kCount, 1));
-        if (s > 4096) return Invalid("slices", *v, "must be at most 4096");
+        if (s > 4096) return InvalidOption("slices", *v, "must be at most 4096");
         if (parts.size() == 1) {
           o.slices = static_cast<int>(s);
         } else {
@@ -860,25 +906,21 @@ class RunOptionsResolver {
     if (const std::string* v = get("dropout")) {
       double p = 0;
       if (!absl::SimpleAtod(*v, &p) || !(p >= 0 && p < 1)) {
-        return Invalid("dropout", *v, "expected a probability in [0, 1), e.g. 0.1; 0 = none");
+        return InvalidOption("dropout", *v, "expected a probability in [0, 1), e.g. 0.1; 0 = none");
       }
       o.dropout = p;
     }
     int64_t steps = o.steps;
     MESHSIM_RETURN_IF_ERROR(declared("steps", &steps));
     o.steps = static_cast<int>(steps);
-    if (o.workload == "chain" && steps * o.chips > kMaxChainOps) {
-      return Invalid("steps", absl::StrCat(steps),
-                     absl::StrFormat("--chips x --steps must be at most %d ops (here %d x %d)",
-                                     kMaxChainOps, o.chips, steps));
-    }
     if (const std::string* v = get("step-time")) {
       MESHSIM_ASSIGN_OR_RETURN(double s,
                                core::ParseQuantity("--step-time", *v, core::Unit::kSeconds));
-      if (s <= 0 || s > 1e3) return Invalid("step-time", *v, "must be a duration in (0, 1000 s]");
+      if (s <= 0 || s > 1e3)
+        return InvalidOption("step-time", *v, "must be a duration in (0, 1000 s]");
       o.step_time = core::Time::Seconds(s);
       if (o.step_time <= core::Time::Zero())
-        return Invalid("step-time", *v, "must be at least 1 ps");
+        return InvalidOption("step-time", *v, "must be at least 1 ps");
     }
     return absl::OkStatus();
   }
@@ -900,66 +942,37 @@ class RunOptionsResolver {
     return absl::OkStatus();
   }
 
-  // What the run's workload requires of the options above (Workload::Validate).
+  // What the run's workload requires of the options above: a U-shaped model only where it runs
+  // one (Workload::RunsUShapedModels), then Workload::Validate.
   absl::Status Requirements() {
-    if (!pipeline() && o.model == "u-transformer") {
-      return Invalid("model", o.model,
-                     "the U-Transformer's layers differ and skip across the stack; it runs with "
-                     "--workload pipeline only");
+    const absl::StatusOr<workloads::ModelShape> model = workloads::FindModel(o.model);
+    if (model.ok() && model->unet_levels > 0 && !WorkloadOf(o).RunsUShapedModels()) {
+      return InvalidOption(
+          "model", o.model,
+          absl::StrCat("the U-Transformer's layers differ and skip across the stack; it runs with "
+                       "--workload ",
+                       absl::StrJoin(WorkloadsWhere(&Workload::RunsUShapedModels), ", "), " only"));
     }
     return WorkloadOf(o).Validate(o);
   }
 
-  // Sizes are bounded one by one; their products are bounded here, in doubles, before any int64
-  // byte or flop count of the lowering can overflow.
+  // Sizes are bounded one by one; the products the workload's matrices are (Workload::Tensors)
+  // are bounded here, in doubles, before any int64 byte or flop count of the lowering can
+  // overflow.
   absl::Status TensorBounds() {
-    {
-      // Sizes are bounded one by one; their products are bounded here, in doubles, before any
-      // int64 byte or flop count of the lowering can overflow.
-      struct Tensor {
-        const char* what;
-        std::vector<const char*> keys;  // The options that size it: the first one given is named.
-        double bytes;
-      };
-      const double e = o.system.chip.element_bytes;
-      std::vector<Tensor> tensors;
-      if (o.workload == "gemm") {
-        const double m = o.gemm_m, n = o.gemm_n, k = o.gemm_k;
-        tensors = {{"matrix A = M x K", {"gemm"}, m * k * e},
-                   {"matrix B = K x N", {"gemm"}, k * n * e},
-                   {"matrix C = M x N", {"gemm"}, m * n * e}};
-      } else if (o.workload == "llm" || o.workload == "layer" || pipeline()) {
-        double h = double(o.hidden), heads = double(o.heads);
-        double f = o.ffn > 0 ? double(o.ffn) : 4.0 * h;
-        for (const workloads::ModelShape& m : workloads::Models()) {
-          if (o.hidden == 0 && m.name == o.model) {
-            h = double(m.hidden), heads = double(m.heads), f = double(m.ffn_dim());
-          }
-        }
-        const double b = double(o.batch), s = double(o.seq);
-        tensors.push_back({"activations batch x seq x max(3 hidden, ffn)",
-                           {"batch", "seq", "hidden", "ffn", "model"},
-                           b * s * std::max(3 * h, f) * e});
-        if (o.workload != "llm") {
-          tensors.push_back({"attention scores batch x heads x seq x seq",
-                             {"seq", "batch", "heads", "model"},
-                             b * heads * s * s * e});
+    for (const TensorSize& t : WorkloadOf(o).Tensors(o)) {
+      if (t.bytes <= double(kMaxTensorBytes)) continue;
+      const char* key = t.keys.back();
+      for (const char* k : t.keys) {
+        if (get(k) != nullptr) {
+          key = k;
+          break;
         }
       }
-      for (const Tensor& t : tensors) {
-        if (t.bytes <= double(kMaxTensorBytes)) continue;
-        const char* key = t.keys.back();
-        for (const char* k : t.keys) {
-          if (get(k) != nullptr) {
-            key = k;
-            break;
-          }
-        }
-        return Invalid(key, get(key) ? *get(key) : o.model,
-                       absl::StrFormat("the %s would take %.4g bytes; at most %d (256 TiB) per "
-                                       "matrix",
-                                       t.what, t.bytes, kMaxTensorBytes));
-      }
+      return InvalidOption(key, get(key) ? *get(key) : o.model,
+                           absl::StrFormat("the %s would take %.4g bytes; at most %d (256 TiB) per "
+                                           "matrix",
+                                           t.what, t.bytes, kMaxTensorBytes));
     }
     return absl::OkStatus();
   }
@@ -988,8 +1001,8 @@ class RunOptionsResolver {
       const std::filesystem::path a = std::filesystem::weakly_canonical(o.out, ec1);
       const std::filesystem::path b = std::filesystem::weakly_canonical(o.trace, ec2);
       if (ec1 || ec2 ? o.out == o.trace : a == b) {
-        return Invalid("trace", o.trace,
-                       "it is also --out; the archive and the trace need two files");
+        return InvalidOption("trace", o.trace,
+                             "it is also --out; the archive and the trace need two files");
       }
     }
     MESHSIM_RETURN_IF_ERROR(choice("format", RunOptionChoices("format"), &o.format));
@@ -1056,20 +1069,15 @@ std::string WhyNotRead(const std::string& key, const RunOptions& o, bool any_val
     return "does not apply with --hidden: the custom model of --hidden, --heads, --ffn, "
            "--layers replaces it";
   }
-  if (key == "overlap" && o.system.stack.p2p == "paired") {
-    return absl::StrCat("does not apply with stack.p2p.mode paired (--stack ", o.system.stack_name,
-                        "): a receive is where the receiver's program posts it; it is read "
-                        "with stack.p2p.mode async");
+  // What the run's workload narrows further (Workload::NotRead: the pipeline's overlap and seed,
+  // gemm's plugin parameters on one chip).
+  if (const WorkloadInfo* w = FindWorkload(o.workload)) {
+    if (std::string why = w->plugin().NotRead(key, o); !why.empty()) return why;
   }
-  if (key == "seed") return NotReadByScheduler(key, o.reshard_scheduler, "reshard-scheduler");
   // The plugin's parameters (dataflow, slices, chunks, --param KEY=VALUE): read when the run's
   // plugin declares them (algorithms/registry.h).
   if (const std::vector<std::string> readers = algorithms::AlgorithmsDeclaring(key);
       key == "algorithm" || !readers.empty()) {
-    if (o.workload == "gemm" && o.chips == 1) {
-      return "does not apply to --workload gemm on --chips 1 (one local GeMM); it is read on "
-             "more chips";
-    }
     const absl::StatusOr<const algorithms::AlgorithmInfo*> info =
         algorithms::FindAlgorithm(o.algorithm);
     if (key == "algorithm" || !info.ok() || (*info)->Declares(key)) return "";

@@ -71,6 +71,9 @@ int64_t DefaultMaxFlows();
 int64_t DefaultMaxTimelineBytes();
 inline constexpr int64_t kMaxOpsLimit = (int64_t{1} << 32) - 1;  // Op ids are 32-bit.
 
+// The workload of a run that names none (--workload); messages leave it unnamed.
+inline constexpr char kDefaultWorkload[] = "llm";
+
 struct RunOptions {
   std::string system_name = "tpuv4";
   SystemConfig system;  // The preset with every override applied.
@@ -79,7 +82,7 @@ struct RunOptions {
   std::vector<int> placement;        // Physical chips of the mesh, row-major; empty = 0..R·C−1.
   std::string topology;              // Resolved: the system's default unless given.
   bool topology_given = false;       // 1D algorithms default to a ring unless a topology is given.
-  std::string workload = "llm";
+  std::string workload = kDefaultWorkload;
   std::string model = "gpt3";
   int64_t hidden = 0, heads = 0, ffn = 0, layers = 0;  // Custom model when hidden > 0.
   int64_t batch = 0;                                   // Resolved: chips/2 unless given.
@@ -175,6 +178,11 @@ struct RunOptions {
 // "8-15,20": a placement in ids and ranges, as --placement reads it back ("" when empty).
 std::string FormatPlacement(const std::vector<int>& placement);
 
+// InvalidArgument "--KEY: 'VALUE' is not allowed; ALLOWED", the one-line form of a refused
+// option value (ResolveRunOptions and the workloads' rules, sim/workload.h).
+absl::Status InvalidOption(const std::string& key, const std::string& value,
+                           const std::string& allowed);
+
 // The help text of `meshsim run`.
 std::string RunHelp();
 
@@ -241,10 +249,12 @@ absl::StatusOr<RunOptions> ResolveRunOptions(const RawOptions& raw,
 // (workload_registry.h: `list workloads` prints them) is read only by those; then:
 //   model                                   not with a custom --hidden (--model with its own
 //                                           --hidden, --heads, --ffn, --layers is the model)
-//   overlap                                 not with stack.p2p.mode paired
-//   seed                                    with --reshard-scheduler greedy, ensemble
-//   algorithm and plugin parameters         not for gemm on one chip; a parameter (dataflow,
-//   (dataflow, slices, chunks, --param)     slices, chunks, ...) by the plugins that declare it
+//   what the run's workload narrows         Workload::NotRead (sim/workloads/): pipeline's
+//                                           overlap not with stack.p2p.mode paired, its seed
+//                                           with --reshard-scheduler greedy, ensemble; gemm on
+//                                           one chip reads no algorithm or plugin parameter
+//   algorithm and plugin parameters         a parameter (dataflow, slices, chunks, ...) by the
+//   (dataflow, slices, chunks, --param)     plugins that declare it
 //   max-timeline-bytes                      with --out or --trace (a sweep's --timelines)
 //   trace-format, trace-detail              with --trace
 //   system parameters of some topologies    the topologies that list them

@@ -3,6 +3,9 @@
 // registered by one line of sim/workload_registry.cc, which also declares the options it reads;
 // sim/run.cc runs any of them the same way (docs/plugins.md, "Adding a workload"):
 //
+//   ... ResolveRunOptions reads the options, asking the run's workload for its rules:
+//       CheckChips, CheckMesh, ResolveDefaults, PerFcLayerLists, TunesMeshSlice,
+//       TakesLayerPlugins, RunsUShapedModels, Validate, Tensors, NotRead ...
 //   w.LogicalMesh(options)            the mesh its chips form (run.cc places it)
 //   w.Plan(options, ..., plan)        what else it lowers on that mesh
 //   w.Lower(options, plan, graph)     the op graph, within the op budget
@@ -47,14 +50,66 @@ struct ResolvedValues {
   std::string dataflow, slices, hidden, heads, ffn, layers;
 };
 
+// One matrix a run's options size, bounded by kMaxTensorBytes before anything is lowered
+// (Workload::Tensors): "the <what> would take N bytes", naming the first of `keys` given.
+struct TensorSize {
+  const char* what;
+  std::vector<const char*> keys;  // The options that size it; the last when none is given.
+  double bytes;
+};
+
 class Workload {
  public:
   virtual ~Workload() = default;
+
+  // --- The workload's rules for ResolveRunOptions (sim/options.cc), in the order it asks. ---
+
+  // What the workload requires of --chips and --placement once its own options (stages, dp, ...)
+  // are read: InvalidArgument naming the option. Default: nothing.
+  virtual absl::Status CheckChips(const RunOptions& o) const { return absl::OkStatus(); }
+
+  // A --mesh RxC given as `value`, R·C = `cells`: InvalidArgument for --mesh unless the workload
+  // lays a mesh of that size. Default: R·C = o.mesh_chips(), --chips or the --placement's chips.
+  virtual absl::Status CheckMesh(const RunOptions& o, const std::string& value,
+                                 int64_t cells) const;
+
+  // The defaults of the options the workload sets otherwise than RunOptions does (--batch,
+  // --algorithm), before they are read: --chips, --mesh and its own options are resolved.
+  // Default: --batch = half the mesh's chips, at least 1.
+  virtual void ResolveDefaults(RunOptions& o) const;
+
+  // Whether --dataflow and --slices take one value per FC layer of a block (qkv, attn_out,
+  // ffn_up, ffn_down) besides one value. Default: one value only.
+  virtual bool PerFcLayerLists() const { return false; }
+
+  // Whether --algorithm meshslice with --mesh auto and --slices auto takes MeshSlice's autotuner's
+  // mesh and per-FC-layer S (MeshOrDefault, PlanLayerSlices). Default: no, the squarest mesh and
+  // the plugin's default S.
+  virtual bool TunesMeshSlice() const { return false; }
+
+  // Whether --algorithm takes a layer plugin (atp, megatron, tp2d) or a 2D GeMM plugin for the
+  // FC GeMMs of a whole layer; otherwise a GeMM plugin only (CheckAlgorithmFitsWorkload).
+  virtual bool TakesLayerPlugins() const { return false; }
+
+  // Whether it runs a U-shaped model (ModelShape::unet_levels > 0: the U-Transformer, whose
+  // layers differ and skip across the stack); --model of one is refused otherwise.
+  virtual bool RunsUShapedModels() const { return false; }
 
   // What the workload requires of the resolved options, beyond each option's own range:
   // InvalidArgument, one line naming the option ("--gemm: required by --workload gemm ...").
   // Called by ResolveRunOptions once every option is read.
   virtual absl::Status Validate(const RunOptions& o) const { return absl::OkStatus(); }
+
+  // The matrices the validated options size, each bounded by kMaxTensorBytes before any int64
+  // byte or flop count of the lowering can overflow. Default: none.
+  virtual std::vector<TensorSize> Tensors(const RunOptions& o) const { return {}; }
+
+  // Why the workload does not read option `key` although no declaration refuses it (the
+  // registry's entry, a plugin's parameters): one NotReadBy clause, "does not apply to ...; it
+  // is read ...", or "" when it reads it. Default: "".
+  virtual std::string NotRead(const std::string& key, const RunOptions& o) const { return ""; }
+
+  // --- The run (sim/run.cc). ---
 
   // The logical mesh of the run, not yet placed (run.cc places it on --placement);
   // `*one_dimensional` = a 1D plugin's ring of every chip (run.cc then defaults --topology to a

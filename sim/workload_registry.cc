@@ -172,6 +172,14 @@ std::vector<std::string> WorkloadsReading(const std::string& key) {
   return names;
 }
 
+std::vector<std::string> WorkloadsWhere(bool (Workload::*rule)() const) {
+  std::vector<std::string> names;
+  for (const WorkloadInfo& w : WorkloadRegistry()) {
+    if ((w.plugin().*rule)()) names.push_back(w.name);
+  }
+  return names;
+}
+
 std::vector<std::string> ReportedMetricsOf(const std::string& name) {
   const WorkloadInfo* w = FindWorkload(name);
   return w == nullptr ? std::vector<std::string>{} : w->plugin().ReportedMetrics();

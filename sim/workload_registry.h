@@ -45,6 +45,10 @@ const WorkloadInfo* FindWorkload(const std::string& name);
 // empty for an unknown name (an archive of another meshsim).
 std::vector<std::string> ReportedMetricsOf(const std::string& name);
 
+// The names of the workloads whose plugin answers true to `rule` (a Workload member such as
+// PerFcLayerLists), in registry order: what messages name as the workloads that allow something.
+std::vector<std::string> WorkloadsWhere(bool (Workload::*rule)() const);
+
 // The typed declaration of workload option `key` (WorkloadInfo::params of the first workload
 // declaring it), or null.
 const core::ParamSpec* WorkloadParam(const std::string& key);

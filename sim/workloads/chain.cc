@@ -12,6 +12,13 @@ namespace {
 
 class Chain : public Workload {
  public:
+  absl::Status Validate(const RunOptions& o) const override {
+    if (int64_t{o.steps} * o.chips <= kMaxChainOps) return absl::OkStatus();
+    return InvalidOption("steps", absl::StrCat(o.steps),
+                         absl::StrFormat("--chips x --steps must be at most %d ops (here %d x %d)",
+                                         kMaxChainOps, o.chips, o.steps));
+  }
+
   absl::Status Lower(const RunOptions& o, const RunPlan& plan,
                      core::OpGraph& graph) const override {
     return algorithms::BuildChain({.chips = o.chips, .steps = o.steps, .step = o.step_time}, graph);

@@ -17,6 +17,7 @@
 #include "core/check.h"
 #include "core/status_macros.h"
 #include "sim/tuning.h"
+#include "sim/workload_registry.h"
 #include "workloads/transformer.h"
 
 namespace meshsim::sim {
@@ -51,7 +52,7 @@ absl::Status CheckOpCount(const RunOptions& o, const algorithms::Mesh& mesh,
 }  // namespace
 
 bool UsesAutotuner(const RunOptions& o) {
-  return (o.workload == "llm" || o.workload == "layer") && o.algorithm == "meshslice";
+  return o.algorithm == "meshslice" && WorkloadOf(o).TunesMeshSlice();
 }
 
 absl::StatusOr<algorithms::TuneResult> AutotuneRun(const RunOptions& o,
@@ -63,7 +64,7 @@ absl::StatusOr<algorithms::TuneResult> AutotuneRun(const RunOptions& o,
 
 absl::Status CheckAlgorithmFitsWorkload(const RunOptions& o,
                                         const algorithms::AlgorithmInfo& info) {
-  const bool layer_like = o.workload == "layer" || o.workload == "pipeline";
+  const bool layer_like = WorkloadOf(o).TakesLayerPlugins();
   if (layer_like && !info.is_layer() && info.one_dimensional) {
     std::vector<std::string> layer_plugins;
     for (const algorithms::AlgorithmInfo& a : algorithms::Algorithms()) {
@@ -74,10 +75,10 @@ absl::Status CheckAlgorithmFitsWorkload(const RunOptions& o,
                      "; allowed: ", absl::StrJoin(layer_plugins, ", ")));
   }
   if (!layer_like && info.is_layer()) {
-    return absl::InvalidArgumentError(absl::StrCat("--algorithm: '", o.algorithm,
-                                                   "' is a layer plugin; it needs --workload "
-                                                   "layer or pipeline, not --workload ",
-                                                   o.workload));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--algorithm: '", o.algorithm, "' is a layer plugin; it needs --workload ",
+                     absl::StrJoin(WorkloadsWhere(&Workload::TakesLayerPlugins), " or "),
+                     ", not --workload ", o.workload));
   }
   return absl::OkStatus();
 }
@@ -155,8 +156,9 @@ absl::Status LowerGemmProblems(const RunOptions& o, const algorithms::Mesh& mesh
 }
 
 std::string DescribePluginRun(const RunOptions& o, const algorithms::Mesh& mesh) {
-  return absl::StrCat(o.workload == "llm" ? "" : absl::StrCat("--workload ", o.workload, " "),
-                      "--algorithm ", o.algorithm, " on mesh ", mesh.ToString());
+  return absl::StrCat(
+      o.workload == kDefaultWorkload ? "" : absl::StrCat("--workload ", o.workload, " "),
+      "--algorithm ", o.algorithm, " on mesh ", mesh.ToString());
 }
 
 std::string SlicesLowered(const core::OpGraph& graph, const RunPlan& plan, bool per_fc) {
@@ -193,6 +195,26 @@ absl::StatusOr<std::string> FcDataflows(const RunOptions& o) {
   return absl::StrJoin(flows, ",");
 }
 
+std::vector<TensorSize> ModelTensors(const RunOptions& o, bool attention) {
+  double h = double(o.hidden), heads = double(o.heads);
+  double f = o.ffn > 0 ? double(o.ffn) : 4.0 * h;
+  for (const workloads::ModelShape& m : workloads::Models()) {
+    if (o.hidden == 0 && m.name == o.model) {
+      h = double(m.hidden), heads = double(m.heads), f = double(m.ffn_dim());
+    }
+  }
+  const double b = double(o.batch), s = double(o.seq), e = o.system.chip.element_bytes;
+  std::vector<TensorSize> tensors = {{"activations batch x seq x max(3 hidden, ffn)",
+                                      {"batch", "seq", "hidden", "ffn", "model"},
+                                      b * s * std::max(3 * h, f) * e}};
+  if (attention) {
+    tensors.push_back({"attention scores batch x heads x seq x seq",
+                       {"seq", "batch", "heads", "model"},
+                       b * heads * s * s * e});
+  }
+  return tensors;
+}
+
 }  // namespace workload_support
 
 absl::StatusOr<algorithms::Mesh> MeshOrDefault(const RunOptions& o, bool one_dimensional) {
@@ -225,6 +247,18 @@ absl::Status PlanLayerSlices(const RunOptions& o, const std::vector<int>* layer_
   }
   return absl::OkStatus();
 }
+
+absl::Status Workload::CheckMesh(const RunOptions& o, const std::string& value,
+                                 int64_t cells) const {
+  if (cells == o.mesh_chips()) return absl::OkStatus();
+  return InvalidOption("mesh", value,
+                       o.placement.empty()
+                           ? absl::StrFormat("R*C = %d must equal --chips %d", cells, o.chips)
+                           : absl::StrFormat("R*C = %d must equal the %d chips of --placement",
+                                             cells, o.mesh_chips()));
+}
+
+void Workload::ResolveDefaults(RunOptions& o) const { o.batch = std::max(1, o.mesh_chips() / 2); }
 
 absl::StatusOr<algorithms::Mesh> Workload::LogicalMesh(const RunOptions& o,
                                                        bool* one_dimensional) const {

@@ -22,9 +22,9 @@
 
 namespace meshsim::sim::workload_support {
 
-// `--mesh auto` and `--slices auto` mean the autotuner's choice for MeshSlice on the llm and
-// layer workloads (CLI.md); other algorithms and workloads keep the squarest mesh and the
-// plugin's default S.
+// `--mesh auto` and `--slices auto` mean the autotuner's choice for MeshSlice on the workloads
+// whose plugin says so (Workload::TunesMeshSlice: llm, layer; CLI.md); other algorithms and
+// workloads keep the squarest mesh and the plugin's default S.
 bool UsesAutotuner(const RunOptions& o);
 
 // The autotuner on `meshes` (empty = its candidates) with the run's cost model; an error when
@@ -33,8 +33,9 @@ bool UsesAutotuner(const RunOptions& o);
 absl::StatusOr<algorithms::TuneResult> AutotuneRun(const RunOptions& o,
                                                    std::vector<algorithms::Mesh> meshes);
 
-// --workload layer and pipeline take a layer plugin (or a 2D GeMM plugin), the other distributed
-// workloads a GeMM plugin: InvalidArgument naming what is allowed.
+// A workload that takes layer plugins (Workload::TakesLayerPlugins: layer, pipeline) takes a
+// layer plugin or a 2D GeMM plugin, the other distributed workloads a GeMM plugin:
+// InvalidArgument naming what is allowed.
 absl::Status CheckAlgorithmFitsWorkload(const RunOptions& o, const algorithms::AlgorithmInfo& info);
 
 // The layer plugin of a layer or pipeline run: a layer plugin, or a 2D GeMM plugin for the FC
@@ -61,6 +62,10 @@ std::unique_ptr<T> MakePlugin(const algorithms::PluginFactory<T>& factory, const
 // InvalidArgument naming both otherwise (--workload layer, pipeline).
 absl::Status CheckChunksDivideBatch(const RunOptions& o);
 
+// The matrices a transformer model's run sizes (Workload::Tensors): the activations of a block,
+// and with `attention` the attention scores of a whole layer.
+std::vector<TensorSize> ModelTensors(const RunOptions& o, bool attention);
+
 // "63.2 M" for counts of a million and more, else the integer.
 std::string Count(int64_t n);
 
@@ -76,8 +81,8 @@ absl::Status LowerGemmProblems(const RunOptions& o, const algorithms::Mesh& mesh
                                const std::vector<algorithms::GemmProblem>& problems,
                                core::OpGraph& graph);
 
-// "--algorithm X on mesh RxC", after "--workload W " unless W is llm: a GeMM or layer plugin's
-// run, for the budget errors.
+// "--algorithm X on mesh RxC", after "--workload W " unless W is the default (kDefaultWorkload,
+// llm): a GeMM or layer plugin's run, for the budget errors.
 std::string DescribePluginRun(const RunOptions& o, const algorithms::Mesh& mesh);
 
 // The S actually lowered: the largest slice tag + 1 per FC layer (`per_fc`: four values in model

@@ -21,6 +21,22 @@ class Gemm : public Workload {
         "--gemm: required by --workload gemm (e.g. --gemm 8192,8192,8192)");
   }
 
+  std::vector<TensorSize> Tensors(const RunOptions& o) const override {
+    const double m = o.gemm_m, n = o.gemm_n, k = o.gemm_k, e = o.system.chip.element_bytes;
+    return {{"matrix A = M x K", {"gemm"}, m * k * e},
+            {"matrix B = K x N", {"gemm"}, k * n * e},
+            {"matrix C = M x N", {"gemm"}, m * n * e}};
+  }
+
+  // One chip runs one local GeMM: no plugin, so none of its options.
+  std::string NotRead(const std::string& key, const RunOptions& o) const override {
+    if (o.chips > 1 || (key != "algorithm" && algorithms::AlgorithmsDeclaring(key).empty())) {
+      return "";
+    }
+    return "does not apply to --workload gemm on --chips 1 (one local GeMM); it is read on more "
+           "chips";
+  }
+
   absl::StatusOr<algorithms::Mesh> LogicalMesh(const RunOptions& o,
                                                bool* one_dimensional) const override {
     *one_dimensional = false;

@@ -29,12 +29,25 @@ bool GemmLayer(const RunOptions& o) {
 
 class Layer : public Workload {
  public:
+  bool TakesLayerPlugins() const override { return true; }
+
+  bool TunesMeshSlice() const override { return true; }
+
+  // ATP §5's batch.
+  void ResolveDefaults(RunOptions& o) const override { o.batch = 4; }
+
+  bool PerFcLayerLists() const override { return true; }
+
   absl::Status Validate(const RunOptions& o) const override {
     MESHSIM_RETURN_IF_ERROR(workload_support::CheckChunksDivideBatch(o));
     if (o.pass == "train") return absl::OkStatus();
     return absl::InvalidArgumentError(absl::StrCat(
         "--pass: '", o.pass,
         "' is not allowed; --workload layer runs a whole layer forward and backward; use train"));
+  }
+
+  std::vector<TensorSize> Tensors(const RunOptions& o) const override {
+    return workload_support::ModelTensors(o, /*attention=*/true);
   }
 
   absl::StatusOr<algorithms::Mesh> LogicalMesh(const RunOptions& o,

@@ -16,6 +16,14 @@ namespace {
 
 class Llm : public Workload {
  public:
+  bool TunesMeshSlice() const override { return true; }
+
+  bool PerFcLayerLists() const override { return true; }
+
+  std::vector<TensorSize> Tensors(const RunOptions& o) const override {
+    return workload_support::ModelTensors(o, /*attention=*/false);
+  }
+
   absl::StatusOr<algorithms::Mesh> LogicalMesh(const RunOptions& o,
                                                bool* one_dimensional) const override {
     MESHSIM_ASSIGN_OR_RETURN(const algorithms::AlgorithmInfo* info,

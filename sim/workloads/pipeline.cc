@@ -90,6 +90,40 @@ void AddPipelineMetrics(const algorithms::pipeline::PipelinePlan& plan, double m
 
 class Pipeline : public Workload {
  public:
+  bool TakesLayerPlugins() const override { return true; }
+
+  // Stage i on chips i*n..(i+1)*n-1, n = --dp x the operator mesh's chips.
+  absl::Status CheckChips(const RunOptions& o) const override {
+    if (!o.placement.empty()) {
+      return InvalidOption("placement", FormatPlacement(o.placement),
+                           "--workload pipeline places stage i on chips i*n..(i+1)*n-1 itself "
+                           "(n = --dp x the mesh's chips); drop --placement");
+    }
+    if (o.chips % (o.stages * o.dp) == 0) return absl::OkStatus();
+    return InvalidOption(
+        "stages", absl::StrCat(o.stages),
+        absl::StrFormat("--stages x --dp = %d must divide --chips %d", o.stages * o.dp, o.chips));
+  }
+
+  // --mesh is one replica's operator mesh: stages x dp x mesh = chips.
+  absl::Status CheckMesh(const RunOptions& o, const std::string& value,
+                         int64_t cells) const override {
+    if (cells * o.stages * o.dp == o.chips) return absl::OkStatus();
+    return InvalidOption("mesh", value,
+                         absl::StrFormat("the operator mesh of each replica: R*C = %d must equal "
+                                         "--chips %d / (--stages %d x --dp %d)",
+                                         cells, o.chips, o.stages, o.dp));
+  }
+
+  // One microbatch per replica of each of --microbatches; Megatron's operator parallelism in a
+  // stage.
+  void ResolveDefaults(RunOptions& o) const override {
+    o.batch = int64_t{o.microbatches} * o.dp;
+    o.algorithm = "megatron";
+  }
+
+  bool RunsUShapedModels() const override { return true; }
+
   absl::Status Validate(const RunOptions& o) const override {
     if (o.batch % o.microbatches != 0) {
       return absl::InvalidArgumentError(
@@ -104,6 +138,23 @@ class Pipeline : public Workload {
                        "train"));
     }
     return absl::OkStatus();
+  }
+
+  std::vector<TensorSize> Tensors(const RunOptions& o) const override {
+    return workload_support::ModelTensors(o, /*attention=*/true);
+  }
+
+  // Transfers overlap only when receives are posted apart from the program (stack.p2p async);
+  // the seed only seeds the randomized schedulers.
+  std::string NotRead(const std::string& key, const RunOptions& o) const override {
+    if (key == "overlap" && o.system.stack.p2p == "paired") {
+      return absl::StrCat("does not apply with stack.p2p.mode paired (--stack ",
+                          o.system.stack_name,
+                          "): a receive is where the receiver's program posts it; it is read "
+                          "with stack.p2p.mode async");
+    }
+    if (key == "seed") return NotReadByScheduler(key, o.reshard_scheduler, "reshard-scheduler");
+    return "";
   }
 
   // One replica's operator mesh: as given, else N×1 (Megatron's, and ATP's 1D end), or q×q for

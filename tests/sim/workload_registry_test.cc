@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "sim/options.h"
 #include "sim/run.h"
+#include "sim/workload.h"
 
 namespace meshsim::sim {
 namespace {
@@ -126,6 +127,48 @@ TEST(WorkloadRegistryTest, ParamSetsAWorkloadOptionInItsDeclaredRange) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().message(),
             "--schedule: 'zigzag' is not allowed; allowed: gpipe, 1f1b, eager-1f1b");
+}
+
+// The workloads' own option rules (sim/workload.h) answered by their plugins, not by names in
+// sim/options.cc: the lists messages name, and one refusal of each rule through the resolver.
+TEST(WorkloadRegistryTest, WorkloadRulesComeFromThePlugins) {
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(WorkloadsWhere(&Workload::PerFcLayerLists), (Names{"llm", "layer"}));
+  EXPECT_EQ(WorkloadsWhere(&Workload::TunesMeshSlice), (Names{"llm", "layer"}));
+  EXPECT_EQ(WorkloadsWhere(&Workload::TakesLayerPlugins), (Names{"layer", "pipeline"}));
+  EXPECT_EQ(WorkloadsWhere(&Workload::RunsUShapedModels), (Names{"pipeline"}));
+  const auto refusal = [](std::vector<std::string> args) -> std::string {
+    absl::StatusOr<RawOptions> raw = ParseRunArgs(args);
+    EXPECT_TRUE(raw.ok()) << raw.status();
+    const absl::StatusOr<RunOptions> o = ResolveRunOptions(*raw);
+    return o.ok() ? "" : std::string(o.status().message());
+  };
+  EXPECT_EQ(refusal({"--workload", "pipeline", "--chips", "6", "--stages", "4"}),
+            "--stages: '4' is not allowed; --stages x --dp = 4 must divide --chips 6");
+  EXPECT_EQ(refusal({"--workload", "pipeline", "--chips", "8", "--mesh", "4x4"}),
+            "--mesh: '4x4' is not allowed; the operator mesh of each replica: R*C = 16 must equal "
+            "--chips 8 / (--stages 2 x --dp 1)");
+  EXPECT_EQ(refusal({"--chips", "16", "--placement", "0-7", "--mesh", "4x4"}),
+            "--mesh: '4x4' is not allowed; R*C = 16 must equal the 8 chips of --placement");
+  EXPECT_EQ(refusal({"--workload", "chain", "--chips", "4096", "--steps", "10000"}),
+            "--steps: '10000' is not allowed; --chips x --steps must be at most 16777216 ops "
+            "(here 4096 x 10000)");
+  EXPECT_EQ(
+      refusal({"--workload", "gemm", "--chips", "4", "--gemm", "8,8,8", "--slices", "1,2,3,4"}),
+      "--slices: '1,2,3,4' is not allowed; a list is one value per FC layer of the block "
+      "(qkv, attn_out, ffn_up, ffn_down), for --workload llm, layer; else one value");
+  EXPECT_EQ(refusal({"--workload", "gemm", "--chips", "1", "--gemm", "8,8,8", "--slices", "2"}),
+            "--slices: '2' does not apply to --workload gemm on --chips 1 (one local GeMM); it is "
+            "read on more chips");
+  EXPECT_EQ(refusal({"--workload", "gemm", "--chips", "4", "--gemm", "100000000,100000000,8"}),
+            "--gemm: '100000000,100000000,8' is not allowed; the matrix C = M x N would take "
+            "2e+16 bytes; at most 281474976710656 (256 TiB) per matrix");
+  absl::StatusOr<RawOptions> raw = ParseRunArgs({"--workload", "pipeline", "--chips", "8"});
+  ASSERT_TRUE(raw.ok());
+  const absl::StatusOr<RunOptions> o = ResolveRunOptions(*raw);
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->batch, 8);  // --microbatches 8 x --dp 1.
+  EXPECT_EQ(o->algorithm, "megatron");
 }
 
 }  // namespace
