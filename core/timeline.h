@@ -26,7 +26,8 @@ enum class UnitKind : uint8_t { kChip, kCore, kNic, kHbm, kVector, kHost };
 
 // A row covers a whole op (kOp) or one phase of it.
 // kHost: the host issuing the op (the framework's time, stack.host.op_overhead); kInterference:
-// a GeMM running narrower waves while communication kernels hold some of its cores.
+// a GeMM running narrower waves while communication kernels hold some of its cores (unit kChip),
+// or a communication kernel waiting for cores a persistent GeMM keeps (unit kNic).
 enum class Phase : uint8_t { kOp, kLaunch, kSync, kTransfer, kCompute, kHost, kInterference };
 
 const char* ToString(UnitKind unit);
