@@ -330,8 +330,7 @@ void ChipModel::StartL2Gemm(uint32_t chip, const core::Op& op) {
   c.narrowed_since = Time::Max();
   c.wave_tiles = WaveWidth(chip);
   const int64_t tiles = p.sm.output_tiles();
-  c.tail_first = 0;  // No cap yet: DisplacedTiles counts from the launch.
-  const int64_t displaced = DisplacedTiles(c, c.wave_tiles);
+  const int64_t displaced = Displaced(c, c.wave_tiles);
   c.tail_first = tiles - displaced;
   c.order = TileOrder{c.wave_tiles, displaced, tiles};
   // The plan's waves unless communication kernels hold SMs now (no copy per GeMM otherwise).
@@ -348,11 +347,9 @@ int64_t ChipModel::WaveWidth(uint32_t chip) const {
   return std::min<int64_t>(full, std::max(1, free));
 }
 
-int64_t ChipModel::DisplacedTiles(const Chip& c, int64_t width) const {
+int64_t ChipModel::Displaced(const Chip& c, int64_t width) const {
   if (!config_.gemm_persistent) return 0;
-  // The grid is the plan's full wave: one CTA per core, at most one per tile.
-  const int64_t displaced = std::max<int64_t>(0, c.l2plan->wave_tiles - width);
-  return std::min(displaced, c.l2plan->sm.output_tiles() - c.tail_first);
+  return std::max<int64_t>(0, c.l2plan->wave_tiles - width);
 }
 
 bool ChipModel::Narrowed(const Chip& c, int64_t wave) const {
@@ -396,8 +393,10 @@ void ChipModel::IssuePanel(uint32_t chip) {
     const int64_t first = c.waves()[next].first_tile;
     // Displaced CTAs of a persistent GeMM start as soon as cores free: their tiles rejoin the rest.
     const int64_t tiles = p.sm.output_tiles();
-    const int64_t tail_first =
-        first < c.tail_first ? tiles - DisplacedTiles(c, width) : c.tail_first;
+    // At most those displaced so far: a CTA, once resident, keeps its core.
+    const int64_t tail_first = first < c.tail_first
+                                   ? tiles - std::min(Displaced(c, width), tiles - c.tail_first)
+                                   : c.tail_first;
     if (width != c.wave_tiles || tail_first != c.tail_first) {
       c.tail_first = tail_first;
       Recut(c, next, first, width);

@@ -227,9 +227,9 @@ class ChipModel : public core::OpRunner {
   void OnWaveWritten(uint32_t chip);
   int64_t StepK(const Chip& c, int64_t step) const;  // k elements of L2 step `step`.
   int64_t WaveWidth(uint32_t chip) const;  // Tiles the next wave may take: free SMs, ≤ the plan's.
-  // Tiles of a persistent GeMM left to CTAs displaced at launch when the next wave is `width`
-  // wide: at most those displaced so far (a CTA, once resident, keeps its core).
-  int64_t DisplacedTiles(const Chip& c, int64_t width) const;
+  // CTAs of a persistent GeMM's grid (the plan's full wave) that find no core when waves are
+  // `width` wide; 0 for other kernels.
+  int64_t Displaced(const Chip& c, int64_t width) const;
   // Re-cuts the waves of the running GeMM from wave `next` (raster tile `first`) on: the tiles
   // before tail_first in waves of `width`, then the displaced CTAs' tiles.
   void Recut(Chip& c, size_t next, int64_t first, int64_t width);

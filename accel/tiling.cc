@@ -243,16 +243,6 @@ void AppendWaves(const L2GemmPlan& plan, int64_t m, int64_t n, int64_t first_til
 
 }  // namespace
 
-std::vector<Wave> WavesFrom(const L2GemmPlan& plan, int64_t m, int64_t n, int64_t first_tile,
-                            int64_t wave_tiles) {
-  MESHSIM_CHECK(wave_tiles >= 1 && first_tile >= 0)
-      << "WavesFrom " << first_tile << ", " << wave_tiles;
-  std::vector<Wave> waves;
-  std::vector<int64_t> seen_m, seen_n;
-  AppendWaves(plan, m, n, first_tile, wave_tiles, waves, seen_m, seen_n);
-  return waves;
-}
-
 void AppendWavesFrom(const L2GemmPlan& plan, int64_t m, int64_t n, const TileOrder& order,
                      int64_t first_tile, int64_t end_tile, int64_t wave_tiles,
                      std::vector<Wave>& waves) {

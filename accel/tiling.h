@@ -172,15 +172,13 @@ struct TileOrder {
   }
 };
 
-// The waves of `plan`'s raster from raster tile `first_tile` on, with `wave_tiles` tiles per
-// wave (plan.waves is WavesFrom(plan, m, n, 0, plan.wave_tiles)): a GeMM whose cores are partly
-// held by communication kernels (core/core_ledger.h) runs its remaining tiles in narrower waves.
-// The plan's L2 step is kept (k_tiles_per_step; the L2 capacity rule is not re-checked).
-// Preconditions (fatal): wave_tiles ≥ 1, first_tile ≥ 0. Cost: O(tiles − first_tile).
-// AppendWavesFrom: the tiles [first_tile, end_tile) of `order` (first_tile < end_tile ≤ tiles)
-// in waves of `wave_tiles`, appended to `waves`; a wave's first_tile is then an index in `order`.
-std::vector<Wave> WavesFrom(const L2GemmPlan& plan, int64_t m, int64_t n, int64_t first_tile,
-                            int64_t wave_tiles);
+// Appends to `waves` the tiles [first_tile, end_tile) of `order` (a wave's first_tile is then an
+// index in `order`) in waves of `wave_tiles` tiles: a GeMM whose cores are partly held by
+// communication kernels (core/core_ledger.h) runs its remaining tiles in narrower waves
+// (plan.waves are the identity order's tiles [0, tiles) in waves of plan.wave_tiles). The plan's
+// L2 step is kept (k_tiles_per_step; the L2 capacity rule is not re-checked).
+// Preconditions (fatal): wave_tiles ≥ 1, 0 ≤ first_tile < end_tile ≤ tiles.
+// Cost: O(end_tile − first_tile).
 void AppendWavesFrom(const L2GemmPlan& plan, int64_t m, int64_t n, const TileOrder& order,
                      int64_t first_tile, int64_t end_tile, int64_t wave_tiles,
                      std::vector<Wave>& waves);

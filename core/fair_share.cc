@@ -39,16 +39,7 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
       }
     }
   }
-  uint32_t idx;
-  if (!free_flows_.empty()) {
-    idx = free_flows_.back();
-    free_flows_.pop_back();
-  } else {
-    idx = static_cast<uint32_t>(flows_.size());
-    flows_.emplace_back();
-    positions_.emplace_back();
-    on_done_.emplace_back();
-  }
+  const uint32_t idx = NewFlow();
   Flow& f = flows_[idx];
   f.remaining = bytes;
   f.rate = 0;
@@ -125,16 +116,7 @@ void FairShare::StartGroup(double bytes, std::span<const ResourceId> resources,
   // SplitGroup if ever needed).
   uint32_t begin = 0;
   for (size_t k = 0; k < m; ++k) {
-    uint32_t idx;
-    if (!free_flows_.empty()) {
-      idx = free_flows_.back();
-      free_flows_.pop_back();
-    } else {
-      idx = static_cast<uint32_t>(flows_.size());
-      flows_.emplace_back();
-      positions_.emplace_back();
-      on_done_.emplace_back();
-    }
+    const uint32_t idx = NewFlow();
     grp.members.push_back(idx);
     Flow& f = flows_[idx];
     f.remaining = bytes;
@@ -462,6 +444,18 @@ void FairShare::Complete(uint32_t idx) {
     RequestSolve();
   }
   Retire(idx);
+}
+
+uint32_t FairShare::NewFlow() {
+  if (!free_flows_.empty()) {
+    const uint32_t idx = free_flows_.back();
+    free_flows_.pop_back();
+    return idx;
+  }
+  flows_.emplace_back();
+  positions_.emplace_back();
+  on_done_.emplace_back();
+  return static_cast<uint32_t>(flows_.size() - 1);
 }
 
 void FairShare::Retire(uint32_t idx) {

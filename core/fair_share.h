@@ -303,6 +303,9 @@ class FairShare {
   void AddBounds(const Flow& f, int sign);
   void AddBound(uint32_t r, double bound, bool crossing, int sign);
   void Complete(uint32_t flow_index);
+  // A flow slot for a new flow: the last retired one, else a new one (its fields are the
+  // caller's to set).
+  uint32_t NewFlow();
   // The end of a finished flow (Complete, CompleteGroup): inactive, its slot free for reuse, then
   // its callback.
   void Retire(uint32_t flow_index);

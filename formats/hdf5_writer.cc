@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -228,6 +229,15 @@ absl::Status WriteMetrics(hid_t group, const RunRecord& run, const std::string& 
   return absl::OkStatus();
 }
 
+// One table of `rows` under `group` as `columns` describe Row.
+template <typename Row>
+absl::Status WriteRows(hid_t group, const char* name, const std::vector<Column>& columns,
+                       std::span<const Row> rows, const std::string& where) {
+  MESHSIM_ASSIGN_OR_RETURN(TableType type, MakeTableType(columns, sizeof(Row), where));
+  return WriteTable(group, name, type.file.get(), type.memory.get(), rows.size(), rows.data(),
+                    where);
+}
+
 // The resources, with their names.
 absl::Status WriteResources(hid_t group, const RunRecord& run, const Types& types,
                             const std::string& where) {
@@ -242,11 +252,8 @@ absl::Status WriteResources(hid_t group, const RunRecord& run, const Types& type
                     .bytes = r.bytes,
                     .busy = r.busy});
   }
-  MESHSIM_ASSIGN_OR_RETURN(TableType type,
-                           MakeTableType(ResourceColumns(types), sizeof(ResourceRow), where));
-  MESHSIM_RETURN_IF_ERROR(WriteTable(group, "resources", type.file.get(), type.memory.get(),
-                                     rows.size(), rows.data(), where));
-  return absl::OkStatus();
+  return WriteRows(group, "resources", ResourceColumns(types), std::span<const ResourceRow>(rows),
+                   where);
 }
 
 // The GeMM spans, with their labels.
@@ -263,11 +270,7 @@ absl::Status WriteGemms(hid_t group, const RunRecord& run, const Types& types,
                     .share = g.share,
                     .flops = g.flops});
   }
-  MESHSIM_ASSIGN_OR_RETURN(TableType type,
-                           MakeTableType(GemmColumns(types), sizeof(GemmRow), where));
-  MESHSIM_RETURN_IF_ERROR(WriteTable(group, "gemms", type.file.get(), type.memory.get(),
-                                     rows.size(), rows.data(), where));
-  return absl::OkStatus();
+  return WriteRows(group, "gemms", GemmColumns(types), std::span<const GemmRow>(rows), where);
 }
 
 // Writes run group `run.name` in `runs_group`; without the timeline, edges and counters unless
@@ -293,22 +296,16 @@ absl::Status WriteRun(hid_t runs_group, const RunRecord& run, bool with_timeline
                                        names.size(), names.data(), where));
   }
   if (with_timeline) {
-    MESHSIM_ASSIGN_OR_RETURN(TableType timeline, MakeTableType(TimelineColumns(types),
-                                                               sizeof(core::TimelineRow), where));
-    MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "timeline", timeline.file.get(),
-                                       timeline.memory.get(), run.timeline.size(),
-                                       run.timeline.data(), where));
-    MESHSIM_ASSIGN_OR_RETURN(TableType type, MakeTableType(EdgeColumns(), sizeof(DepEdge), where));
-    MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "edges", type.file.get(), type.memory.get(),
-                                       run.edges.size(), run.edges.data(), where));
+    MESHSIM_RETURN_IF_ERROR(WriteRows(group.get(), "timeline", TimelineColumns(types),
+                                      std::span<const core::TimelineRow>(run.timeline), where));
+    MESHSIM_RETURN_IF_ERROR(
+        WriteRows(group.get(), "edges", EdgeColumns(), std::span<const DepEdge>(run.edges), where));
   }
   MESHSIM_RETURN_IF_ERROR(WriteResources(group.get(), run, types, where));
   MESHSIM_RETURN_IF_ERROR(WriteGemms(group.get(), run, types, where));
   if (with_timeline) {
-    MESHSIM_ASSIGN_OR_RETURN(TableType type,
-                             MakeTableType(CounterColumns(), sizeof(core::CounterSample), where));
-    MESHSIM_RETURN_IF_ERROR(WriteTable(group.get(), "counters", type.file.get(), type.memory.get(),
-                                       run.counters.size(), run.counters.data(), where));
+    MESHSIM_RETURN_IF_ERROR(WriteRows(group.get(), "counters", CounterColumns(),
+                                      std::span<const core::CounterSample>(run.counters), where));
   }
   return absl::OkStatus();
 }
