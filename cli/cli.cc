@@ -135,6 +135,7 @@ absl::Status Run(const std::vector<std::string>& args, std::ostream& out, std::o
   options.keep_timeline = !options.out.empty() || !options.trace.empty();
   options.progress =
       isatty(STDERR_FILENO) != 0 ? RunOptions::Progress::kTerminal : RunOptions::Progress::kLog;
+  options.warn = [&err](const std::string& w) { err << "meshsim: warning: " << w << std::endl; };
   MESHSIM_ASSIGN_OR_RETURN(formats::RunRecord record, Simulate(options));
   if (!options.out.empty()) {
     MESHSIM_RETURN_IF_ERROR(
@@ -260,6 +261,7 @@ absl::StatusOr<std::vector<formats::RunRecord>> SimulateCompared(
     err << "simulating " << names[i] << " ...\n";
     MESHSIM_ASSIGN_OR_RETURN(formats::RunRecord rec, Simulate(runs[i]));
     rec.name = names[i];
+    for (const std::string& w : rec.warnings) err << "meshsim: warning: " << w << "\n";
     if (writer) MESHSIM_RETURN_IF_ERROR(ForOption("out", writer->AddRun(rec, true)));
     if (i == 0 && trace) {
       MESHSIM_RETURN_IF_ERROR(ForOption(
@@ -447,7 +449,9 @@ absl::Status List(const std::vector<std::string>& args, std::ostream& out) {
 // `show topology NAME [--dot] [run options]`: the topology a run with those options would build.
 absl::Status ShowTopology(const std::vector<std::string>& args, std::ostream& out) {
   constexpr char kShowTopologyUsage[] =
-      "usage: meshsim show topology NAME [--chips N] [--system S] [--set KEY=VALUE...] [--dot]";
+      "usage: meshsim show topology NAME [--chips N] [--system S] [--set KEY=VALUE...] [--mesh "
+      "RxC] "
+      "[--dims D] [--dot]";
   if (std::find(args.begin(), args.end(), "--help") != args.end() ||
       std::find(args.begin(), args.end(), "-h") != args.end()) {
     out << kShowTopologyUsage << "\n";
@@ -540,7 +544,7 @@ absl::Status Show(const std::vector<std::string>& args, std::ostream& out) {
   }
   const std::string usage =
       "usage: meshsim show system NAME | meshsim show topology NAME [--chips N] [--system S] "
-      "[--set KEY=VALUE...] [--dot]";
+      "[--set KEY=VALUE...] [--mesh RxC] [--dims D] [--dot]";
   const po::options_description d = Options({});
   MESHSIM_ASSIGN_OR_RETURN(ParsedArgs a, ParseArgs("show", args, d, 1, 2, usage));
   if (a.help) {

@@ -261,7 +261,7 @@ CommandDoc ShowCommand() {
   d.name = "show";
   d.synopsis =
       "show system NAME | show topology NAME [--chips N] [--system S] [--set KEY=VALUE]... "
-      "[--dot]";
+      "[--mesh RxC] [--dims D] [--dot]";
   d.summary =
       "Every parameter of a system preset with its unit (a valid config file), or a built "
       "topology: nodes, hosts and links by class.";
@@ -273,7 +273,7 @@ CommandDoc ShowCommand() {
       OptionDoc{.name = "dot",
                 .takes_value = false,
                 .description = "show topology: print the topology as a Graphviz graph"});
-  d.run_options = {"chips", "system", "set", "config"};
+  d.run_options = {"chips", "system", "set", "mesh", "dims", "config"};
   d.note = "`show topology` takes the run options that shape the machine.";
   return d;
 }

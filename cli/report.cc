@@ -242,6 +242,12 @@ void PrintJson(const formats::RunRecord& r, std::ostream& os,
       os << ", " << JsonString(key) << ": " << JsonNumber(value);
     }
   }
+  if (!r.warnings.empty()) {
+    os << ", \"warnings\": [";
+    for (size_t i = 0; i < r.warnings.size(); ++i)
+      os << (i ? ", " : "") << JsonString(r.warnings[i]);
+    os << "]";
+  }
   os << ", \"gemms\": [";
   sep = "";
   for (const formats::GemmSpan& g : Spans(r)) {

@@ -743,6 +743,7 @@ class ShardSimulation {
   std::atomic<bool> failed_{false};
   std::atomic<bool> cancel_{false};  // Set once interrupted: the runs in flight stop early.
   std::vector<formats::RunRecord> summary_;
+  std::set<std::string> warned_;  // Warnings said once per sweep (Write).
   absl::Status first_failure_;
   int failures_ = 0;
 };
@@ -836,6 +837,11 @@ absl::Status ShardSimulation::Write(absl::StatusOr<formats::RunRecord> r) {
     r = FailedRun(runs_.RunOf(written_), runs_.OptionsOf(written_), error);
     status = writer_.AddRun(*r, false);
   } else {
+    for (const std::string& w : r->warnings) {
+      if (!warned_.insert(w).second) continue;
+      progress_.err() << (progress_.tty() ? "\r\033[K" : "") << "meshsim: warning: run '" << r->name
+                      << "' (and any alike): " << w << "\n";
+    }
     status = writer_.AddRun(*r, args_.timelines);
   }
   summary_.push_back(SummaryRecord(*std::move(r)));

@@ -24,6 +24,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "core/ids.h"
 #include "core/op.h"
 #include "core/params.h"
@@ -665,6 +666,14 @@ absl::Status ReadRunGroup(hid_t group, RunRecord& run, const std::string& where,
       CheckedCall(has_error, where, "attribute 'error'", absl::StatusCode::kDataLoss));
   if (has_error > 0) {
     MESHSIM_ASSIGN_OR_RETURN(run.error, ReadStringAttribute(group, "error", types, where));
+  }
+  const htri_t has_warnings = H5Aexists(group, "warnings");
+  MESHSIM_RETURN_IF_ERROR(
+      CheckedCall(has_warnings, where, "attribute 'warnings'", absl::StatusCode::kDataLoss));
+  if (has_warnings > 0) {
+    std::string lines;
+    MESHSIM_ASSIGN_OR_RETURN(lines, ReadStringAttribute(group, "warnings", types, where));
+    run.warnings = absl::StrSplit(lines, '\n', absl::SkipEmpty());
   }
   MESHSIM_RETURN_IF_ERROR(ReadConfigAndMetrics(group, types, run, where));
   MESHSIM_RETURN_IF_ERROR(ReadStringTable(group, "names", types, &run.names, where));

@@ -286,6 +286,10 @@ absl::Status WriteRun(hid_t runs_group, const RunRecord& run, bool with_timeline
   if (!run.error.empty()) {  // A failed run (sweep --keep-going).
     MESHSIM_RETURN_IF_ERROR(WriteStringAttribute(group.get(), "error", run.error, types, where));
   }
+  if (!run.warnings.empty()) {
+    MESHSIM_RETURN_IF_ERROR(WriteStringAttribute(group.get(), "warnings",
+                                                 absl::StrJoin(run.warnings, "\n"), types, where));
+  }
   MESHSIM_RETURN_IF_ERROR(WriteConfig(group.get(), run, types, where));
   MESHSIM_RETURN_IF_ERROR(WriteMetrics(group.get(), run, where));
   {

@@ -76,6 +76,10 @@ struct RunRecord {
   // Why the run failed (`sweep --keep-going` stores such runs: config, no metrics, no timeline);
   // empty for a run that finished. Stored as the run group's attribute `error`.
   std::string error;
+  // What the run found doubtful in its own setup, one line each (sim/ring_check.h: mesh rings
+  // that are not rings of the machine); printed on stderr by `meshsim run` and `sweep`, a
+  // `warnings` list in JSON, the run group's attribute `warnings` (lines joined by newlines).
+  std::vector<std::string> warnings;
 
   // Frees the timeline, the edges, the counter samples and the op names once they are written
   // (compare, sweep): config, metrics, GeMM spans and resources stay for the printed summary.

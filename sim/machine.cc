@@ -22,8 +22,10 @@ absl::StatusOr<network::Topology> BuildTopology(const RunOptions& o, const algor
     params.graphviz_path = o.topology.substr(9);
   }
   params.chips = o.chips;
-  if ((o.topology == "torus2d" || o.topology == "mesh2d") && mesh != nullptr && !mesh->placed() &&
-      mesh->chips() == o.chips) {
+  if (!o.dims.empty()) {
+    params.dims = o.dims;
+  } else if ((o.topology == "torus2d" || o.topology == "mesh2d") && mesh != nullptr &&
+             !mesh->placed() && mesh->chips() == o.chips) {
     params.dims = {mesh->rows, mesh->cols};
   }
   const network::NetworkConfig& net = o.system.net;

@@ -65,12 +65,21 @@ std::vector<std::string> Algorithms() {
   return names;
 }
 
+// The topologies that read --dims, and why another does not.
+bool TakesDims(const std::string& topology) {
+  return topology == "torus2d" || topology == "torus3d" || topology == "mesh2d";
+}
+std::string DimsNotRead(const std::string& topology) {
+  return absl::StrCat("does not apply to --topology ", topology,
+                      "; it is read by --topology torus2d, torus3d, mesh2d");
+}
+
 // Every option is read as text and validated by ResolveRunOptions, so that messages are ours
 // and name the allowed values.
 po::typed_value<std::string>* Text() { return po::value<std::string>(); }
 
 // The machine and where the run lies on it: --system, --stack, --chips, --mesh, --placement,
-// --topology (and --help, --config).
+// --topology, --dims (and --help, --config).
 void AddMachineOptions(po::options_description& d) {
   // clang-format off
   d.add_options()
@@ -86,7 +95,11 @@ void AddMachineOptions(po::options_description& d) {
       ("placement", Text(), "the physical chips of the mesh, row-major: ids and ranges, e.g. "
                             "8-15 or 0,4,1,5 (default: chips 0..R*C-1 = every chip)")
       ("topology", Text(), "torus2d, torus3d, ring, mesh2d, fattree, switch, hierarchical, "
-                           "graphviz:FILE (default: the system's; `meshsim list topologies`)");
+                           "graphviz:FILE (default: the system's; `meshsim list topologies`)")
+      ("dims", Text(), "extents of a torus2d or mesh2d (RxC) or torus3d (XxYxZ), product = "
+                       "chips (default: torus2d/mesh2d the unplaced mesh's RxC, else the "
+                       "most-square); e.g. --topology torus3d --dims 4x8x8 gives each of 4 "
+                       "pipeline stages its own 8x8 torus");
   // clang-format on
 }
 
@@ -799,6 +812,34 @@ class RunOptionsResolver {
       o.topology = *v;
       o.topology_given = true;
     }
+    return Dims();
+  }
+
+  // --dims: the extents of a grid topology (rank 2 for torus2d and mesh2d, 3 for torus3d), whose
+  // product is --chips. Other topologies refuse it as not read (WhyNotRead).
+  absl::Status Dims() {
+    const std::string* v = get("dims");
+    if (v == nullptr) return absl::OkStatus();
+    if (!TakesDims(o.topology)) return InvalidOption("dims", *v, DimsNotRead(o.topology));
+    const int rank = o.topology == "torus3d" ? 3 : 2;
+    const char* form = rank == 3 ? "XxYxZ with X*Y*Z" : "RxC with R*C";
+    std::vector<int> dims;
+    int64_t product = 1;
+    for (absl::string_view part : absl::StrSplit(*v, 'x')) {
+      int extent = 0;
+      if (!absl::SimpleAtoi(part, &extent) || extent < 1 || extent > kMaxChips) {
+        dims.clear();
+        break;
+      }
+      dims.push_back(extent);
+      product *= extent;
+    }
+    if (static_cast<int>(dims.size()) != rank || product != o.chips) {
+      return InvalidOption(
+          "dims", *v,
+          absl::StrFormat("--topology %s takes %s = --chips %d", o.topology, form, o.chips));
+    }
+    o.dims = std::move(dims);
     return absl::OkStatus();
   }
 
@@ -1088,6 +1129,7 @@ std::string WhyNotRead(const std::string& key, const RunOptions& o, bool any_val
     return "does not apply without --out or --trace; it is read with --out, --trace or a "
            "sweep's --timelines, which keep the timeline it bounds";
   }
+  if (key == "dims" && !TakesDims(o.topology)) return DimsNotRead(o.topology);
   if ((key == "trace-format" || key == "trace-detail") && o.trace.empty()) {
     return "does not apply without --trace; it describes the --trace file";
   }
@@ -1187,6 +1229,7 @@ std::vector<std::pair<std::string, std::string>> RunOptions::Resolved() const {
       {"mesh", mesh},
       {"placement", FormatPlacement(placement)},
       {"topology", topology},
+      {"dims", absl::StrJoin(dims, "x")},
       {"workload", workload},
       {"model", model},
       {"hidden", absl::StrCat(hidden)},

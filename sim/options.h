@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,6 +83,7 @@ struct RunOptions {
   std::vector<int> placement;        // Physical chips of the mesh, row-major; empty = 0..R·C−1.
   std::string topology;              // Resolved: the system's default unless given.
   bool topology_given = false;       // 1D algorithms default to a ring unless a topology is given.
+  std::vector<int> dims;             // --dims of a grid topology; empty = derived (machine.cc).
   std::string workload = kDefaultWorkload;
   std::string model = "gpt3";
   int64_t hidden = 0, heads = 0, ffn = 0, layers = 0;  // Custom model when hidden > 0.
@@ -152,6 +154,10 @@ struct RunOptions {
   // When set and true, Simulate stops at its next check (every 65536 events) and returns
   // Cancelled: a sweep's interrupt ends its runs in flight. Not owned; not a config key.
   const std::atomic<bool>* cancel = nullptr;
+  // When set, Simulate hands it each of the run's warnings (RunRecord::warnings) as soon as the
+  // run is planned, before it is simulated (`meshsim run` writes them on stderr). Not a config
+  // key.
+  std::function<void(const std::string&)> warn;
 
   int64_t op_budget() const {
     return max_ops > 0 ? max_ops

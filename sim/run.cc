@@ -32,6 +32,7 @@
 #include "network/network_model.h"
 #include "sim/machine.h"
 #include "sim/metrics.h"
+#include "sim/ring_check.h"
 #include "sim/tuning.h"
 #include "sim/workload.h"
 #include "sim/workloads/common.h"
@@ -293,10 +294,23 @@ absl::StatusOr<formats::RunRecord> SimulatePlan(const RunOptions& options,
   const auto wall_start = std::chrono::steady_clock::now();
   MESHSIM_ASSIGN_OR_RETURN(const RunPlan plan, ResolvePlan(options, layer_slices));
   RunOptions o = options;
-  if (plan.one_dimensional && !o.topology_given) o.topology = "ring";  // Paper §4.3: two links.
+  // Paper §4.3: two links.
+  if (plan.one_dimensional && !o.topology_given && o.dims.empty()) o.topology = "ring";
+  std::vector<std::string> warnings;
+  {
+    const RingMeshes rings = WorkloadOf(o).Rings(o, plan);
+    MESHSIM_ASSIGN_OR_RETURN(const network::Topology topology, BuildTopology(o, &plan.mesh));
+    if (std::string w = RingWarning(topology, rings.meshes, rings.rows, rings.cols); !w.empty()) {
+      warnings.push_back(std::move(w));
+    }
+  }
+  if (o.warn) {
+    for (const std::string& w : warnings) o.warn(w);  // Before a long run starts.
+  }
   core::OpGraph graph;
   MESHSIM_RETURN_IF_ERROR(BuildWorkload(o, plan, graph));
   MESHSIM_ASSIGN_OR_RETURN(formats::RunRecord rec, RunGraph(o, plan.mesh, graph, wall_start));
+  rec.warnings = std::move(warnings);
   // Keep the historical metric order: the run-specific metrics, then the engine counters.
   std::vector<std::pair<std::string, double>> tail(rec.metrics.end() - 5, rec.metrics.end());
   rec.metrics.resize(rec.metrics.size() - 5);

@@ -44,6 +44,13 @@ struct RunPlan {
   algorithms::reshard::HostModel hosts;
 };
 
+// The meshes whose row and column groups a run's collectives ring over, placed on their chips
+// (sim/ring_check.h warns when those rings are not rings of the machine).
+struct RingMeshes {
+  std::vector<algorithms::Mesh> meshes;
+  bool rows = true, cols = true;  // Which of their groups ring.
+};
+
 // The values of a run's resolved config that only the lowered run knows (run.cc sets the mesh);
 // empty = leave the option's value as given.
 struct ResolvedValues {
@@ -126,6 +133,10 @@ class Workload {
   // graph is full; run.cc turns that into the budget error).
   virtual absl::Status Lower(const RunOptions& o, const RunPlan& plan,
                              core::OpGraph& graph) const = 0;
+
+  // The meshes the run's collectives ring over (RingMeshes). Default: the rows and columns of
+  // the run's mesh.
+  virtual RingMeshes Rings(const RunOptions& o, const RunPlan& plan) const { return {{plan.mesh}}; }
 
   // What sized the run, for the budget errors: "--algorithm tp1d on mesh 1x64".
   virtual std::string Describe(const RunOptions& o, const algorithms::Mesh& mesh) const {

@@ -19,6 +19,10 @@ class Chain : public Workload {
                                          kMaxChainOps, o.chips, o.steps));
   }
 
+  RingMeshes Rings(const RunOptions& o, const RunPlan& plan) const override {
+    return {};
+  }  // Delays only.
+
   absl::Status Lower(const RunOptions& o, const RunPlan& plan,
                      core::OpGraph& graph) const override {
     return algorithms::BuildChain({.chips = o.chips, .steps = o.steps, .step = o.step_time}, graph);

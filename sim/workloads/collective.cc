@@ -37,6 +37,12 @@ class Collective : public Workload {
     MESHSIM_RETURN_IF_ERROR(CheckFlowBudget(o, plan.mesh, kind));
     return algorithms::BuildCollectiveBench(plan.mesh, kind, o.group, o.bytes, graph);
   }
+  // The groups of --group, except an all-to-all's (no ring) and --group all's (one ring over
+  // every chip in snake order, or comm.torus_algorithm's phases).
+  RingMeshes Rings(const RunOptions& o, const RunPlan& plan) const override {
+    if (o.collective == "alltoall" || o.group == "all") return {};
+    return {{plan.mesh}, o.group == "row", o.group == "col"};
+  }
   std::string Describe(const RunOptions& o, const algorithms::Mesh& mesh) const override {
     return absl::StrCat("--workload collective --collective ", o.collective, " --group ", o.group);
   }

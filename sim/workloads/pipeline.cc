@@ -187,6 +187,16 @@ class Pipeline : public Workload {
     return algorithms::pipeline::LowerPipeline(*plan.pipeline, *layer, plan.hosts, graph);
   }
 
+  // Every stage replica's operator mesh (the DP reduction over replicas, once per step, is not
+  // checked).
+  RingMeshes Rings(const RunOptions& o, const RunPlan& plan) const override {
+    RingMeshes r;
+    for (const algorithms::pipeline::StagePlan& st : plan.pipeline->stages) {
+      r.meshes.insert(r.meshes.end(), st.replicas.begin(), st.replicas.end());
+    }
+    return r;
+  }
+
   std::string Fewer() const override { return "chips, layers or microbatches"; }
 
   absl::Status ResolveConfig(const RunOptions& o, const RunPlan& plan, const core::OpGraph& graph,

@@ -11,6 +11,10 @@ namespace {
 
 class Stream : public Workload {
  public:
+  RingMeshes Rings(const RunOptions& o, const RunPlan& plan) const override {
+    return {};
+  }  // No communication.
+
   absl::Status Validate(const RunOptions& o) const override {
     if (o.bytes > 0) return absl::OkStatus();
     return absl::InvalidArgumentError("--bytes: required by --workload stream (e.g. --bytes 1GiB)");
