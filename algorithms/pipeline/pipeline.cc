@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -78,17 +79,12 @@ absl::StatusOr<std::vector<int>> SplitLayers(const workloads::LayerStack& stack,
 // the batch split over the D replicas of a D × R·C mesh. The R×C operator mesh becomes the
 // second dimension (local index r·C + c), so a plugin axis survives only when it splits over
 // every chip of the replica (columns of a one-row mesh, rows of a one-column mesh, or both
-// axes); an axis of one chip splits nothing.
-absl::StatusOr<std::string> StageSpec(const std::string& replica_spec, const Mesh& op, int dp) {
+// axes); an axis of one chip splits nothing. None when an axis splits over a part of the
+// replica: the stage then sends one message per replica.
+absl::StatusOr<std::optional<std::string>> StageSpec(const std::string& replica_spec,
+                                                     const Mesh& op, int dp) {
   if (dp == 1) return replica_spec;
   MESHSIM_ASSIGN_OR_RETURN(rs::ShardingSpec spec, rs::ParseSpec(replica_spec, 3));
-  const auto fail = [&] {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--dp: %d is not allowed with --mesh %s; the layer's activations (%s on each replica) "
-        "are no sharding spec of the stage's %dx%d mesh; use --dp 1 or a one-row or "
-        "one-column --mesh",
-        dp, op.ToString(), replica_spec, dp, op.chips()));
-  };
   for (rs::DimSharding& d : spec.dims) {
     const int shards = rs::NumShards(d, op);
     if (shards == 1) {
@@ -96,7 +92,7 @@ absl::StatusOr<std::string> StageSpec(const std::string& replica_spec, const Mes
     } else if (shards == op.chips()) {
       d = rs::DimSharding::kCols;  // Rows of R×1, columns of 1×C, or both: the local index.
     } else {
-      return fail();
+      return std::nullopt;
     }
   }
   rs::DimSharding& batch = spec.dims[0];
@@ -126,7 +122,8 @@ int DelayedLayers(const PipelineProblem& p, const PipelinePlan& plan, int stage)
   if (p.flops_per_s <= 0) return st.layers;
   double send_s = 0;
   for (const Message& m : plan.messages) {
-    if (m.to == stage) send_s += m.bwd.schedule.makespan_s;
+    // Replicas send at once: one replica's messages stand for them all.
+    if (m.to == stage && m.replica <= 0) send_s += m.bwd.schedule.makespan_s;
   }
   if (send_s <= 0) return 0;
   double covered = 0;
@@ -232,24 +229,38 @@ absl::Status PlanMessages(const PipelineProblem& p, const rs::HostModel& hosts,
     if (stage_of(s.from) != stage_of(s.to)) sends.push_back({s.from, stage_of(s.to)});
   }
   for (const auto& [layer, to] : sends) {
-    Message m;
-    m.from = stage_of(layer);
-    m.to = to;
-    m.layer = layer;
-    const LayerShape& s = p.stack.layers[layer];
-    const StagePlan& a = plan.stages[m.from];
-    const StagePlan& b = plan.stages[m.to];
-    MESHSIM_ASSIGN_OR_RETURN(rs::ShardingSpec sa, rs::ParseSpec(a.spec, 3));
-    MESHSIM_ASSIGN_OR_RETURN(rs::ShardingSpec sb, rs::ParseSpec(b.spec, 3));
-    m.fwd_problem = {{s.batch, s.seq, s.hidden}, s.element_bytes, {a.mesh, sa}, {b.mesh, sb}};
-    m.bwd_problem = {{s.batch, s.seq, s.hidden}, s.element_bytes, {b.mesh, sb}, {a.mesh, sa}};
-    MESHSIM_RETURN_IF_ERROR(rs::CheckProblem(m.fwd_problem));
-    m.fwd = rs::PlanReshard(m.fwd_problem, p.reshard, hosts);
-    m.bwd = rs::PlanReshard(m.bwd_problem, p.reshard, hosts);
-    // The receiving stage keeps its copy of the activation for the backward pass.
-    plan.stages[m.to].activation_bytes_per_chip +=
-        BytesPerDevice(workloads::ActivationBytes(s), m.fwd_problem.dst);
-    plan.messages.push_back(std::move(m));
+    const int from = stage_of(layer);
+    const StagePlan& a = plan.stages[from];
+    const StagePlan& b = plan.stages[to];
+    // One message over the stage meshes, or one per replica (banner).
+    const bool per_replica = !a.replica_spec.empty();
+    for (int d = per_replica ? 0 : -1; d < (per_replica ? p.dp : 0); ++d) {
+      Message m;
+      m.from = from;
+      m.to = to;
+      m.layer = layer;
+      m.replica = d;
+      const LayerShape s =
+          per_replica ? ReplicaShape(p.stack.layers[layer], p.dp) : p.stack.layers[layer];
+      MESHSIM_ASSIGN_OR_RETURN(rs::ShardingSpec sa,
+                               rs::ParseSpec(per_replica ? a.replica_spec : a.spec, 3));
+      MESHSIM_ASSIGN_OR_RETURN(rs::ShardingSpec sb,
+                               rs::ParseSpec(per_replica ? b.replica_spec : b.spec, 3));
+      const Mesh& ma = per_replica ? a.replicas[d] : a.mesh;
+      const Mesh& mb = per_replica ? b.replicas[d] : b.mesh;
+      m.fwd_problem = {{s.batch, s.seq, s.hidden}, s.element_bytes, {ma, sa}, {mb, sb}};
+      m.bwd_problem = {{s.batch, s.seq, s.hidden}, s.element_bytes, {mb, sb}, {ma, sa}};
+      MESHSIM_RETURN_IF_ERROR(rs::CheckProblem(m.fwd_problem));
+      m.fwd = rs::PlanReshard(m.fwd_problem, p.reshard, hosts);
+      m.bwd = rs::PlanReshard(m.bwd_problem, p.reshard, hosts);
+      // The receiving stage keeps its copy of the activation for the backward pass (every
+      // replica alike: counted once).
+      if (d <= 0) {
+        plan.stages[m.to].activation_bytes_per_chip +=
+            BytesPerDevice(workloads::ActivationBytes(s), m.fwd_problem.dst);
+      }
+      plan.messages.push_back(std::move(m));
+    }
   }
   return absl::OkStatus();
 }
@@ -280,7 +291,13 @@ absl::StatusOr<PipelinePlan> PlanPipeline(const PipelineProblem& p, const LayerA
     st.layers = split[i];
     first += split[i];
     MESHSIM_RETURN_IF_ERROR(PlaceStage(p, i, st));
-    MESHSIM_ASSIGN_OR_RETURN(st.spec, StageSpec(replica_spec, p.op_mesh, p.dp));
+    MESHSIM_ASSIGN_OR_RETURN(const std::optional<std::string> spec,
+                             StageSpec(replica_spec, p.op_mesh, p.dp));
+    if (spec.has_value()) {
+      st.spec = *spec;
+    } else {
+      st.replica_spec = replica_spec;  // Per-replica messages (banner).
+    }
     st.order = StageOrder(p.schedule, p.stages, i, p.microbatches);
     st.in_flight = MaxInFlight(st.order);
     AddStageWork(p, st);

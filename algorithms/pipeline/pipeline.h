@@ -18,8 +18,13 @@
 // other way. A message's sharding on a stage is the plugin's BoundarySpec on the replica's mesh,
 // with the batch split over replicas: on the D × R·C mesh of the stage's chips (dimension 0 =
 // replica) "RRS1" on a 1×C operator mesh becomes "S0RS1"; with D = 1 the stage's mesh is the
-// operator mesh itself. Each message is planned once (reshard.h: strategy and scheduler) and
-// lowered once per microbatch.
+// operator mesh itself. When the replica's spec is no spec of that D × R·C mesh (an R×C mesh
+// with R, C > 1 splits an axis over a part of the replica: MeshSlice's "S0RS1"), the message
+// is D messages instead, one per replica, each from replica d of one stage to replica d of the
+// other on their R×C meshes with the replica's spec and microbatch/D sequences: replica d of
+// both stages holds the same sequences, so no data crosses replicas either way, and each
+// replica's chips wait only for their own transfers. Each message is planned once (reshard.h:
+// strategy and scheduler) and lowered once per microbatch.
 //
 // Step. Each stage runs its schedule's task order (schedule.h). A forward task lowers, per
 // replica, every layer's forward (LayerPart::kForward) after the stage's previous task; a
@@ -131,6 +136,9 @@ struct StagePlan {
   std::vector<Mesh> replicas;  // Placed operator meshes, one per DP replica.
   Mesh mesh;                   // Every chip of the stage, as the mesh messages are sharded on.
   std::string spec;            // The activations' spec on `mesh`, e.g. "S0RR".
+  // The activations' spec on each replica's mesh when `spec` cannot say it (per-replica
+  // messages, the banner's "Messages"); empty otherwise.
+  std::string replica_spec;
   std::vector<Task> order;
   int in_flight = 0;       // MaxInFlight(order).
   int delayed_layers = 0;  // Backward-weight delaying: the first layers whose dW wait (banner).
@@ -148,6 +156,7 @@ struct StagePlan {
 // its gradient.
 struct Message {
   int from = 0, to = 0, layer = 0;
+  int replica = -1;  // The DP replica of both stages it joins; −1: the whole stage meshes.
   reshard::ReshardProblem fwd_problem, bwd_problem;
   reshard::ReshardPlan fwd, bwd;
 };
