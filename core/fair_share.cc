@@ -141,10 +141,16 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
                               std::span<const uint32_t> route_ends, double max_rate) {
   // The conditions of "Flow groups" in the header.
   if (!GroupRoutesFree(g, resources, route_ends)) return false;
+  groups_[g].independent = route_ends[0] == 1;
   BuildGroupAdjacency(g, resources, route_ends);
-  const std::optional<double> rate = GroupRate(g, resources, route_ends, max_rate);
-  if (!rate.has_value() || !GroupConnected(g, resources, route_ends)) return false;
+  std::optional<double> rate = GroupRate(g, resources, route_ends, max_rate);
   Group& grp = groups_[g];
+  if (grp.independent) {
+    rate = IndependentRate(g, max_rate);
+  } else if (rate.has_value() && !GroupConnected(g, resources, route_ends)) {
+    rate.reset();
+  }
+  if (!rate.has_value()) return false;
   grp.rate = *rate;
   grp.walk.clear();
   return bytes > 0;
@@ -152,11 +158,15 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
 
 bool FairShare::GroupRoutesFree(uint32_t g, std::span<const ResourceId> resources,
                                 std::span<const uint32_t> route_ends) const {
-  // (1) Routes of at least two resources (crossing flows: their component is walked, never
-  // solved alone), over resources that carry nothing and are in no group.
+  // (1) Routes of at least two resources each (crossing flows: their component is walked,
+  // never solved alone), or of one resource each (an independent group, solved alone each, not
+  // yet dirty), over resources that carry nothing and are in no group.
+  const bool independent = !route_ends.empty() && route_ends[0] == 1;
   uint32_t begin = 0;
   for (size_t k = 0; k < route_ends.size(); ++k) {
-    if (route_ends[k] < begin + 2 || route_ends[k] > resources.size()) return false;
+    if (route_ends[k] > resources.size()) return false;
+    const uint32_t length = route_ends[k] - begin;
+    if (independent ? length != 1 : length < 2) return false;
     begin = route_ends[k];
   }
   if (begin != resources.size()) return false;
@@ -164,6 +174,7 @@ bool FairShare::GroupRoutesFree(uint32_t g, std::span<const ResourceId> resource
     MESHSIM_CHECK(r.valid() && r.value() < resources_.size()) << "unknown resource " << r;
     const Resource& res = resources_[r.value()];
     if (!res.flows.empty()) return false;
+    if (independent && res.dirty_mark == epoch_ + 1) return false;
     if (res.group == g) continue;
     if (res.group != kNoGroup) return false;
   }
@@ -252,6 +263,26 @@ std::optional<double> FairShare::GroupRate(uint32_t g, std::span<const ResourceI
   return rate;
 }
 
+std::optional<double> FairShare::IndependentRate(uint32_t g, double max_rate) const {
+  // What SolveAlone's FillLocal gives each of k flows of cap u on a resource of capacity c: the
+  // share c/k when no cap is below it, u when k = 1 and u < c. (k > 1 with u < c/k would freeze
+  // the caps one by one at shares recomputed in floating point: not taken.)
+  const Group& grp = groups_[g];
+  double rate = 0;
+  for (size_t j = 0; j < grp.resources.size(); ++j) {
+    const uint32_t k = grp.adj_begin[j + 1] - grp.adj_begin[j];
+    const double share = resources_[grp.resources[j]].capacity / k;
+    double x = share;
+    if (max_rate < share) {
+      if (k > 1) return std::nullopt;
+      x = max_rate;
+    }
+    if (!std::isfinite(x) || !(x > 0) || (j > 0 && x != rate)) return std::nullopt;
+    rate = x;
+  }
+  return rate;
+}
+
 bool FairShare::GroupConnected(uint32_t g, std::span<const ResourceId> resources,
                                std::span<const uint32_t> route_ends) {
   // (4) Connected: one component, solved in one walk (halving-doubling pairs, the rings of a
@@ -291,6 +322,7 @@ void FairShare::FreeGroup(uint32_t g) {
   grp.completion = EventId();
   grp.solved = false;
   grp.completing = false;
+  grp.independent = false;
   free_groups_.push_back(g);
 }
 
@@ -298,12 +330,29 @@ void FairShare::SolveGroup(uint32_t g, uint32_t seed) {
   Group& grp = groups_[g];
   MESHSIM_CHECK(!grp.solved) << "flow group solved twice";
   const Time now = sim_.Now();
-  // CollectComponent(seed) over the group's adjacency: the same visiting order.
   grp.walk.clear();
   comp_resources_.clear();
   stack_.clear();
-  stack_.push_back(seed);
-  resources_[seed].mark = epoch_;
+  if (grp.independent) {
+    MESHSIM_CHECK(grp.resources[0] == seed)
+        << "an independent flow group reached before its first resource";
+    // Each resource and its flows are a component solved alone, and the resources are
+    // consecutive in the dirty list in first-touch order (marked by StartGroup, none dirty
+    // before): SolveAlone of each in that order, its flows in start order.
+    for (size_t j = 0; j < grp.resources.size(); ++j) {
+      const uint32_t r = grp.resources[j];
+      resources_[r].mark = epoch_;
+      comp_resources_.push_back(r);
+      for (uint32_t a = grp.adj_begin[j]; a < grp.adj_begin[j + 1]; ++a) {
+        grp.walk.push_back(grp.adj[a]);
+        flows_[grp.members[grp.adj[a]]].mark = epoch_;
+      }
+    }
+  } else {
+    // CollectComponent(seed) over the group's adjacency: the same visiting order.
+    stack_.push_back(seed);
+    resources_[seed].mark = epoch_;
+  }
   while (!stack_.empty()) {
     const uint32_t r = stack_.back();
     stack_.pop_back();
@@ -327,7 +376,7 @@ void FairShare::SolveGroup(uint32_t g, uint32_t seed) {
   const size_t m = grp.members.size();
   flows_walked_ += m;
   flows_refilled_ += m;
-  const uint32_t fill = NextFill();
+  const uint32_t fill = grp.independent ? 0 : NextFill();  // SolveAlone records no fill.
   for (uint32_t idx : grp.members) {
     Flow& f = flows_[idx];
     f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.settled).seconds());
@@ -356,16 +405,31 @@ void FairShare::SolveGroup(uint32_t g, uint32_t seed) {
 }
 
 void FairShare::CompleteGroup(uint32_t g) {
-  Group& grp = groups_[g];
-  grp.completing = true;
-  grp.completion = EventId();
-  // Complete() of each member in walk order; the lists and bounds were never built.
-  for (uint32_t k : grp.walk) {
-    const uint32_t idx = grp.members[k];
+  groups_[g].completing = true;
+  groups_[g].completion = EventId();
+  // Members not yet completed, by resource slot: a resource leaves the group once its last
+  // member completed, so that a callback may start flows over it (as over the empty resource
+  // Complete() would have left); the one that ends a step starts the next one's there.
+  {
+    Group& grp = groups_[g];
+    grp.left.resize(grp.resources.size());
+    for (size_t j = 0; j < grp.resources.size(); ++j) {
+      grp.left[j] = grp.adj_begin[j + 1] - grp.adj_begin[j];
+    }
+  }
+  // Complete() of each member in walk order; the lists and bounds were never built. Callbacks
+  // may add groups (groups_ may move): the group is looked up again after each.
+  for (size_t j = 0; j < groups_[g].walk.size(); ++j) {
+    Group& grp = groups_[g];
+    const uint32_t idx = grp.members[grp.walk[j]];
     Flow& f = flows_[idx];
     MESHSIM_CHECK(f.active) << "flow completed twice";
     MarkDirty(f);
     RequestSolve();
+    for (ResourceId r : f.resources) {
+      Resource& res = resources_[r.value()];
+      if (--grp.left[res.group_slot] == 0) res.group = kNoGroup;
+    }
     Retire(idx);
   }
   FreeGroup(g);

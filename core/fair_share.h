@@ -76,8 +76,9 @@ class FairShare {
   // resources[route_ends[k−1], route_ends[k]) with on_done[k] (moved from). The result is that of
   // StartFlow called for k = 0, 1, … in order, bit for bit; when the flows form an isolated
   // symmetric group (see "Flow groups" at the end of this file) they are one entity in the solver
-  // with one completion event until something else touches one of their resources. The on_done
-  // callbacks of a group must not start flows over the group's resources (fatal).
+  // with one completion event until something else touches one of their resources. An on_done
+  // callback may start flows over the resources of the members completed so far (its own
+  // included), not over those of members still to complete (fatal).
   void StartGroup(double bytes, std::span<const ResourceId> resources,
                   std::span<const uint32_t> route_ends, std::span<Callback> on_done,
                   double max_rate = kNoCap);
@@ -225,12 +226,14 @@ class FairShare {
     EventId completion;
     bool solved = false;
     bool completing = false;
+    bool independent = false;    // Routes of one resource each (header, "Flow groups").
+    std::vector<uint32_t> left;  // CompleteGroup: members not yet completed, by resource slot.
   };
   // Whether the flows qualify as a group (sets rate_ of the group to be); scratch in groups_[g].
   bool GroupEligible(uint32_t g, double bytes, std::span<const ResourceId> resources,
                      std::span<const uint32_t> route_ends, double max_rate);
-  // GroupEligible's conditions and scratch, in order. (1) Routes of at least two resources,
-  // over resources that carry nothing and are in no other group.
+  // GroupEligible's conditions and scratch, in order. (1) Routes of at least two resources (or
+  // of one each: independent), over resources that carry nothing and are in no other group.
   bool GroupRoutesFree(uint32_t g, std::span<const ResourceId> resources,
                        std::span<const uint32_t> route_ends) const;
   // Marks the group's resources (first-touch order) and sizes its adjacency (CSR).
@@ -240,7 +243,9 @@ class FairShare {
   // that rate, or none.
   std::optional<double> GroupRate(uint32_t g, std::span<const ResourceId> resources,
                                   std::span<const uint32_t> route_ends, double max_rate);
-  // (4) The flows form one component.
+  // (3') An independent group's rate: what SolveAlone gives every flow, when it is one.
+  std::optional<double> IndependentRate(uint32_t g, double max_rate) const;
+  // (4) The flows form one component (not asked of an independent group).
   bool GroupConnected(uint32_t g, std::span<const ResourceId> resources,
                       std::span<const uint32_t> route_ends);
   // The start solve of compact group g, reached through its resource `seed`: what
@@ -456,6 +461,20 @@ class FairShare {
 // and their completions are scheduled with the reserved numbers; from then on they are
 // ordinary flows. Until then no solve can reach the group (no other flow shares a resource),
 // so nothing else about them would have changed.
+// Independent groups: m flows of one resource each, k on each of their resources (the same k),
+// which carry nothing else and are not dirty yet. Each resource with its k flows is then a
+// component solved alone (SolveAlone: FillLocal gives each flow x = c_r/k when no cap u is
+// below that, or u < c_r when k = 1; the load is 0 + x + … + x; completions at now + ⌈b/x⌉ in
+// list = start order), and StartGroup marks the resources dirty consecutively in first-touch
+// order, so the next solve reaches them in that order with nothing in between: SolveGroup does
+// them all at the first, every flow at the same x, and takes the m consecutive numbers in that
+// order (resources in first-touch order, each one's flows in start order), as the SolveAlone
+// calls would have.
+// Completing a group (independent or not) releases each resource from the group once its last
+// member has completed, before that member's callback runs: the resource is then exactly what
+// Complete() leaves (no flow, bound sums zero), and a callback may start flows over it; the
+// reducing sends of a ring step end with the callback that starts the next step over the same
+// HBMs.
 // Completions unlink a flow from its resources in O(|R_f|) (stored positions). A resource whose
 // flows cross no other resource (an HBM with only local traffic: most solves) is a component of
 // its own: progressive filling on it freezes the caps below the running share c_r' / n', then

@@ -835,7 +835,28 @@ void NetworkModel::ScheduleArrival(uint32_t slot, uint32_t send, Time arrival) {
 void NetworkModel::ArriveBatch(uint32_t slot, uint32_t batch) {
   // Arrive may end the step, and the next step's StartFlows clears the batches: move them out.
   std::vector<uint32_t> sends = std::move(runs_[slot].batches[batch]);
-  for (uint32_t send : sends) Arrive(slot, send);
+  const Run& r = runs_[slot];
+  const bool uniform =
+      sends.size() > 1 && std::all_of(sends.begin(), sends.end(), [&](uint32_t send) {
+        return r.sends[send].bytes == r.sends[sends[0]].bytes;
+      });
+  if (!uniform) {
+    for (uint32_t send : sends) Arrive(slot, send);
+    return;
+  }
+  // The same reductions in the same order, handed to the solver together: on HBMs that carry
+  // nothing else they are one independent flow group (core/fair_share.h).
+  group_path_.clear();
+  group_ends_.clear();
+  group_done_.clear();
+  for (uint32_t send : sends) {
+    const int member = r.sends[send].dst;
+    group_path_.push_back(hbm_[r.members[member].value()]);
+    group_ends_.push_back(static_cast<uint32_t>(group_path_.size()));
+    group_done_.push_back(ReductionDone(slot, member));
+  }
+  fs_.StartGroup(3.0 * static_cast<double>(r.sends[sends[0]].bytes), group_path_, group_ends_,
+                 std::span<core::FairShare::Callback>(group_done_), reduce_bytes_per_s_);
 }
 
 void NetworkModel::Arrive(uint32_t slot, uint32_t send) {
@@ -844,19 +865,21 @@ void NetworkModel::Arrive(uint32_t slot, uint32_t send) {
   Run& r = runs_[slot];
   const int member = r.sends[send].dst;
   const ChipId chip = r.members[member];
-  fs_.StartFlow(
-      3.0 * static_cast<double>(r.sends[send].bytes), {hbm_[chip.value()]},
-      [this, slot, member] {
-        Run& run = runs_[slot];
-        core::Simulator& sim = run.exec->sim();
-        if (!PartDone(slot, member, sim.Now())) return;
-        if (run.last_arrival > sim.Now()) {  // A non-reducing send of the step lands later.
-          sim.ScheduleAt(run.last_arrival, [this, slot] { StepArrived(slot); });
-        } else {
-          StepArrived(slot);
-        }
-      },
-      reduce_bytes_per_s_);
+  fs_.StartFlow(3.0 * static_cast<double>(r.sends[send].bytes), {hbm_[chip.value()]},
+                ReductionDone(slot, member), reduce_bytes_per_s_);
+}
+
+core::FairShare::Callback NetworkModel::ReductionDone(uint32_t slot, int member) {
+  return [this, slot, member] {
+    Run& run = runs_[slot];
+    core::Simulator& sim = run.exec->sim();
+    if (!PartDone(slot, member, sim.Now())) return;
+    if (run.last_arrival > sim.Now()) {  // A non-reducing send of the step lands later.
+      sim.ScheduleAt(run.last_arrival, [this, slot] { StepArrived(slot); });
+    } else {
+      StepArrived(slot);
+    }
+  };
 }
 
 bool NetworkModel::PartDone(uint32_t slot, int member, Time when) {

@@ -277,6 +277,8 @@ class NetworkModel : public core::OpRunner {
   // per flow.
   void FlowDone(uint32_t slot, uint32_t send);
   void Arrive(uint32_t slot, uint32_t send);
+  // The end of member `member`'s reduction: its part of the step is done.
+  core::FairShare::Callback ReductionDone(uint32_t slot, int member);
   // The arrivals of reducing sends that land at one instant, scheduled consecutively, as one event
   // holding their sequence numbers (Simulator::ReserveSequence): the same order, one event.
   void ScheduleArrival(uint32_t slot, uint32_t send, core::Time arrival);

@@ -638,6 +638,85 @@ TEST(FairShareGroupTest, GroupedRingMatchesOneFlowAtATimeAndSplitsWhenAFlowJoins
   }
 }
 
+// Independent groups (header, "Flow groups"): the reductions of a ring step, k flows of one
+// resource each on every one of p HBMs, started together. The last flow's callback starts the
+// next step over the same HBMs (and a link), as a ring's last reduction does. Grouped or one flow
+// at a time, every completion must come at the same time in the same order, with the same bytes
+// per resource; a flow joining one HBM mid-way, or at the instant the group completes, splits it.
+RingRun RunReductions(bool groups, int p, int per_hbm, int64_t join_ps, bool capped) {
+  Simulator sim;
+  FairShare fs(sim);
+  fs.set_flow_groups(groups);
+  std::vector<ResourceId> hbm;
+  for (int i = 0; i < p; ++i) {
+    ResourceInfo info;
+    info.capacity_bytes_per_s = 1.2e12;
+    hbm.push_back(fs.AddResource(info));
+  }
+  ResourceInfo link_info;
+  link_info.capacity_bytes_per_s = 30e9;
+  const ResourceId link = fs.AddResource(link_info);
+  RingRun out;
+  std::vector<ResourceId> path;
+  std::vector<uint32_t> ends;
+  std::vector<FairShare::Callback> done;
+  const int m = p * per_hbm;
+  int left = m;
+  for (int d = 0; d < per_hbm; ++d) {
+    for (int i = 0; i < p; ++i) {
+      path.push_back(hbm[i]);
+      ends.push_back(static_cast<uint32_t>(path.size()));
+      const int id = static_cast<int>(done.size());
+      done.emplace_back([&, id] {
+        out.done.push_back({id, sim.Now().ps()});
+        if (--left > 0) return;
+        // The step's last reduction: the next step starts over the HBMs it freed.
+        for (int j = 0; j < p; ++j) {
+          fs.StartFlow(4e5, {hbm[j], link, hbm[(j + 1) % p]}, [&out, &sim, j] {
+            out.done.push_back({100 + j, sim.Now().ps()});
+          });
+        }
+      });
+    }
+  }
+  // 3 × 1 MB, capped by the vector units (20 GB/s: below the HBM's 1.2 TB/s) or not.
+  fs.StartGroup(3e6, path, ends, done, capped ? 20e9 : FairShare::kNoCap);
+  if (join_ps >= 0) {
+    sim.ScheduleAt(Time::Picoseconds(join_ps), [&] {
+      fs.StartFlow(5e5, {hbm[1]}, [&out, &sim] { out.done.push_back({-1, sim.Now().ps()}); });
+    });
+  }
+  sim.Run();
+  for (const ResourceInfo& r : fs.ResourceReport()) out.bytes.push_back(r.bytes);
+  out.formed = fs.groups_formed();
+  out.split = fs.groups_split();
+  return out;
+}
+
+TEST(FairShareGroupTest, IndependentFlowsMatchOneFlowAtATimeAndFreeTheirResources) {
+  for (int per_hbm : {1, 2}) {
+    for (bool capped : {false, true}) {
+      const RingRun plain = RunReductions(false, 6, per_hbm, -1, capped);
+      // The reductions end together (before the next step's flows, ids ≥ 100).
+      const int64_t end_ps = plain.done[6 * per_hbm - 1].second;
+      for (int64_t join : {int64_t{-1}, int64_t{0}, end_ps / 3, end_ps}) {
+        SCOPED_TRACE(testing::Message()
+                     << "per HBM " << per_hbm << " capped " << capped << " join " << join);
+        const RingRun ref = RunReductions(false, 6, per_hbm, join, capped);
+        const RingRun grp = RunReductions(true, 6, per_hbm, join, capped);
+        EXPECT_EQ(grp.done, ref.done);
+        EXPECT_EQ(grp.bytes, ref.bytes);
+        EXPECT_EQ(ref.formed, 0u);
+        // k = 2 capped flows would freeze one by one (not grouped); the rest group.
+        const bool groups = !(capped && per_hbm == 2);
+        EXPECT_EQ(grp.formed, groups ? 1u : 0u);
+        EXPECT_EQ(grp.split, groups && join >= 0 ? 1u : 0u);
+        ASSERT_EQ(ref.done.size(), 6u * per_hbm + 6 + (join >= 0));
+      }
+    }
+  }
+}
+
 TEST(FairShareGroupTest, AsymmetricOrBusyFlowsAreNotGrouped) {
   Simulator sim;
   FairShare fs(sim);

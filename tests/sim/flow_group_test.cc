@@ -95,6 +95,7 @@ TEST_P(FlowGroups, SameRunAsOneFlowAtATime) {
 INSTANTIATE_TEST_SUITE_P(Scenarios, FlowGroups, testing::Values(
     // Ring collectives alone on their links and HBMs: every step is one group.
     Scenario{"AllReduceOnARing", "chips=32 mesh=1x32 topology=ring workload=collective collective=allreduce group=all bytes=4MiB", true},
+    Scenario{"AllReduceOnARingOneDirection", "chips=32 mesh=1x32 topology=ring workload=collective collective=allreduce group=all bytes=4MiB set=comm.ring_directions=1", true},
     Scenario{"AllGatherRowsOfATorus", "chips=16 mesh=4x4 workload=collective collective=allgather bytes=1MiB", true},
     Scenario{"ReduceScatterColumnsOfATorus", "chips=16 mesh=4x4 workload=collective collective=reducescatter group=col bytes=1MiB", true},
     Scenario{"AllReduceSnakeRingOfATorus", "chips=64 mesh=8x8 topology=torus2d workload=collective collective=allreduce group=all bytes=4MiB", true},
