@@ -223,8 +223,8 @@ void PrintJson(const formats::RunRecord& r, std::ostream& os,
     sep = ", ";
   }
   os << "}";
-  for (const char* key :
-       {"bytes_sent_per_chip", "ops", "events", "wall_s", "model_layers", "model_fc_time_s"}) {
+  for (const char* key : {"compute_s", "bytes_sent_per_chip", "ops", "events", "wall_s",
+                          "model_layers", "model_fc_time_s"}) {
     os << ", " << JsonString(key) << ": " << JsonNumber(r.Metric(key));
   }
   for (const char* key : {"layer_flops", "tflops_per_gpu", "step_time_s", "step_flops", "tflops",
