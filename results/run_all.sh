@@ -25,7 +25,8 @@ source "$here/common/item_runs.sh"
 ITEMS=(fig09_weak_scaling fig10_comm_breakdown fig11_gemm_shapes fig12_strong_scaling
        table2_dataflow fig13_fig14_cost_model table3_tpuv4_4x4 atp_fig10_sota atp_table3_overlap
        atp_fig11_mesh atp_fig12_topologies
-       meshslice_end_to_end reshard_fig5 reshard_fig6 reshard_fig7 reshard_fig8 reshard_fig9)
+       meshslice_end_to_end reshard_fig5 reshard_fig6 reshard_fig7 reshard_fig8 reshard_fig9
+       scale_pod)
 [ $# -gt 0 ] && ITEMS=("$@")
 
 mkdir -p "$here/out"

@@ -267,13 +267,20 @@ def e2e():
         f"{rows[(m, 'llm')]['paper_pct']}% → {rows[(m, 'llm')]['speedup_pct']}%" for m in names) + ")")
 
 
+def pod():
+    rows = plotenv.read_csv(os.path.join(HERE, "scale_pod", "pod.csv"))
+    return "; ".join(f"{r['chips']} chips: {float(r['step_time_s']):.2f} s step, "
+                     f"{plotenv.pct(float(r['flop_utilization']))} FLOP utilization"
+                     for r in rows)
+
+
 HEADLINES = {"fig09_weak_scaling": fig09, "fig10_comm_breakdown": fig10, "fig11_gemm_shapes": fig11,
              "fig12_strong_scaling": fig12, "table2_dataflow": table2,
              "fig13_fig14_cost_model": fig13, "table3_tpuv4_4x4": table3,
              "atp_fig10_sota": atp10, "atp_fig11_mesh": atp11, "atp_fig12_topologies": atp12,
              "atp_table3_overlap": atp3, "reshard_fig5": fig5, "reshard_fig6": fig6,
              "reshard_fig7": fig7, "meshslice_end_to_end": e2e, "reshard_fig8": fig8,
-             "reshard_fig9": fig9}
+             "reshard_fig9": fig9, "scale_pod": pod}
 # (folder cell, paper, what); the headline column is computed.
 ITEMS = [
     ('[`fig09_weak_scaling`](fig09_weak_scaling/README.md)',
@@ -327,6 +334,9 @@ ITEMS = [
     ('[`reshard_fig9`](reshard_fig9/README.md)',
      'Resharding Fig. 9',
      'overlap ablation, U-Transformer, 2–64 microbatches: Broadcast, Overlap, Eager-1F1B'),
+    ('[`scale_pod`](scale_pod/README.md)',
+     '— (issue 22)',
+     'GPT-3 175B, one training step, 8 stages × DP × 8x8 MeshSlice slices of a torus3d, 512 and 1024 TPU v4-like chips: where the step goes, and the cost of simulating it'),
     ('`common/`',
      '—',
      "`plotenv.py`: interpreter re-exec, paths relative to each script, missing-data message, Markdown tables rewritten between README markers; `meshsim_results.py`: read a sweep's `/summary`, best run per group, shared figure code; `meshsim_reshard.py`, `meshsim_pipeline.py`: the resharding items' runs"),
