@@ -139,21 +139,69 @@ void FairShare::StartGroup(double bytes, std::span<const ResourceId> resources,
 
 bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const ResourceId> resources,
                               std::span<const uint32_t> route_ends, double max_rate) {
-  // The conditions of "Flow groups" in the header.
+  // The conditions of "Flow groups" in the header. (1) depends on the resources' state; the
+  // rest only on the routes, the cap and the (fixed) capacities: kept per shape.
   if (!GroupRoutesFree(g, resources, route_ends)) return false;
-  groups_[g].independent = route_ends[0] == 1;
+  Group& grp = groups_[g];
+  if (const GroupShape* shape = FindShape(resources, route_ends, max_rate)) {
+    if (!shape->rate.has_value()) return false;
+    grp.independent = shape->independent;
+    grp.resources = shape->resources;
+    grp.adj_begin = shape->adj_begin;
+    grp.adj = shape->adj;
+    for (size_t j = 0; j < grp.resources.size(); ++j) {
+      Resource& res = resources_[grp.resources[j]];
+      res.group = g;
+      res.group_slot = static_cast<uint32_t>(j);
+    }
+    grp.rate = *shape->rate;
+    grp.walk.clear();
+    return bytes > 0;
+  }
+  grp.independent = route_ends[0] == 1;
   BuildGroupAdjacency(g, resources, route_ends);
   std::optional<double> rate = GroupRate(g, resources, route_ends, max_rate);
-  Group& grp = groups_[g];
   if (grp.independent) {
     rate = IndependentRate(g, max_rate);
   } else if (rate.has_value() && !GroupConnected(g, resources, route_ends)) {
     rate.reset();
   }
+  KeepShape(g, resources, route_ends, max_rate, rate);
   if (!rate.has_value()) return false;
   grp.rate = *rate;
   grp.walk.clear();
   return bytes > 0;
+}
+
+const FairShare::GroupShape* FairShare::FindShape(std::span<const ResourceId> resources,
+                                                  std::span<const uint32_t> route_ends,
+                                                  double max_rate) const {
+  for (const GroupShape& shape : shapes_) {
+    if (shape.max_rate == max_rate && shape.routes.size() == resources.size() &&
+        shape.route_ends.size() == route_ends.size() &&
+        std::equal(route_ends.begin(), route_ends.end(), shape.route_ends.begin()) &&
+        std::equal(resources.begin(), resources.end(), shape.routes.begin())) {
+      return &shape;
+    }
+  }
+  return nullptr;
+}
+
+void FairShare::KeepShape(uint32_t g, std::span<const ResourceId> resources,
+                          std::span<const uint32_t> route_ends, double max_rate,
+                          std::optional<double> rate) {
+  // Round robin over a few: a ring's steps alternate between its sends and its reductions.
+  GroupShape& shape = shapes_[next_shape_];
+  next_shape_ = (next_shape_ + 1) % shapes_.size();
+  const Group& grp = groups_[g];
+  shape.routes.assign(resources.begin(), resources.end());
+  shape.route_ends.assign(route_ends.begin(), route_ends.end());
+  shape.max_rate = max_rate;
+  shape.rate = rate;
+  shape.independent = grp.independent;
+  shape.resources = grp.resources;
+  shape.adj_begin = grp.adj_begin;
+  shape.adj = grp.adj;
 }
 
 bool FairShare::GroupRoutesFree(uint32_t g, std::span<const ResourceId> resources,

@@ -229,6 +229,16 @@ class FairShare {
     bool independent = false;    // Routes of one resource each (header, "Flow groups").
     std::vector<uint32_t> left;  // CompleteGroup: members not yet completed, by resource slot.
   };
+  // What GroupEligible found for recent routes (conditions 2–4 and the adjacency depend only on
+  // the routes, the cap and the fixed capacities): a ring repeats them every step.
+  struct GroupShape {
+    std::vector<ResourceId> routes;
+    std::vector<uint32_t> route_ends;
+    double max_rate = 0;
+    std::optional<double> rate;  // None: not a group.
+    bool independent = false;
+    std::vector<uint32_t> resources, adj_begin, adj;
+  };
   // Whether the flows qualify as a group (sets rate_ of the group to be); scratch in groups_[g].
   bool GroupEligible(uint32_t g, double bytes, std::span<const ResourceId> resources,
                      std::span<const uint32_t> route_ends, double max_rate);
@@ -248,6 +258,11 @@ class FairShare {
   // (4) The flows form one component (not asked of an independent group).
   bool GroupConnected(uint32_t g, std::span<const ResourceId> resources,
                       std::span<const uint32_t> route_ends);
+  // The kept result for these routes and cap, or null; KeepShape keeps group g's.
+  const GroupShape* FindShape(std::span<const ResourceId> resources,
+                              std::span<const uint32_t> route_ends, double max_rate) const;
+  void KeepShape(uint32_t g, std::span<const ResourceId> resources,
+                 std::span<const uint32_t> route_ends, double max_rate, std::optional<double> rate);
   // The start solve of compact group g, reached through its resource `seed`: what
   // CollectComponent(seed) + SolveComponent() compute for it, without the lists and the fill.
   void SolveGroup(uint32_t g, uint32_t seed);
@@ -370,6 +385,8 @@ class FairShare {
   uint64_t flows_refilled_ = 0;
   std::vector<Group> groups_;
   std::vector<uint32_t> free_groups_;
+  std::array<GroupShape, 4> shapes_;
+  size_t next_shape_ = 0;
   uint64_t groups_formed_ = 0;
   uint64_t groups_split_ = 0;
   bool flow_groups_ = true;

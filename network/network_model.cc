@@ -545,6 +545,8 @@ void NetworkModel::Launch(uint32_t slot) {
 
 void NetworkModel::Begin(uint32_t slot) {
   Run& r = runs_[slot];
+  r.path_cache.clear();  // Another run's routes (the slot is reused).
+  r.path_cache_resources.clear();
   core::Executor& exec = *r.exec;
   r.start = exec.sim().Now();
   const double overhead_s =
@@ -717,6 +719,36 @@ core::Time NetworkModel::StartFlow(uint32_t slot, uint32_t send) {
 core::Time NetworkModel::Path(uint32_t slot, uint32_t send, double* flow_cap) {
   Run& r = runs_[slot];
   const Send& s = r.sends[send];
+  const int flows = r.flows_from[s.src];
+  const bool keep = topology_.RoutesIgnoreHash();
+  if (keep && send < r.path_cache.size()) {
+    const Run::CachedPath& c = r.path_cache[send];
+    if (c.src == s.src && c.dst == s.dst && c.backward == s.backward && c.flows == flows) {
+      path_.assign(r.path_cache_resources.begin() + c.begin,
+                   r.path_cache_resources.begin() + c.end);
+      *flow_cap = c.cap;
+      return c.latency;
+    }
+  }
+  const Time latency = Route(r, s, flow_cap);
+  if (keep) {
+    // Sends that change from step to step replace the kept routes rather than grow them.
+    if (r.path_cache_resources.size() > 16 * r.path_cache.size() + 64) {
+      r.path_cache.clear();
+      r.path_cache_resources.clear();
+    }
+    if (send >= r.path_cache.size()) r.path_cache.resize(send + 1);
+    const auto begin = static_cast<uint32_t>(r.path_cache_resources.size());
+    r.path_cache_resources.insert(r.path_cache_resources.end(), path_.begin(), path_.end());
+    r.path_cache[send] = {s.src,   s.dst,
+                          flows,   s.backward,
+                          begin,   static_cast<uint32_t>(r.path_cache_resources.size()),
+                          latency, *flow_cap};
+  }
+  return latency;
+}
+
+core::Time NetworkModel::Route(const Run& r, const Send& s, double* flow_cap) {
   const ChipId src = r.members[s.src], dst = r.members[s.dst];
   const uint64_t hash = Mix((uint64_t{r.id.value()} << 32) ^ (uint64_t{src.value()} << 16) ^
                             dst.value() ^ (uint64_t(r.step) << 48));

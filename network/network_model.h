@@ -247,6 +247,18 @@ class NetworkModel : public core::OpRunner {
     int chain_packets = 0;   // Packets of the buffer (ceil(bytes / packet)).
     int64_t packet = 0;      // Bytes per packet (the last one may be smaller).
     int64_t chain_left = 0;  // Packet landings still to come, over all hops.
+    // The routes of the sends of the steps so far, by send index, reused while a send repeats
+    // (RoutesIgnoreHash topologies: a ring's steps send to the same neighbours): its key, its
+    // resources path_cache_resources[begin, end), its latency and cap. Cleared by Begin.
+    struct CachedPath {
+      int src = -1, dst = -1, flows = 0;
+      bool backward = false;
+      uint32_t begin = 0, end = 0;
+      core::Time latency;
+      double cap = 0;
+    };
+    std::vector<CachedPath> path_cache;
+    std::vector<core::ResourceId> path_cache_resources;
     bool active = false;
     bool blocking = false;        // Holds the arbiter's collective mode on its members.
     bool awaiting_cores = false;  // Launched, waiting for SMs a persistent GeMM keeps.
@@ -292,8 +304,10 @@ class NetworkModel : public core::OpRunner {
   // Starts the flow of r.sends[send]; returns the route's latency.
   core::Time StartFlow(uint32_t slot, uint32_t send);
   // The resources of r.sends[send] into path_ and its rate cap into *flow_cap; returns the
-  // route's latency.
+  // route's latency. Kept per send index (Run::path_cache) where routes ignore the hash.
   core::Time Path(uint32_t slot, uint32_t send, double* flow_cap);
+  // Path without the cache: routes `s` of run `r`.
+  core::Time Route(const Run& r, const Send& s, double* flow_cap);
 
   // Pipelined chains (Broadcast, Reduce; see the banner).
   bool IsChain(const core::Op& op, int members) const;

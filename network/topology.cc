@@ -209,6 +209,8 @@ const std::string& Topology::name() const { return impl_->name; }
 int Topology::num_chips() const { return impl_->chips; }
 int Topology::num_nodes() const { return impl_->family.num_nodes; }
 const std::vector<int>& Topology::dims() const { return impl_->family.dims; }
+
+bool Topology::RoutesIgnoreHash() const { return impl_->grid_router.has_value(); }
 const std::vector<Link>& Topology::links() const { return impl_->family.links; }
 
 NodeKind Topology::node_kind(int node) const {

@@ -100,6 +100,9 @@ class Topology {
   std::vector<core::LinkId> Route(core::ChipId src, core::ChipId dst, uint64_t hash = 0,
                                   RingDir dir = RingDir::kForward) const;
 
+  // Whether Route ignores `hash` (ring, tori, meshes: dimension-order routing), so a route is
+  // a function of (src, dst, dir) alone and may be kept.
+  bool RoutesIgnoreHash() const;
   // Number of links on Route(src, dst) (the same for every hash). Cost: O(dims) on tori and
   // meshes; elsewhere O(1) after the destination's one-time BFS.
   int Hops(core::ChipId src, core::ChipId dst) const;
