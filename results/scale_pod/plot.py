@@ -63,7 +63,7 @@ def draw(table):
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35), ncol=4, fontsize=7, frameon=False)
     fig.tight_layout()
     fig.savefig(plotenv.here(__file__, "pod.png"), dpi=200, bbox_inches="tight")
-    fig.savefig(plotenv.here(__file__, "pod.svg"), bbox_inches="tight")
+    fig.savefig(plotenv.here(__file__, "pod.svg"), metadata={"Date": None}, bbox_inches="tight")
     print("wrote results/scale_pod/pod.png, pod.svg, pod.csv")
 
 
