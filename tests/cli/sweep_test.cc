@@ -172,6 +172,26 @@ TEST(SweepTest, JobsAndShardsGiveTheSameResults) {
   }
 }
 
+// Two runs whose row rings close over 7 hops (an 8x8 mesh on a 4x16 torus) and one whose mesh
+// is the torus: the warning is said once, naming the first run it came from.
+TEST(SweepTest, SaysEachDistinctWarningOnce) {
+  const std::string ini = Write("warn.ini", R"(workload = collective
+collective = allgather
+bytes = 1MiB
+chips = 64
+mesh = 8x8
+dims = 4x16 4x16 8x8
+)");
+  std::string out, err;
+  ASSERT_EQ(Cli({"sweep", ini, "--out", Temp("warn.h5")}, &out, &err), 0) << err;
+  EXPECT_THAT(out, HasSubstr("3 runs"));
+  const std::string warning =
+      "meshsim: warning: run 'run0000' (and any alike): the row rings of the 8x8 mesh on chips "
+      "0-63 are not rings of torus2d 4x16";
+  EXPECT_THAT(err, HasSubstr(warning));
+  EXPECT_EQ(err.find("meshsim: warning"), err.rfind("meshsim: warning")) << err;
+}
+
 TEST(SweepTest, JsonSummaryCarriesTheSweptKeys) {
   const std::string ini = Write("json.ini", kSmallSweep);
   std::string out;

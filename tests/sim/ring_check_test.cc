@@ -131,6 +131,20 @@ TEST(RingCheckTest, APipelineOnRowsOfATorusIsWarnedAndSlowerThanOnTorusSlices) {
   EXPECT_LT(MakespanOf(slices.out), 0.9 * MakespanOf(flat.out));
 }
 
+TEST(RingCheckTest, CompareSaysTheWarningOfEachRun) {
+  const Cli r = Meshsim({"compare", "--workload", "collective", "--collective", "allgather",
+                         "--bytes", "1MiB", "--chips", "64", "--mesh", "8x8", "--dims", "4x16",
+                         "--algorithms", "meshslice,summa"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  // One line per run (compare prints every run's).
+  size_t warnings = 0;
+  for (size_t at = r.err.find("meshsim: warning: the row rings of the 8x8 mesh");
+       at != std::string::npos; at = r.err.find("meshsim: warning:", at + 1)) {
+    ++warnings;
+  }
+  EXPECT_EQ(warnings, 2u) << r.err;
+}
+
 TEST(RingCheckTest, WarningsAreStoredInTheArchive) {
   const std::string path = ::testing::TempDir() + "/ring_check_warnings.h5";
   const Cli r =
