@@ -146,6 +146,7 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
   if (const GroupShape* shape = FindShape(resources, route_ends, max_rate)) {
     if (!shape->rate.has_value()) return false;
     grp.independent = shape->independent;
+    grp.several = shape->several;
     grp.resources = shape->resources;
     grp.adj_begin = shape->adj_begin;
     grp.adj = shape->adj;
@@ -156,21 +157,31 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
     }
     grp.rate = *shape->rate;
     grp.walk.clear();
-    return bytes > 0;
+    return bytes > 0 && !(grp.several && AnyDirty(g));
   }
   grp.independent = route_ends[0] == 1;
   BuildGroupAdjacency(g, resources, route_ends);
   std::optional<double> rate = GroupRate(g, resources, route_ends, max_rate);
   if (grp.independent) {
     rate = IndependentRate(g, max_rate);
-  } else if (rate.has_value() && !GroupConnected(g, resources, route_ends)) {
-    rate.reset();
+    grp.several = true;
+  } else {
+    grp.several = rate.has_value() && !GroupConnected(g, resources, route_ends);
   }
   KeepShape(g, resources, route_ends, max_rate, rate);
   if (!rate.has_value()) return false;
   grp.rate = *rate;
   grp.walk.clear();
-  return bytes > 0;
+  // (5) Several components are solved in the order of their resources in the dirty list, which
+  // StartGroup's marks give only when none is dirty yet.
+  return bytes > 0 && !(grp.several && AnyDirty(g));
+}
+
+bool FairShare::AnyDirty(uint32_t g) const {
+  for (uint32_t r : groups_[g].resources) {
+    if (resources_[r].dirty_mark == epoch_ + 1) return true;
+  }
+  return false;
 }
 
 const FairShare::GroupShape* FairShare::FindShape(std::span<const ResourceId> resources,
@@ -199,6 +210,7 @@ void FairShare::KeepShape(uint32_t g, std::span<const ResourceId> resources,
   shape.max_rate = max_rate;
   shape.rate = rate;
   shape.independent = grp.independent;
+  shape.several = grp.several;
   shape.resources = grp.resources;
   shape.adj_begin = grp.adj_begin;
   shape.adj = grp.adj;
@@ -207,8 +219,8 @@ void FairShare::KeepShape(uint32_t g, std::span<const ResourceId> resources,
 bool FairShare::GroupRoutesFree(uint32_t g, std::span<const ResourceId> resources,
                                 std::span<const uint32_t> route_ends) const {
   // (1) Routes of at least two resources each (crossing flows: their component is walked,
-  // never solved alone), or of one resource each (an independent group, solved alone each, not
-  // yet dirty), over resources that carry nothing and are in no group.
+  // never solved alone), or of one resource each (an independent group, solved alone each),
+  // over resources that carry nothing and are in no group.
   const bool independent = !route_ends.empty() && route_ends[0] == 1;
   uint32_t begin = 0;
   for (size_t k = 0; k < route_ends.size(); ++k) {
@@ -222,7 +234,6 @@ bool FairShare::GroupRoutesFree(uint32_t g, std::span<const ResourceId> resource
     MESHSIM_CHECK(r.valid() && r.value() < resources_.size()) << "unknown resource " << r;
     const Resource& res = resources_[r.value()];
     if (!res.flows.empty()) return false;
-    if (independent && res.dirty_mark == epoch_ + 1) return false;
     if (res.group == g) continue;
     if (res.group != kNoGroup) return false;
   }
@@ -371,6 +382,7 @@ void FairShare::FreeGroup(uint32_t g) {
   grp.solved = false;
   grp.completing = false;
   grp.independent = false;
+  grp.several = false;
   free_groups_.push_back(g);
 }
 
@@ -381,44 +393,41 @@ void FairShare::SolveGroup(uint32_t g, uint32_t seed) {
   grp.walk.clear();
   comp_resources_.clear();
   stack_.clear();
-  if (grp.independent) {
-    MESHSIM_CHECK(grp.resources[0] == seed)
-        << "an independent flow group reached before its first resource";
-    // Each resource and its flows are a component solved alone, and the resources are
-    // consecutive in the dirty list in first-touch order (marked by StartGroup, none dirty
-    // before): SolveAlone of each in that order, its flows in start order.
-    for (size_t j = 0; j < grp.resources.size(); ++j) {
-      const uint32_t r = grp.resources[j];
-      resources_[r].mark = epoch_;
+  // CollectComponent(start) over the group's adjacency: the same visiting order.
+  const auto walk_from = [&](uint32_t start) {
+    stack_.push_back(start);
+    resources_[start].mark = epoch_;
+    while (!stack_.empty()) {
+      const uint32_t r = stack_.back();
+      stack_.pop_back();
       comp_resources_.push_back(r);
-      for (uint32_t a = grp.adj_begin[j]; a < grp.adj_begin[j + 1]; ++a) {
-        grp.walk.push_back(grp.adj[a]);
-        flows_[grp.members[grp.adj[a]]].mark = epoch_;
+      const uint32_t slot = resources_[r].group_slot;
+      for (uint32_t a = grp.adj_begin[slot]; a < grp.adj_begin[slot + 1]; ++a) {
+        const uint32_t k = grp.adj[a];
+        Flow& flow = flows_[grp.members[k]];
+        if (flow.mark == epoch_) continue;
+        flow.mark = epoch_;
+        grp.walk.push_back(k);
+        for (ResourceId r2 : flow.resources) {
+          Resource& res = resources_[r2.value()];
+          if (res.mark == epoch_) continue;
+          res.mark = epoch_;
+          stack_.push_back(r2.value());
+        }
       }
+    }
+  };
+  if (grp.several) {
+    // Its resources are consecutive in the dirty list in first-touch order (none was dirty
+    // before StartGroup): the solve's loop reaches the components in that order, each from its
+    // first resource (an independent group's: SolveAlone of each, its flows in start order).
+    MESHSIM_CHECK(grp.resources[0] == seed)
+        << "a flow group of several components reached before its first resource";
+    for (uint32_t r : grp.resources) {
+      if (resources_[r].mark != epoch_) walk_from(r);
     }
   } else {
-    // CollectComponent(seed) over the group's adjacency: the same visiting order.
-    stack_.push_back(seed);
-    resources_[seed].mark = epoch_;
-  }
-  while (!stack_.empty()) {
-    const uint32_t r = stack_.back();
-    stack_.pop_back();
-    comp_resources_.push_back(r);
-    const uint32_t slot = resources_[r].group_slot;
-    for (uint32_t a = grp.adj_begin[slot]; a < grp.adj_begin[slot + 1]; ++a) {
-      const uint32_t k = grp.adj[a];
-      Flow& flow = flows_[grp.members[k]];
-      if (flow.mark == epoch_) continue;
-      flow.mark = epoch_;
-      grp.walk.push_back(k);
-      for (ResourceId r2 : flow.resources) {
-        Resource& res = resources_[r2.value()];
-        if (res.mark == epoch_) continue;
-        res.mark = epoch_;
-        stack_.push_back(r2.value());
-      }
-    }
+    walk_from(seed);
   }
   // SolveComponent: credit, one whole fill (every flow at grp.rate), loads in walk order.
   const size_t m = grp.members.size();

@@ -227,6 +227,7 @@ class FairShare {
     bool solved = false;
     bool completing = false;
     bool independent = false;    // Routes of one resource each (header, "Flow groups").
+    bool several = false;        // Several components (independent groups included).
     std::vector<uint32_t> left;  // CompleteGroup: members not yet completed, by resource slot.
   };
   // What GroupEligible found for recent routes (conditions 2–4 and the adjacency depend only on
@@ -236,7 +237,7 @@ class FairShare {
     std::vector<uint32_t> route_ends;
     double max_rate = 0;
     std::optional<double> rate;  // None: not a group.
-    bool independent = false;
+    bool independent = false, several = false;
     std::vector<uint32_t> resources, adj_begin, adj;
   };
   // Whether the flows qualify as a group (sets rate_ of the group to be); scratch in groups_[g].
@@ -255,9 +256,11 @@ class FairShare {
                                   std::span<const uint32_t> route_ends, double max_rate);
   // (3') An independent group's rate: what SolveAlone gives every flow, when it is one.
   std::optional<double> IndependentRate(uint32_t g, double max_rate) const;
-  // (4) The flows form one component (not asked of an independent group).
+  // (4) Whether the flows form one component (else the group has several: condition 5).
   bool GroupConnected(uint32_t g, std::span<const ResourceId> resources,
                       std::span<const uint32_t> route_ends);
+  // (5) Whether one of group g's resources is dirty already.
+  bool AnyDirty(uint32_t g) const;
   // The kept result for these routes and cap, or null; KeepShape keeps group g's.
   const GroupShape* FindShape(std::span<const ResourceId> resources,
                               std::span<const uint32_t> route_ends, double max_rate) const;
@@ -478,6 +481,13 @@ class FairShare {
 // and their completions are scheduled with the reserved numbers; from then on they are
 // ordinary flows. Until then no solve can reach the group (no other flow shares a resource),
 // so nothing else about them would have changed.
+// Groups of several components: flows that satisfy (1)–(3) but form several components (the
+// rings of a dimension-order phase, the host rings of a two-level step, the pairs of a
+// halving-doubling step) are one group when none of their resources is dirty yet (5). StartGroup
+// then marks the resources dirty consecutively in first-touch order, so the next solve's loop
+// over the dirty list reaches the components in that order, each from its first resource, with
+// nothing in between: SolveGroup walks them so, one after the other, and the m consecutive
+// sequence numbers follow that walk, as the components' solves would have scheduled them.
 // Independent groups: m flows of one resource each, k on each of their resources (the same k),
 // which carry nothing else and are not dirty yet. Each resource with its k flows is then a
 // component solved alone (SolveAlone: FillLocal gives each flow x = c_r/k when no cap u is

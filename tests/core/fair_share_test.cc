@@ -638,6 +638,65 @@ TEST(FairShareGroupTest, GroupedRingMatchesOneFlowAtATimeAndSplitsWhenAFlowJoins
   }
 }
 
+// Groups of several components (header, "Flow groups"): the two rings of a dimension-order phase
+// started as one group, their sends interleaved (ring A's first, ring B's first, …) so that the
+// components' resources interleave in first-touch order. Grouped or one flow at a time, the same
+// completions in the same order and the same bytes; a join splits the group.
+RingRun RunTwoRings(bool groups, int p, int64_t join_ps) {
+  Simulator sim;
+  FairShare fs(sim);
+  fs.set_flow_groups(groups);
+  std::vector<ResourceId> hbm[2], link[2];
+  for (int ring = 0; ring < 2; ++ring) {
+    for (int i = 0; i < p; ++i) {
+      ResourceInfo h, l;
+      h.capacity_bytes_per_s = 1.2e12;
+      l.capacity_bytes_per_s = 30e9;
+      hbm[ring].push_back(fs.AddResource(h));
+      link[ring].push_back(fs.AddResource(l));
+    }
+  }
+  RingRun out;
+  std::vector<ResourceId> path;
+  std::vector<uint32_t> ends;
+  std::vector<FairShare::Callback> done;
+  for (int i = 0; i < p; ++i) {
+    for (int ring = 0; ring < 2; ++ring) {
+      path.insert(path.end(), {hbm[ring][i], link[ring][i], hbm[ring][(i + 1) % p]});
+      ends.push_back(static_cast<uint32_t>(path.size()));
+      const int id = static_cast<int>(done.size());
+      done.emplace_back([&out, &sim, id] { out.done.push_back({id, sim.Now().ps()}); });
+    }
+  }
+  fs.StartGroup(1e6, path, ends, done);
+  if (join_ps >= 0) {
+    sim.ScheduleAt(Time::Picoseconds(join_ps), [&] {
+      fs.StartFlow(2e5, {hbm[1][2], link[1][2], hbm[1][3]}, [&out, &sim] {
+        out.done.push_back({-1, sim.Now().ps()});
+      });
+    });
+  }
+  sim.Run();
+  for (const ResourceInfo& r : fs.ResourceReport()) out.bytes.push_back(r.bytes);
+  out.formed = fs.groups_formed();
+  out.split = fs.groups_split();
+  return out;
+}
+
+TEST(FairShareGroupTest, SeveralRingsInOneGroupMatchOneFlowAtATime) {
+  const int64_t end_ps = RunTwoRings(false, 5, -1).done.back().second;
+  for (int64_t join : {int64_t{-1}, int64_t{0}, end_ps / 3, end_ps}) {
+    SCOPED_TRACE(testing::Message() << "join " << join);
+    const RingRun ref = RunTwoRings(false, 5, join);
+    const RingRun grp = RunTwoRings(true, 5, join);
+    EXPECT_EQ(grp.done, ref.done);
+    EXPECT_EQ(grp.bytes, ref.bytes);
+    EXPECT_EQ(ref.formed, 0u);
+    EXPECT_EQ(grp.formed, 1u);
+    EXPECT_EQ(grp.split, join >= 0 ? 1u : 0u);
+  }
+}
+
 // Independent groups (header, "Flow groups"): the reductions of a ring step, k flows of one
 // resource each on every one of p HBMs, started together. The last flow's callback starts the
 // next step over the same HBMs (and a link), as a ring's last reduction does. Grouped or one flow
