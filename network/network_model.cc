@@ -547,6 +547,7 @@ void NetworkModel::Begin(uint32_t slot) {
   Run& r = runs_[slot];
   r.path_cache.clear();  // Another run's routes (the slot is reused).
   r.path_cache_resources.clear();
+  r.path_cache_live = 0;
   core::Executor& exec = *r.exec;
   r.start = exec.sim().Now();
   const double overhead_s =
@@ -732,12 +733,15 @@ core::Time NetworkModel::Path(uint32_t slot, uint32_t send, double* flow_cap) {
   }
   const Time latency = Route(r, s, flow_cap);
   if (keep) {
-    // Sends that change from step to step replace the kept routes rather than grow them.
-    if (r.path_cache_resources.size() > 16 * r.path_cache.size() + 64) {
+    // Routes replaced as sends change leave dead entries behind: once they are most of the
+    // store, start over rather than grow it.
+    if (r.path_cache_resources.size() > 2 * r.path_cache_live + 64) {
       r.path_cache.clear();
       r.path_cache_resources.clear();
+      r.path_cache_live = 0;
     }
     if (send >= r.path_cache.size()) r.path_cache.resize(send + 1);
+    r.path_cache_live += path_.size() - (r.path_cache[send].end - r.path_cache[send].begin);
     const auto begin = static_cast<uint32_t>(r.path_cache_resources.size());
     r.path_cache_resources.insert(r.path_cache_resources.end(), path_.begin(), path_.end());
     r.path_cache[send] = {s.src,   s.dst,

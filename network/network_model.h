@@ -259,6 +259,7 @@ class NetworkModel : public core::OpRunner {
     };
     std::vector<CachedPath> path_cache;
     std::vector<core::ResourceId> path_cache_resources;
+    size_t path_cache_live = 0;  // Resources of the entries in use (the rest are replaced ones).
     bool active = false;
     bool blocking = false;        // Holds the arbiter's collective mode on its members.
     bool awaiting_cores = false;  // Launched, waiting for SMs a persistent GeMM keeps.
