@@ -132,19 +132,32 @@ void FairShare::StartGroup(double bytes, std::span<const ResourceId> resources,
     f.active = true;
     ++active_;
     ++flows_started_;
-    MarkDirty(f);
-    RequestSolve();
   }
+  // MarkDirty of each flow in start order pushes the group's resources in first-touch order:
+  // the order of grp.resources.
+  for (uint32_t r : grp.resources) {
+    Resource& res = resources_[r];
+    if (res.dirty_mark != epoch_ + 1) {
+      res.dirty_mark = epoch_ + 1;
+      dirty_.push_back(r);
+    }
+  }
+  RequestSolve();
 }
 
 bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const ResourceId> resources,
                               std::span<const uint32_t> route_ends, double max_rate) {
   // The conditions of "Flow groups" in the header. (1) depends on the resources' state; the
   // rest only on the routes, the cap and the (fixed) capacities: kept per shape.
-  if (!GroupRoutesFree(g, resources, route_ends)) return false;
   Group& grp = groups_[g];
   if (const GroupShape* shape = FindShape(resources, route_ends, max_rate)) {
+    // (1) on the shape's distinct resources (its routes passed the rest of (1) when kept).
     if (!shape->rate.has_value()) return false;
+    for (uint32_t r : shape->resources) {
+      if (!resources_[r].flows.empty() || resources_[r].group != kNoGroup) return false;
+    }
+    grp.shape = static_cast<int>(shape - shapes_.data());
+    grp.shape_generation = shape->generation;
     grp.independent = shape->independent;
     grp.several = shape->several;
     grp.resources = shape->resources;
@@ -159,6 +172,7 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
     grp.walk.clear();
     return bytes > 0 && !(grp.several && AnyDirty(g));
   }
+  if (!GroupRoutesFree(g, resources, route_ends)) return false;
   grp.independent = route_ends[0] == 1;
   BuildGroupAdjacency(g, resources, route_ends);
   std::optional<double> rate = GroupRate(g, resources, route_ends, max_rate);
@@ -168,7 +182,9 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
   } else {
     grp.several = rate.has_value() && !GroupConnected(g, resources, route_ends);
   }
+  grp.shape = static_cast<int>(next_shape_);
   KeepShape(g, resources, route_ends, max_rate, rate);
+  grp.shape_generation = shapes_[grp.shape].generation;
   if (!rate.has_value()) return false;
   grp.rate = *rate;
   grp.walk.clear();
@@ -214,6 +230,8 @@ void FairShare::KeepShape(uint32_t g, std::span<const ResourceId> resources,
   shape.resources = grp.resources;
   shape.adj_begin = grp.adj_begin;
   shape.adj = grp.adj;
+  shape.generation = ++shape_generations_;
+  shape.walk_seed = UINT32_MAX;
 }
 
 bool FairShare::GroupRoutesFree(uint32_t g, std::span<const ResourceId> resources,
@@ -383,6 +401,7 @@ void FairShare::FreeGroup(uint32_t g) {
   grp.completing = false;
   grp.independent = false;
   grp.several = false;
+  grp.shape = -1;
   free_groups_.push_back(g);
 }
 
@@ -417,17 +436,34 @@ void FairShare::SolveGroup(uint32_t g, uint32_t seed) {
       }
     }
   };
-  if (grp.several) {
-    // Its resources are consecutive in the dirty list in first-touch order (none was dirty
-    // before StartGroup): the solve's loop reaches the components in that order, each from its
-    // first resource (an independent group's: SolveAlone of each, its flows in start order).
-    MESHSIM_CHECK(grp.resources[0] == seed)
-        << "a flow group of several components reached before its first resource";
-    for (uint32_t r : grp.resources) {
-      if (resources_[r].mark != epoch_) walk_from(r);
-    }
+  // The walk is a function of the adjacency and the seed: a shape keeps the last one.
+  GroupShape* shape = grp.shape >= 0 && shapes_[grp.shape].generation == grp.shape_generation
+                          ? &shapes_[grp.shape]
+                          : nullptr;
+  if (shape != nullptr && shape->walk_seed == seed) {
+    grp.walk = shape->walk;
+    comp_resources_ = shape->comp_resources;
+    for (uint32_t r : comp_resources_) resources_[r].mark = epoch_;
+    for (uint32_t k : grp.walk) flows_[grp.members[k]].mark = epoch_;
   } else {
-    walk_from(seed);
+    if (grp.several) {
+      // Its resources are consecutive in the dirty list in first-touch order (none was dirty
+      // before StartGroup): the solve's loop reaches the components in that order, each from
+      // its first resource (an independent group's: SolveAlone of each, its flows in start
+      // order).
+      MESHSIM_CHECK(grp.resources[0] == seed)
+          << "a flow group of several components reached before its first resource";
+      for (uint32_t r : grp.resources) {
+        if (resources_[r].mark != epoch_) walk_from(r);
+      }
+    } else {
+      walk_from(seed);
+    }
+    if (shape != nullptr) {
+      shape->walk_seed = seed;
+      shape->walk = grp.walk;
+      shape->comp_resources = comp_resources_;
+    }
   }
   // SolveComponent: credit, one whole fill (every flow at grp.rate), loads in walk order.
   const size_t m = grp.members.size();
@@ -655,6 +691,10 @@ void FairShare::Solve() {
 void FairShare::SolveAlone(uint32_t r) {
   Resource& res = resources_[r];
   res.mark = epoch_;
+  if (res.flows.empty()) {  // What FillLocal gives a resource left empty: no load.
+    SetLoad(r, 0.0);
+    return;
+  }
   const Time now = sim_.Now();
   const uint32_t n = static_cast<uint32_t>(res.flows.size());
   flows_walked_ += n;

@@ -226,8 +226,10 @@ class FairShare {
     EventId completion;
     bool solved = false;
     bool completing = false;
-    bool independent = false;    // Routes of one resource each (header, "Flow groups").
-    bool several = false;        // Several components (independent groups included).
+    bool independent = false;  // Routes of one resource each (header, "Flow groups").
+    bool several = false;      // Several components (independent groups included).
+    int shape = -1;            // Its entry in shapes_ (valid while the generation matches).
+    uint64_t shape_generation = 0;
     std::vector<uint32_t> left;  // CompleteGroup: members not yet completed, by resource slot.
   };
   // What GroupEligible found for recent routes (conditions 2–4 and the adjacency depend only on
@@ -239,6 +241,10 @@ class FairShare {
     std::optional<double> rate;  // None: not a group.
     bool independent = false, several = false;
     std::vector<uint32_t> resources, adj_begin, adj;
+    uint64_t generation = 0;  // Changes whenever the entry is replaced.
+    // The last start solve's walk from `walk_seed`: member positions and resources in order.
+    uint32_t walk_seed = UINT32_MAX;
+    std::vector<uint32_t> walk, comp_resources;
   };
   // Whether the flows qualify as a group (sets rate_ of the group to be); scratch in groups_[g].
   bool GroupEligible(uint32_t g, double bytes, std::span<const ResourceId> resources,
@@ -390,6 +396,7 @@ class FairShare {
   std::vector<uint32_t> free_groups_;
   std::array<GroupShape, 4> shapes_;
   size_t next_shape_ = 0;
+  uint64_t shape_generations_ = 0;
   uint64_t groups_formed_ = 0;
   uint64_t groups_split_ = 0;
   bool flow_groups_ = true;

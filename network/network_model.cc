@@ -380,9 +380,11 @@ void NetworkModel::PlanStep(const Run& r, int step, std::vector<Send>& out) cons
   const int d = Directions(op);
   // A ring step: every member sends `bytes` to its successor, and to its predecessor if d = 2.
   const auto ring = [&](int64_t bytes, bool reduce) {
+    const int64_t forward = bytes / d, backward = bytes - bytes / 2;
+    out.resize(static_cast<size_t>(d) * p);
     for (int i = 0; i < p; ++i) {
-      out.push_back({i, (i + 1) % p, bytes / d, reduce});
-      if (d == 2) out.push_back({i, (i + p - 1) % p, bytes - bytes / 2, reduce, true});
+      out[d * i] = {i, i + 1 == p ? 0 : i + 1, forward, reduce};
+      if (d == 2) out[2 * i + 1] = {i, i == 0 ? p - 1 : i - 1, backward, reduce, true};
     }
   };
   switch (op.collective) {
@@ -710,14 +712,16 @@ void NetworkModel::BeginStep(uint32_t slot) {
 core::Time NetworkModel::StartFlow(uint32_t slot, uint32_t send) {
   Run& r = runs_[slot];
   double cap;
-  const Time latency = Path(slot, send, &cap);
+  std::span<const core::ResourceId> path;
+  const Time latency = Path(slot, send, &cap, &path);
   // The callbacks of this file capture at most 16 bytes, which std::function stores inline.
   fs_.StartFlow(
-      WireBytes(r, r.sends[send].bytes), path_, [this, slot, send] { FlowDone(slot, send); }, cap);
+      WireBytes(r, r.sends[send].bytes), path, [this, slot, send] { FlowDone(slot, send); }, cap);
   return latency;
 }
 
-core::Time NetworkModel::Path(uint32_t slot, uint32_t send, double* flow_cap) {
+core::Time NetworkModel::Path(uint32_t slot, uint32_t send, double* flow_cap,
+                              std::span<const core::ResourceId>* path) {
   Run& r = runs_[slot];
   const Send& s = r.sends[send];
   const int flows = r.flows_from[s.src];
@@ -725,13 +729,14 @@ core::Time NetworkModel::Path(uint32_t slot, uint32_t send, double* flow_cap) {
   if (keep && send < r.path_cache.size()) {
     const Run::CachedPath& c = r.path_cache[send];
     if (c.src == s.src && c.dst == s.dst && c.backward == s.backward && c.flows == flows) {
-      path_.assign(r.path_cache_resources.begin() + c.begin,
-                   r.path_cache_resources.begin() + c.end);
+      *path = std::span<const core::ResourceId>(r.path_cache_resources)
+                  .subspan(c.begin, c.end - c.begin);
       *flow_cap = c.cap;
       return c.latency;
     }
   }
   const Time latency = Route(r, s, flow_cap);
+  *path = path_;
   if (keep) {
     // Routes replaced as sends change leave dead entries behind: once they are most of the
     // store, start over rather than grow it.
@@ -808,9 +813,10 @@ void NetworkModel::StartFlows(uint32_t slot) {
     const Send& s = r.sends[i];
     r.sent[s.src] += s.bytes;
     double flow_cap;
-    r.latency[i] = Path(slot, i, &flow_cap);
+    std::span<const core::ResourceId> path;
+    r.latency[i] = Path(slot, i, &flow_cap, &path);
     group_caps_.push_back(flow_cap);
-    group_path_.insert(group_path_.end(), path_.begin(), path_.end());
+    group_path_.insert(group_path_.end(), path.begin(), path.end());
     group_ends_.push_back(static_cast<uint32_t>(group_path_.size()));
     group_done_.emplace_back([this, slot, i] { FlowDone(slot, i); });
     const double wire = WireBytes(r, s.bytes);

@@ -102,6 +102,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -304,10 +305,12 @@ class NetworkModel : public core::OpRunner {
   void EndStep(uint32_t slot);
   // Starts the flow of r.sends[send]; returns the route's latency.
   core::Time StartFlow(uint32_t slot, uint32_t send);
-  // The resources of r.sends[send] into path_ and its rate cap into *flow_cap; returns the
-  // route's latency. Kept per send index (Run::path_cache) where routes ignore the hash.
-  core::Time Path(uint32_t slot, uint32_t send, double* flow_cap);
-  // Path without the cache: routes `s` of run `r`.
+  // The resources of r.sends[send] into *path (valid until the next Path or Route call) and its
+  // rate cap into *flow_cap; returns the route's latency. Kept per send index (Run::path_cache)
+  // where routes ignore the hash.
+  core::Time Path(uint32_t slot, uint32_t send, double* flow_cap,
+                  std::span<const core::ResourceId>* path);
+  // Path without the cache: routes `s` of run `r` into path_.
   core::Time Route(const Run& r, const Send& s, double* flow_cap);
 
   // Pipelined chains (Broadcast, Reduce; see the banner).
