@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "cli/cli.h"
 #include "formats/hdf5_reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/cli/cli_testing.h"
 
 namespace meshsim::sim {
 namespace {
@@ -89,15 +89,8 @@ TEST(RingCheckTest, WarningNamesTheMeshTheHopsAndTheTopologyThatFits) {
   EXPECT_THAT(RingWarning(Build("mesh2d", {16, 16}), Blocks(4, 8, 8)), IsEmpty());
 }
 
-struct Cli {
-  int code;
-  std::string out, err;
-};
-Cli Meshsim(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = cli::Main(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using testing_cli::Cli;
+using testing_cli::Result;
 
 double MakespanOf(const std::string& json) {
   const size_t at = json.find("\"makespan_s\": ");
@@ -113,8 +106,8 @@ TEST(RingCheckTest, APipelineOnRowsOfATorusIsWarnedAndSlowerThanOnTorusSlices) {
       "4",   "--chips",     "64",        "--stages",       "4",    "--mesh",
       "4x4", "--algorithm", "meshslice", "--microbatches", "4",    "--batch",
       "16",  "--format",    "json"};
-  const Cli flat = Meshsim(pipeline);
-  ASSERT_EQ(flat.code, 0) << flat.err;
+  const Result flat = Cli(pipeline);
+  ASSERT_EQ(flat.status, 0) << flat.err;
   EXPECT_THAT(flat.out, HasSubstr("\"warnings\": [\"the row and column rings of the 4x4 mesh on "
                                   "chips 0-15 are not rings of torus2d 8x8"));
   EXPECT_THAT(flat.out, HasSubstr("--topology torus3d --dims 4x4x4 gives each mesh its own 4x4 "
@@ -122,8 +115,8 @@ TEST(RingCheckTest, APipelineOnRowsOfATorusIsWarnedAndSlowerThanOnTorusSlices) {
   EXPECT_THAT(flat.err, HasSubstr("meshsim: warning: the row and column rings of the 4x4 mesh"));
   std::vector<std::string> sliced = pipeline;
   sliced.insert(sliced.end(), {"--topology", "torus3d", "--dims", "4x4x4"});
-  const Cli slices = Meshsim(sliced);
-  ASSERT_EQ(slices.code, 0) << slices.err;
+  const Result slices = Cli(sliced);
+  ASSERT_EQ(slices.status, 0) << slices.err;
   EXPECT_THAT(slices.out, Not(HasSubstr("warnings")));
   EXPECT_THAT(slices.err, Not(HasSubstr("warning")));
   EXPECT_THAT(slices.out, HasSubstr("\"dims\": \"4x4x4\""));
@@ -132,10 +125,10 @@ TEST(RingCheckTest, APipelineOnRowsOfATorusIsWarnedAndSlowerThanOnTorusSlices) {
 }
 
 TEST(RingCheckTest, CompareSaysTheWarningOfEachRun) {
-  const Cli r = Meshsim({"compare", "--workload", "collective", "--collective", "allgather",
-                         "--bytes", "1MiB", "--chips", "64", "--mesh", "8x8", "--dims", "4x16",
-                         "--algorithms", "meshslice,summa"});
-  ASSERT_EQ(r.code, 0) << r.err;
+  const Result r =
+      Cli({"compare", "--workload", "collective", "--collective", "allgather", "--bytes", "1MiB",
+           "--chips", "64", "--mesh", "8x8", "--dims", "4x16", "--algorithms", "meshslice,summa"});
+  ASSERT_EQ(r.status, 0) << r.err;
   // One line per run (compare prints every run's).
   size_t warnings = 0;
   for (size_t at = r.err.find("meshsim: warning: the row rings of the 8x8 mesh");
@@ -146,11 +139,10 @@ TEST(RingCheckTest, CompareSaysTheWarningOfEachRun) {
 }
 
 TEST(RingCheckTest, WarningsAreStoredInTheArchive) {
-  const std::string path = ::testing::TempDir() + "/ring_check_warnings.h5";
-  const Cli r =
-      Meshsim({"run", "--workload", "collective", "--collective", "allgather", "--bytes", "1MiB",
-               "--chips", "64", "--mesh", "8x8", "--dims", "4x16", "--out", path});
-  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string path = testing_cli::TempPath("ring_check_warnings.h5");
+  const Result r = Cli({"run", "--workload", "collective", "--collective", "allgather", "--bytes",
+                        "1MiB", "--chips", "64", "--mesh", "8x8", "--dims", "4x16", "--out", path});
+  ASSERT_EQ(r.status, 0) << r.err;
   const absl::StatusOr<formats::RunRecord> rec = formats::ReadRun(path);
   ASSERT_TRUE(rec.ok()) << rec.status();
   ASSERT_EQ(rec->warnings.size(), 1u);
@@ -159,8 +151,8 @@ TEST(RingCheckTest, WarningsAreStoredInTheArchive) {
 }
 
 TEST(RingCheckTest, DimsSetsTheTorusAndRefusesWhatItCannotBe) {
-  const Cli shown = Meshsim({"show", "topology", "torus2d", "--chips", "64", "--dims", "4x16"});
-  ASSERT_EQ(shown.code, 0) << shown.err;
+  const Result shown = Cli({"show", "topology", "torus2d", "--chips", "64", "--dims", "4x16"});
+  ASSERT_EQ(shown.status, 0) << shown.err;
   EXPECT_THAT(shown.out, HasSubstr("dims 4x16"));
   struct Bad {
     std::vector<std::string> args;
@@ -180,8 +172,8 @@ TEST(RingCheckTest, DimsSetsTheTorusAndRefusesWhatItCannotBe) {
   for (const Bad& b : bad) {
     std::vector<std::string> args = {"run", "--chips", "64"};
     args.insert(args.end(), b.args.begin(), b.args.end());
-    const Cli r = Meshsim(args);
-    EXPECT_EQ(r.code, 2) << b.message;
+    const Result r = Cli(args);
+    EXPECT_EQ(r.status, 2) << b.message;
     EXPECT_THAT(r.err, HasSubstr(b.message));
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
