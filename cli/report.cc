@@ -165,6 +165,11 @@ void PrintTable(const formats::RunRecord& r, std::ostream& os) {
   line("comm sync (per chip)", Seconds(r.Metric("comm.sync_s")));
   line("comm transfer (per chip)", Seconds(r.Metric("comm.transfer_s")));
   line("comm exposed (per chip)", Seconds(r.Metric("comm.exposed_s")));
+  if (r.Metric("comm.calls_simple", -1) >= 0) {
+    line("comm calls by protocol",
+         absl::StrFormat("LL %.0f, LL128 %.0f, Simple %.0f", r.Metric("comm.calls_ll"),
+                         r.Metric("comm.calls_ll128"), r.Metric("comm.calls_simple")));
+  }
   line("bytes sent per chip", Bytes(r.Metric("bytes_sent_per_chip")));
   if (const double tf = r.Metric("tflops", -1); tf >= 0) {
     // --workload pipeline: one training step of the whole model.
@@ -221,6 +226,15 @@ void PrintJson(const formats::RunRecord& r, std::ostream& os,
   for (const char* key : {"launch_s", "sync_s", "transfer_s", "exposed_s"}) {
     os << sep << JsonString(key) << ": " << JsonNumber(r.Metric(absl::StrCat("comm.", key)));
     sep = ", ";
+  }
+  if (r.Metric("comm.calls_simple", -1) >= 0) {  // A stack whose protocols cost something.
+    os << ", \"calls\": {";
+    sep = "";
+    for (const char* p : {"ll", "ll128", "simple"}) {
+      os << sep << JsonString(p) << ": " << JsonNumber(r.Metric(absl::StrCat("comm.calls_", p)));
+      sep = ", ";
+    }
+    os << "}";
   }
   os << "}";
   for (const char* key : {"compute_s", "bytes_sent_per_chip", "ops", "events", "wall_s",

@@ -71,7 +71,13 @@ void NetworkModel::set_stack(const stack::StackConfig& stack, core::CoreLedger* 
   serial_ = stack.comm_serial != 0;
   comm_ctas_ = stack.comm_ctas;
   cta_bytes_per_s_ = stack.comm_ctas > 0 ? stack.comm_cta_bandwidth_bytes_per_s : 0;
-  wire_per_payload_ = 1.0 / stack.comm_efficiency;
+  stack_ = stack;
+  protocol_costs_ = stack.comm_protocols != "simple";
+  for (int p = 0; p < stack::kProtocols; ++p) {
+    const stack::ProtocolCosts& c = stack.protocol[p];
+    protocol_costs_ = protocol_costs_ || c.latency_s != 0 || c.efficiency != 1 || c.hop_s[0] != 0 ||
+                      c.hop_s[1] != 0 || c.hop_s[2] != 0;
+  }
   p2p_call_overhead_s_ = stack.p2p_call_overhead_s;
 }
 
@@ -86,33 +92,85 @@ double NetworkModel::StreamCap(const Run& r, core::LinkId link) const {
   return socket ? socket_stream_cap_ * r.wire_per_payload : core::FairShare::kNoCap;
 }
 
-void NetworkModel::SizeKernel(Run& r) const {
+void NetworkModel::SizeKernel(Run& r) {
   r.ctas = comm_ctas_;
   r.wire_per_payload = 1;
-  if (comm_ctas_ == 0 && wire_per_payload_ == 1) return;
+  r.call_s = 0;
+  r.step_s = 0;
+  if (comm_ctas_ == 0 && !protocol_costs_) return;
   double slowest = std::numeric_limits<double>::infinity();
-  bool protocol_applies = true;  // No PCIe, socket, NIC or fabric link on the way.
+  stack::CallShape shape;
+  shape.ll128_allowed = true;  // No PCIe, socket, NIC or fabric link on the way.
+  double route_s[stack::kHopClasses] = {0, 0, 0};  // Σ links' latency per class of hop.
   const auto route = [&](ChipId a, ChipId b) {
     if (a == b) return;
+    stack::HopClass hop = stack::kHopNvlink;
+    double latency_s = 0;
     for (core::LinkId l : topology_.Route(a, b, 0)) {
       const Link& link = topology_.links()[l.value()];
       slowest = std::min(slowest, link.bandwidth_bytes_per_s);
-      protocol_applies =
-          protocol_applies && (link.cls == LinkClass::kGeneric || link.cls == LinkClass::kIci ||
-                               link.cls == LinkClass::kNvlink || link.cls == LinkClass::kNvswitch);
+      latency_s += link_latency_s_[l.value()];
+      if (link.cls == LinkClass::kNic || link.cls == LinkClass::kFabric) {
+        hop = stack::kHopNet;
+      } else if ((link.cls == LinkClass::kPcie || link.cls == LinkClass::kSocket) &&
+                 hop != stack::kHopNet) {
+        hop = stack::kHopPci;
+      }
     }
+    ++shape.hops[hop];
+    route_s[hop] += latency_s;
+    shape.ll128_allowed = shape.ll128_allowed && hop == stack::kHopNvlink;
   };
+  const core::Op& op = *r.op;
   const size_t p = r.members.size();
-  if (r.op->kind == OpKind::kTransfer) {
+  if (op.kind == OpKind::kTransfer) {
     route(r.members[0], r.members[1]);
   } else {
     for (size_t i = 0; i < p; ++i) route(r.members[i], r.members[(i + 1) % p]);
   }
-  if (protocol_applies) r.wire_per_payload = wire_per_payload_;
+  for (int c = 0; c < stack::kHopClasses; ++c) {
+    if (shape.hops[c] > 0) shape.route_s[c] = route_s[c] / shape.hops[c];
+  }
   if (comm_ctas_ > 0 && cta_bytes_per_s_ > 0 && std::isfinite(slowest)) {
     const double needed = std::ceil(slowest / cta_bytes_per_s_ - 1e-9);
     r.ctas = static_cast<int>(std::clamp(needed, 1.0, double(comm_ctas_)));
   }
+  // The call as NCCL's model prices a flat ring of the members (whatever algorithm meshsim then
+  // runs): its steps and the payload each member sends; point-to-point calls run Simple.
+  stack::Protocol protocol = stack::kSimple;
+  if (op.kind == OpKind::kCollective && p > 1) {
+    const double bytes = static_cast<double>(std::max<int64_t>(op.bytes, 0)), n = double(p);
+    bool ring = true;
+    switch (op.collective) {
+      case CollectiveKind::kAllReduce:
+        shape.steps = 2 * static_cast<int>(p - 1);
+        shape.bus_bytes = 2 * (n - 1) / n * bytes;
+        break;
+      case CollectiveKind::kAllGather:
+      case CollectiveKind::kReduceScatter:
+        shape.steps = static_cast<int>(p - 1);
+        shape.bus_bytes = (n - 1) * bytes;  // bytes is each member's shard.
+        break;
+      case CollectiveKind::kBroadcast:
+      case CollectiveKind::kReduce:
+        shape.steps = static_cast<int>(p - 1);
+        shape.bus_bytes = bytes;
+        break;
+      default:
+        ring = false;  // SendRecv, AllToAll: point-to-point.
+        break;
+    }
+    if (ring) {
+      shape.bus_bandwidth = slowest;
+      if (cta_bytes_per_s_ > 0) shape.bus_bandwidth = std::min(slowest, r.ctas * cta_bytes_per_s_);
+      protocol = stack::ChooseProtocol(stack_, shape);
+    }
+  }
+  ++calls_[protocol];
+  const stack::ProtocolCosts& costs = stack_.protocol[protocol];
+  r.wire_per_payload = 1.0 / costs.efficiency;
+  r.call_s = costs.latency_s;
+  r.step_s = stack::StepOverhead(stack_, protocol, shape);
 }
 
 int NetworkModel::Directions(const core::Op& op) const {
@@ -552,8 +610,8 @@ void NetworkModel::Begin(uint32_t slot) {
   r.path_cache_live = 0;
   core::Executor& exec = *r.exec;
   r.start = exec.sim().Now();
-  const double overhead_s =
-      config_.t_launch_s + (r.op->kind == OpKind::kTransfer ? p2p_call_overhead_s_ : 0.0);
+  const double overhead_s = config_.t_launch_s + r.call_s +
+                            (r.op->kind == OpKind::kTransfer ? p2p_call_overhead_s_ : 0.0);
   const Time launched = r.start + Time::Seconds(overhead_s);
   // Transfers record their launch on the sender only; collectives on every member.
   const int launch_rows = r.op->kind == OpKind::kTransfer ? 1 : static_cast<int>(r.members.size());
@@ -605,9 +663,10 @@ void NetworkModel::ChainTrySend(uint32_t slot, uint32_t h) {
   // Before its first packet the hop's two ends synchronise once (comm.t_sync: the step cost of
   // the cost model's pipelined broadcast, t_launch + bytes/bw + (n−1)·t_step); later packets
   // follow without a handshake.
-  if (!hop.synced && config_.t_sync_s > 0) {
+  const double sync_s = config_.t_sync_s + r.step_s;
+  if (!hop.synced && sync_s > 0) {
     hop.synced = true;
-    const Time now = r.exec->sim().Now(), synced = now + Time::Seconds(config_.t_sync_s);
+    const Time now = r.exec->sim().Now(), synced = now + Time::Seconds(sync_s);
     r.exec->Record(
         r.exec->MakeRow(r.id, r.members[src], Phase::kSync, UnitKind::kNic, 0, now, synced));
     r.exec->sim().ScheduleAt(synced, [this, slot, h] {
@@ -702,7 +761,7 @@ void NetworkModel::BeginStep(uint32_t slot) {
     StartFlows(slot);
     return;
   }
-  const Time synced = sim.Now() + Time::Seconds(config_.t_sync_s);
+  const Time synced = sim.Now() + Time::Seconds(config_.t_sync_s + r.step_s);
   for (ChipId c : r.members) {
     r.exec->Record(r.exec->MakeRow(r.id, c, Phase::kSync, UnitKind::kNic, 0, r.step_start, synced));
   }

@@ -145,17 +145,19 @@ class NetworkModel : public core::OpRunner {
   //   • its flows leaving one chip in one step move together at most N × cta_bandwidth bytes of
   //     payload per second: each of the k flows a member starts in a step is capped at
   //     N·cta_bw / k (a chain hop's one flow at N·cta_bw);
-  //   • where its path stays on NVLink/NVSwitch or plain links (no PCIe, socket, NIC or fabric
-  //     link: where NCCL runs its LL128 protocol), every flow moves its payload / comm.efficiency
-  //     bytes over the links and both HBMs (the protocol's flags), so a cap in payload bytes/s is
-  //     cap / efficiency on the wire; over PCIe, host memory and networks NCCL runs Simple,
-  //     whose share is 1;
+  //   • it runs one protocol (stack::ChooseProtocol: NCCL's tuning model picks, among
+  //     stack.comm.protocols, the one it predicts fastest for the call's size and ring; LL128
+  //     only where every hop between ring neighbours stays on NVLink/NVSwitch or plain links;
+  //     transfers, SendRecv and AllToAll run Simple): every flow moves its payload / the
+  //     protocol's efficiency bytes over the links and both HBMs (its flags), so a cap in payload
+  //     bytes/s is cap / efficiency on the wire; the call pays the protocol's latency after
+  //     comm.t_launch, and each step (a chain: each hop, once) the mean over the ring's hops of
+  //     the protocol's hop latency by hop class (NVLink, PCI, network) after comm.t_sync;
   //   • a transfer pays stack.p2p.call_overhead after its launch, before its first byte (inside its
   //     kLaunch row);
   //   • with stack.comm.serial, the collectives of one group (a communicator) run one at a time,
   //     in the order the executor starts them: a later one waits, unlaunched, until the earlier
   //     one has ended (NCCL's one stream per communicator).
-  // The stack's call and step latencies are the sim's (added to comm.t_launch and comm.t_sync).
   // `ledger` is not owned; it may be null when stack.comm_ctas is 0.
   void set_stack(const stack::StackConfig& stack, core::CoreLedger* ledger);
 
@@ -172,6 +174,10 @@ class NetworkModel : public core::OpRunner {
   // Number of steps `op` runs on the ordered group `members`, whichever algorithm it takes
   // (flat, two-level, dimension-order). Cost: O(members).
   int GroupSteps(const core::Op& op, const std::vector<core::ChipId>& members) const;
+
+  // How many communication calls ran each protocol so far (indexed by stack::Protocol); all
+  // zero with a stack whose protocols cost nothing.
+  const int64_t* protocol_calls() const { return calls_; }
 
   // The most flows one step of a collective of `kind` on P = `members` chips holds at once, an
   // upper bound for any configuration: P·(P−1) for AllToAll (its one step), 2·P for the others
@@ -239,6 +245,8 @@ class NetworkModel : public core::OpRunner {
     uint64_t batch_seq_end = 0;
     int ctas = 0;                     // CTAs of the communication kernel (0 = no SMs held).
     double wire_per_payload = 1;      // Wire bytes per payload byte (the protocol's share).
+    double call_s = 0;                // The protocol's latency per call (on top of t_launch).
+    double step_s = 0;                // The protocol's latency per step or hop (on top of t_sync).
     std::vector<core::Time> arrived;  // Per member: when its part of the step ended.
     std::vector<int64_t> sent;        // Per member: bytes sent so far.
     // Pipelined chain runs (Broadcast, Reduce): chain[i] is the member at position i (the root
@@ -330,7 +338,9 @@ class NetworkModel : public core::OpRunner {
   core::CoreLedger* ledger_ = nullptr;
   int comm_ctas_ = 0;            // The most CTAs a communication kernel runs.
   double cta_bytes_per_s_ = 0;   // Payload bytes/s of one CTA; 0 = no per-CTA limit.
-  double wire_per_payload_ = 1;  // 1 / comm.efficiency, where the protocol applies.
+  stack::StackConfig stack_;     // The protocols and their costs (comm.protocols, comm.ll.*, …).
+  bool protocol_costs_ = false;  // Some protocol costs something (not the ideal stack's).
+  int64_t calls_[stack::kProtocols] = {0, 0, 0};  // Calls run per protocol.
   double p2p_call_overhead_s_ = 0;
   // Flows crossing a socket bridge move at most this (hierarchical socket.stream_bandwidth).
   double socket_stream_cap_ = core::FairShare::kNoCap;
@@ -341,8 +351,9 @@ class NetworkModel : public core::OpRunner {
   double FlowCap(const Run& r, int flows) const;
   // socket.stream_bandwidth on the wire if `link` is a socket bridge, else no cap.
   double StreamCap(const Run& r, core::LinkId link) const;
-  // Sizes the run's kernel (above): its CTAs (N) and its wire bytes per payload byte.
-  void SizeKernel(Run& r) const;
+  // Sizes the run's kernel (above): its CTAs (N), its protocol and with it its wire bytes per
+  // payload byte and its latencies per call and per step.
+  void SizeKernel(Run& r);
   core::FairShare& fs_;
   const Topology& topology_;
   NetworkConfig config_;

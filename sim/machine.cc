@@ -54,13 +54,11 @@ absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& o,
   // A reduction reads two operands and writes one per element (3 element-sized HBM accesses),
   // one add per element on the chip's vector units.
   const double reduce_bytes_per_s = 3.0 * chip.element_bytes * chip.cores * chip.vector_flops_per_s;
-  // The stack's fixed costs of a communication call and step come on top of the network's: a
-  // collective or transfer is a kernel (stack.kernel.launch) the library sets up
-  // (stack.comm.call_latency), and each of its steps pays the protocol's handshake.
+  // A collective or transfer is a kernel (stack.kernel.launch on top of the network's
+  // comm.t_launch); the latencies of the protocol it runs the network model adds per call.
   const stack::StackConfig& st = o.system.stack;
   network::NetworkConfig net = o.system.net;
-  net.t_launch_s += st.comm_call_latency_s + st.kernel_launch_s;
-  net.t_sync_s += st.comm_step_latency_s;
+  net.t_launch_s += st.kernel_launch_s;
   machine->network = std::make_unique<network::NetworkModel>(fair_share, machine->topology, net,
                                                              std::move(hbm), reduce_bytes_per_s);
   if (st.comm_ctas > 0) {

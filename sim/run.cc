@@ -280,6 +280,13 @@ absl::StatusOr<formats::RunRecord> RunGraph(const RunOptions& o, const algorithm
   m.events = static_cast<double>(sim.events_executed());
   m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   rec.metrics = m.Pairs();
+  if (const int64_t* calls = machine->network->protocol_calls();
+      calls[0] + calls[1] + calls[2] > 0) {  // A stack whose protocols cost something.
+    for (int p = 0; p < stack::kProtocols; ++p) {
+      rec.metrics.emplace_back(absl::StrCat("comm.calls_", stack::ToString(stack::Protocol(p))),
+                               static_cast<double>(calls[p]));
+    }
+  }
   rec.metrics.emplace_back("events_cancelled", static_cast<double>(sim.events_cancelled()));
   rec.metrics.emplace_back("fair_share_solves", static_cast<double>(fair_share.solves()));
   rec.metrics.emplace_back("flows", static_cast<double>(fair_share.flows_started()));

@@ -1,23 +1,86 @@
 #include "stack/stack_config.h"
 
+#include <algorithm>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "core/did_you_mean.h"
 #include "core/status_macros.h"
 
 namespace meshsim::stack {
 
+const char* ToString(Protocol p) {
+  switch (p) {
+    case kLl:
+      return "ll";
+    case kLl128:
+      return "ll128";
+    default:
+      return "simple";
+  }
+}
+
+double StepLatency(const StackConfig& stack, Protocol p, const CallShape& shape) {
+  double sum = 0;
+  int hops = 0;
+  for (int c = 0; c < kHopClasses; ++c) {
+    sum += shape.hops[c] * std::max(stack.protocol[p].hop_s[c], shape.route_s[c]);
+    hops += shape.hops[c];
+  }
+  return hops > 0 ? sum / hops : 0.0;
+}
+
+double StepOverhead(const StackConfig& stack, Protocol p, const CallShape& shape) {
+  double sum = 0;
+  int hops = 0;
+  for (int c = 0; c < kHopClasses; ++c) {
+    sum += shape.hops[c] * std::max(0.0, stack.protocol[p].hop_s[c] - shape.route_s[c]);
+    hops += shape.hops[c];
+  }
+  return hops > 0 ? sum / hops : 0.0;
+}
+
+Protocol ChooseProtocol(const StackConfig& stack, const CallShape& shape) {
+  Protocol best = kSimple;
+  double best_s = std::numeric_limits<double>::infinity();
+  for (Protocol p : {kLl, kLl128, kSimple}) {
+    if (!stack.Enabled(p) || (p == kLl128 && !shape.ll128_allowed)) continue;
+    const ProtocolCosts& c = stack.protocol[p];
+    const double t = c.latency_s + shape.steps * StepLatency(stack, p, shape) +
+                     shape.bus_bytes / (c.efficiency * shape.bus_bandwidth);
+    if (t < best_s) {
+      best_s = t;
+      best = p;
+    }
+  }
+  return best;
+}
+
+bool StackConfig::Enabled(Protocol p) const {
+  for (absl::string_view name : absl::StrSplit(comm_protocols, ',')) {
+    if (name == ToString(p)) return true;
+  }
+  return false;
+}
+
 bool StackConfig::IsIdeal() const {
-  return comm_ctas == 0 && comm_cta_bandwidth_bytes_per_s == 0 && comm_efficiency == 1.0 &&
-         comm_serial == 0 && comm_call_latency_s == 0 && comm_step_latency_s == 0 &&
-         kernel_launch_s == 0 && pointwise_efficiency == 1.0 && reduction_efficiency == 1.0 &&
-         host_op_overhead_s == 0 && host_gemm_overhead_s == 0 && p2p_call_overhead_s == 0 &&
-         p2p == "async";
+  bool free_protocols = comm_protocols == "simple";
+  for (const ProtocolCosts& c : protocol) {
+    free_protocols = free_protocols && c.latency_s == 0 && c.efficiency == 1.0 && c.hop_s[0] == 0 &&
+                     c.hop_s[1] == 0 && c.hop_s[2] == 0;
+  }
+  return comm_ctas == 0 && comm_cta_bandwidth_bytes_per_s == 0 && free_protocols &&
+         comm_serial == 0 && kernel_launch_s == 0 && pointwise_efficiency == 1.0 &&
+         reduction_efficiency == 1.0 && host_op_overhead_s == 0 && host_gemm_overhead_s == 0 &&
+         p2p_call_overhead_s == 0 && p2p == "async";
 }
 
 std::vector<core::Param> StackConfig::Params() {
   using core::Unit;
-  return {
+  std::vector<core::Param> params = {
       {"stack.comm.ctas", Unit::kCount,
        "the most CTAs (channels, one SM each) a communication kernel runs, holding their SMs on "
        "every chip it runs on; fewer where its path is slower; 0 = communication takes no core",
@@ -26,15 +89,6 @@ std::vector<core::Param> StackConfig::Params() {
        "payload bytes/s one communication CTA moves; a kernel's flows on a chip move at most "
        "ctas x this (0 = no limit)",
        &comm_cta_bandwidth_bytes_per_s, 0, 1e15},
-      {"stack.comm.efficiency", Unit::kCount,
-       "payload fraction of the bytes a communication kernel moves (protocol flags and framing); "
-       "1 = none",
-       &comm_efficiency, 0.01, 1},
-      {"stack.comm.call_latency", Unit::kSeconds,
-       "software latency per collective or transfer call, on top of comm.t_launch",
-       &comm_call_latency_s, 0, 1},
-      {"stack.comm.step_latency", Unit::kSeconds,
-       "software latency per collective step, on top of comm.t_sync", &comm_step_latency_s, 0, 1},
       {"stack.comm.serial", Unit::kCount,
        "1 = the collectives of one group of chips (a communicator) run one at a time, in the "
        "order they start; 0 = they may run at once",
@@ -67,6 +121,45 @@ std::vector<core::Param> StackConfig::Params() {
        0,
        {"async", "paired"}},
   };
+  // The protocols, after the other comm.* keys.
+  std::vector<core::Param> protocols = {
+      {"stack.comm.protocols",
+       Unit::kCount,
+       "protocols a collective may run (NCCL_PROTO); each call runs the one NCCL's tuning model "
+       "predicts fastest for its size and path; point-to-point calls run simple",
+       &comm_protocols,
+       0,
+       0,
+       {"simple", "ll128", "ll", "ll128,simple", "ll,simple", "ll,ll128", "ll,ll128,simple"}},
+  };
+  for (Protocol p : {kLl, kLl128, kSimple}) {
+    ProtocolCosts& c = protocol[p];
+    const std::string key = absl::StrCat("stack.comm.", ToString(p), ".");
+    protocols.push_back(
+        {key + "latency", Unit::kSeconds,
+         absl::StrCat("software latency per ", ToString(p), " call, on top of comm.t_launch"),
+         &c.latency_s, 0, 1});
+    const char* classes[kHopClasses] = {"nvlink", "pci", "net"};
+    const char* where[kHopClasses] = {"over NVLink/NVSwitch or a direct link",
+                                      "over PCIe or host memory", "across the network"};
+    for (int h = 0; h < kHopClasses; ++h) {
+      protocols.push_back({absl::StrCat(key, "hop_", classes[h]), Unit::kSeconds,
+                           absl::StrCat("software latency per ", ToString(p), " ring step ",
+                                        where[h], ", on top of comm.t_sync"),
+                           &c.hop_s[h], 0, 1});
+    }
+    if (p != kSimple) {
+      protocols.push_back({key + "efficiency", Unit::kCount,
+                           absl::StrCat("share of simple's bus bandwidth ", ToString(p),
+                                        " reaches: its flows move payload / this bytes"),
+                           &c.efficiency, 0.01, 1});
+    }
+  }
+  // Insert them after stack.comm.serial, the last of the other comm.* keys.
+  auto at = params.begin();
+  while (at != params.end() && at->key != "stack.comm.serial") ++at;
+  params.insert(at == params.end() ? at : at + 1, protocols.begin(), protocols.end());
+  return params;
 }
 
 absl::Status StackConfig::Validate() { return core::CheckRanges(Params()); }
@@ -103,12 +196,17 @@ absl::StatusOr<StackConfig> StackPreset(const std::string& name) {
   //   comm.cta_bandwidth 235/24 GB/s: [T] caps the bus bandwidth of a ring on compute
   //     capability 8.0 (A100) at 235 GB/s, whatever the channel count; over 24 channels, 9.79
   //     GB/s each.
-  //   comm.efficiency 0.92: [T]'s payload share of the LL128 protocol (120 of 128 bytes, which
-  //     its model rounds to 0.92), the protocol NCCL picks on Ampere NVLink for all but the
-  //     largest messages.
-  //   comm.call_latency 8.4 us: [T]'s baseLat of Ring/Simple.
-  //   comm.step_latency 3.4 us: [T]'s hwLat per ring step of Ring/Simple over NVLink (PCI 5.7,
-  //     NET 9.6 us: the network's own link latencies add the difference's order).
+  //   comm.protocols ll,ll128,simple, and each protocol's costs: [T]'s Ring model, whose
+  //     predicted time, latency + bytes / bandwidth, NCCL minimises per call:
+  //       latency (baseLat): LL 3.6, LL128 10.0, Simple 8.4 us per call;
+  //       hop_* (hwLat, per ring step): NVLink LL 0.47 / LL128 1.9 / Simple 3.4 us, PCI 1.0 /
+  //         2.5 / 5.7 us, network 2.7 / 4.0 / 9.6 us (the network's own link latencies add);
+  //       efficiency: LL128 0.92 ([T]: 120 of 128 bytes, rounded), LL 0.25 ([T]: 1/4 of the bus
+  //         bandwidth for AllReduce and across nodes; its 1/3 for single-node AllGather and
+  //         ReduceScatter is not kept).
+  //     [T] enables LL128 only on Volta/Ampere paths of NVLink; ChooseProtocol keeps the path
+  //     condition. On an 8-GPU A100 NVSwitch ring the model then picks LL for an AllReduce below
+  //     ~1 MB, LL128 below ~30 MB and Simple above.
   //   kernel.launch 0.85 us: GPU time per back-to-back kernel [P].
   //   kernel.*_efficiency: what unfused kernels reach of the datasheet HBM [P]: softmax
   //     0.39/0.45 (fwd/bwd), LayerNorm 0.32/0.30 → reduction 0.36; GeLU 0.60, residual add 0.68,
@@ -118,9 +216,10 @@ absl::StatusOr<StackConfig> StackPreset(const std::string& name) {
   // PyTorch's ProcessGroupNCCL gives each process group one NCCL stream per device.
   s.comm_serial = 1;
   s.comm_cta_bandwidth_bytes_per_s = 235e9 / 24;
-  s.comm_efficiency = 0.92;
-  s.comm_call_latency_s = 8.4e-6;
-  s.comm_step_latency_s = 3.4e-6;
+  s.comm_protocols = "ll,ll128,simple";
+  s.protocol[kLl] = {3.6e-6, {0.47e-6, 1.0e-6, 2.7e-6}, 0.25};
+  s.protocol[kLl128] = {10.0e-6, {1.9e-6, 2.5e-6, 4.0e-6}, 0.92};
+  s.protocol[kSimple] = {8.4e-6, {3.4e-6, 5.7e-6, 9.6e-6}, 1.0};
   s.kernel_launch_s = 0.85e-6;
   s.pointwise_efficiency = 0.63;
   s.reduction_efficiency = 0.36;

@@ -5,8 +5,9 @@
 // its loop: the `ideal` stack (every cost zero, every efficiency 1) is that machine, and the TPU
 // systems use it. On a GPU, communication is software that runs on the GPU: an NCCL collective or
 // send/recv is a kernel of `comm.ctas` CTAs (its channels), one per SM, for the kernel's whole
-// life, each moving data at most at `comm.cta_bandwidth`; its protocol puts `comm.efficiency` of
-// the wire's bytes to payload; each call and each ring step pays fixed software costs. Every
+// life, each moving data at most at `comm.cta_bandwidth`; each call runs the protocol (LL, LL128,
+// Simple) that NCCL's tuning model picks for its size and path, which sets the call's fixed
+// costs (per call and per ring step) and the share of the wire's bytes that is payload. Every
 // kernel pays `kernel.launch` on the GPU, every op `host.op_overhead` on the host (which runs
 // ahead of the GPU, so it is exposed only when kernels are shorter), and unfused element-wise
 // kernels reach a fraction of the HBM bandwidth. Who reads what:
@@ -29,6 +30,54 @@
 
 namespace meshsim::stack {
 
+// NCCL's three protocols. Simple moves payload in large chunks behind a memory fence and a flag
+// per chunk; LL128 stores 128-byte lines of which 120 are payload; LL stores 8-byte words of 4
+// bytes of payload and a 4-byte flag, polled by the receiver: lowest latency, least bandwidth.
+enum Protocol { kLl = 0, kLl128 = 1, kSimple = 2, kProtocols = 3 };
+// "ll", "ll128", "simple".
+const char* ToString(Protocol p);
+
+// The link classes NCCL's tuning model prices a ring hop by: NVLink (and NVSwitch, and any
+// direct accelerator link), PCIe (and host memory, CPU sockets), and the network.
+enum HopClass { kHopNvlink = 0, kHopPci = 1, kHopNet = 2, kHopClasses = 3 };
+
+// What one protocol costs a communication call.
+struct ProtocolCosts {
+  double latency_s = 0;  // Per call, before its first step (the model's base latency).
+  // Per ring step (a chain: per hop), by the class of the hop's route, the links' own latency
+  // included (StepLatency); a step of a ring whose hops differ pays their mean.
+  double hop_s[kHopClasses] = {0, 0, 0};
+  // Share of Simple's bus bandwidth the protocol reaches: every flow of the call moves
+  // payload / efficiency bytes over its links and both HBMs. Simple's is 1.
+  double efficiency = 1;
+};
+
+// A collective call as NCCL's tuning model sees it when it picks a protocol.
+struct CallShape {
+  int steps = 0;         // Ring steps of a flat ring (AllReduce 2(P−1), AllGather P−1, ...).
+  double bus_bytes = 0;  // Payload each member sends over the whole call.
+  double bus_bandwidth = 0;  // Simple's bus bandwidth (B/s): the ring's slowest hop, or CTAs'.
+  int hops[kHopClasses] = {0, 0, 0};  // The ring's hops between neighbours, by class.
+  // The links' own latency of a hop of each class (the mean over the ring's hops of the class).
+  double route_s[kHopClasses] = {0, 0, 0};
+  bool ll128_allowed = false;  // Every hop on NVLink-class links (NCCL enables LL128 only there).
+};
+
+struct StackConfig;
+
+// The fixed latency of one step of `shape`'s ring under protocol `p`, the mean over its hops of
+// max(hop_s, route_s) of their class: NCCL's per-step latency includes the links' own, so the
+// protocol's costs nothing more on a hop whose links are slower to cross than that.
+double StepLatency(const StackConfig& stack, Protocol p, const CallShape& shape);
+// What the protocol adds to a step beyond its links' latencies: StepLatency − mean route_s.
+double StepOverhead(const StackConfig& stack, Protocol p, const CallShape& shape);
+
+// The protocol NCCL's tuning model (src/graph/tuning.cc, Ring) picks for a collective of
+// `shape`: of the enabled protocols (LL128 only where allowed), the lowest
+//   latency_s + steps · StepLatency + bus_bytes / (efficiency · bus_bandwidth),
+// ties to the earlier of LL, LL128, Simple. Simple when none is enabled or allowed.
+Protocol ChooseProtocol(const StackConfig& stack, const CallShape& shape);
+
 struct StackConfig {
   // --- Communication kernels (NCCL). ---
   // The most CTAs (channels) a communication kernel runs, each holding one SM of every chip the
@@ -38,15 +87,14 @@ struct StackConfig {
   // Bytes/s one CTA moves (payload it sends); a kernel's flows on one chip together move at most
   // comm_ctas × this. 0 = no per-CTA limit.
   double comm_cta_bandwidth_bytes_per_s = 0;
-  // Payload fraction of the bytes a communication kernel puts on the wire and through HBM (the
-  // protocol's flags and framing): every comm flow moves bytes / efficiency. 1 = none.
-  double comm_efficiency = 1.0;
-  // Software latency per collective or transfer call (the library's launch and setup), paid once
-  // per op before its first step, on top of the network's comm.t_launch.
-  double comm_call_latency_s = 0;
-  // Software latency per collective step (the protocol's handshake between ring neighbours), on
-  // top of the network's comm.t_sync.
-  double comm_step_latency_s = 0;
+  // The protocols a communication kernel may run (NCCL_PROTO): one of "simple", "ll128", "ll" or
+  // a comma list of them in that order ("ll,ll128,simple"). Each collective call runs the one
+  // NCCL's tuning model predicts fastest for its size and path (ChooseProtocol); LL128 only
+  // where the path stays on NVLink-class links. Point-to-point calls (transfers, SendRecv,
+  // AllToAll) run Simple whatever the list says, as NCCL's send/recv of that era did.
+  std::string comm_protocols = "simple";
+  // What each protocol costs, indexed by Protocol.
+  ProtocolCosts protocol[kProtocols];
   // 1 = a communicator (the collectives of one group of chips) runs its collectives one at a
   // time, in the order they start: NCCL enqueues a communicator's operations on one stream.
   // 0 = collectives of a group may run at once.
@@ -80,6 +128,9 @@ struct StackConfig {
   // with overlap off, its receive posted); "paired" — NCCL send/recv semantics: a transfer is a
   // matched pair that starts when both streams reach it and blocks both until it completes.
   std::string p2p = "async";
+
+  // Whether `p` is in comm_protocols.
+  bool Enabled(Protocol p) const;
 
   // True when nothing is added: every cost 0, every efficiency 1.
   bool IsIdeal() const;

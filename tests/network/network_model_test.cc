@@ -966,12 +966,48 @@ TEST(NetworkStackTest, CtaBandwidthCapsAKernelsFlowsFromEachChip) {
 
 TEST(NetworkStackTest, ProtocolEfficiencyScalesTheBandwidthTerm) {
   // Payload share e: every flow moves s/e bytes, t = t_launch + (P−1)·(t_sync + lat + s/(e·bw)).
+  // LL128 alone, allowed on plain links.
   const NetworkConfig c = Config(1);
   stack::StackConfig st;
-  st.comm_efficiency = 0.5;
+  st.comm_protocols = "ll128";
+  st.protocol[stack::kLl128].efficiency = 0.5;
   const double s = 32 * kMiB;
   const double expected = c.t_launch_s + 3 * (c.t_sync_s + c.link_latency_s + s / (0.5 * 50e9));
   EXPECT_NEAR(StackAllGather(st, 4, s, 1), expected, 1e-6 * expected);
+}
+
+TEST(NetworkStackTest, EachCallRunsTheProtocolNcclsModelPicksForItsSize) {
+  // Two protocols on a ring of 4 (plain links: NVLink class, 50 GB/s, 1 us, no CTA cap):
+  //   LL:     3 us per call, 0.5 us per step, a quarter of the bandwidth;
+  //   Simple: 9 us per call, 4 us per step, all of it.
+  // A protocol's step latency includes the links' own: a step costs max(hop, 1 us), LL's 1 us
+  // (nothing added to the link's), Simple's 4 us (3 us added). NCCL's model for an AllGather of
+  // shard s: t_p = lat_p + 3·max(hop_p, 1 us) + 3·s / (e_p · 50 GB/s); equal where
+  // (9 + 12) − (3 + 3) = 15 us = 3·s·(4 − 1) / 50e9, s = 83.3 KB. The run then pays the chosen
+  // protocol's costs on top of the network's:
+  //   t = t_launch + lat_p + 3·(t_sync + max(hop_p, 1 us) + s / (e_p · 50 GB/s)).
+  const NetworkConfig c = Config(1);
+  stack::StackConfig st;
+  st.comm_protocols = "ll,simple";
+  st.protocol[stack::kLl] = {3e-6, {0.5e-6, 7e-6, 9e-6}, 0.25};
+  st.protocol[stack::kSimple] = {9e-6, {4e-6, 7e-6, 9e-6}, 1.0};
+  const auto expected = [&](stack::Protocol p, double s) {
+    const stack::ProtocolCosts& k = st.protocol[p];
+    return c.t_launch_s + k.latency_s +
+           3 * (c.t_sync_s + std::max(k.hop_s[0], c.link_latency_s) + s / (k.efficiency * 50e9));
+  };
+  const double crossover = 15e-6 * 50e9 / 9;
+  for (double s : {0.0, 4096.0, std::floor(0.9 * crossover)}) {
+    EXPECT_NEAR(StackAllGather(st, 4, s, 1), expected(stack::kLl, s), 1e-11) << s;
+  }
+  for (double s : {std::floor(1.1 * crossover), 64.0 * kMiB}) {
+    EXPECT_NEAR(StackAllGather(st, 4, s, 1), expected(stack::kSimple, s), 1e-11) << s;
+  }
+  // LL128 runs where it is enabled and allowed (plain links) and NCCL's model prices it lowest:
+  // here at every size.
+  st.comm_protocols = "ll,ll128,simple";
+  st.protocol[stack::kLl128] = {1e-6, {0.1e-6, 7e-6, 9e-6}, 1.0};
+  EXPECT_NEAR(StackAllGather(st, 4, 4096, 1), expected(stack::kLl128, 4096), 1e-11);
 }
 
 TEST(NetworkStackTest, KernelsHoldTheirCtasOnEveryMemberUntilTheyEnd) {

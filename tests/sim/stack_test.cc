@@ -4,10 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "accel/chip_model.h"
 #include "cli/cli.h"
 #include "core/executor.h"
 #include "core/fair_share.h"
+#include "core/params.h"
 #include "core/simulator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -74,6 +76,76 @@ TEST(StackPresetTest, OverlapIsRefusedWhereTransfersArePaired) {
   raw.values = {
       {"workload", "pipeline"}, {"system", "p3.8xlarge"}, {"chips", "8"}, {"overlap", "0"}};
   EXPECT_TRUE(ResolveRunOptions(raw).ok());
+}
+
+TEST(ProtocolTest, NcclPicksLlThenLl128ThenSimpleOnAnA100NvswitchRing) {
+  // NCCL's Ring model for an 8-GPU AllReduce of S bytes at 235 GB/s (tuning.cc):
+  //   LL     3.6 + 14·0.47 = 10.18 us + 1.75·S / (0.25 · 235 GB/s)
+  //   LL128 10.0 + 14·1.9  = 36.6 us  + 1.75·S / (0.92 · 235 GB/s)
+  //   Simple 8.4 + 14·3.4  = 56.0 us  + 1.75·S / 235 GB/s
+  // LL = LL128 at S = 26.42 us / (1.75/58.75e9 − 1.75/216.2e9) = 1.22 MB;
+  // LL128 = Simple at S = 19.4 us / (1.75/216.2e9 − 1.75/235e9) = 30.1 MB.
+  const stack::StackConfig nccl = *stack::StackPreset("nccl");
+  stack::CallShape shape;
+  shape.steps = 14;
+  shape.bus_bandwidth = 235e9;
+  shape.hops[stack::kHopNvlink] = 8;
+  shape.ll128_allowed = true;
+  const auto pick = [&](double bytes) {
+    shape.bus_bytes = 1.75 * bytes;
+    return stack::ChooseProtocol(nccl, shape);
+  };
+  const double ll_ll128 = 26.42e-6 / (1.75 / 58.75e9 - 1.75 / 216.2e9);
+  const double ll128_simple = 19.4e-6 / (1.75 / 216.2e9 - 1.75 / 235e9);
+  EXPECT_NEAR(ll_ll128, 1.22e6, 0.01e6);
+  EXPECT_NEAR(ll128_simple, 30.1e6, 0.2e6);
+  EXPECT_EQ(pick(8 << 10), stack::kLl);
+  EXPECT_EQ(pick(0.98 * ll_ll128), stack::kLl);
+  EXPECT_EQ(pick(1.02 * ll_ll128), stack::kLl128);
+  EXPECT_EQ(pick(0.98 * ll128_simple), stack::kLl128);
+  EXPECT_EQ(pick(1.02 * ll128_simple), stack::kSimple);
+  // Over PCIe (no LL128): LL until 3.6 + 14·1.0 = 17.6 us meets 8.4 + 14·5.7 = 88.2 us,
+  // S = 70.6 us / (1.75/58.75e9 − 1.75/235e9) = 3.16 MB.
+  shape.hops[stack::kHopNvlink] = 0;
+  shape.hops[stack::kHopPci] = 8;
+  shape.ll128_allowed = false;
+  const double ll_simple = 70.6e-6 / (1.75 / 58.75e9 - 1.75 / 235e9);
+  EXPECT_EQ(pick(0.98 * ll_simple), stack::kLl);
+  EXPECT_EQ(pick(1.02 * ll_simple), stack::kSimple);
+  // NCCL_PROTO-like lists: only what is enabled runs; Simple when nothing enabled applies.
+  stack::StackConfig only = nccl;
+  only.comm_protocols = "ll128";
+  EXPECT_EQ(stack::ChooseProtocol(only, shape), stack::kSimple);
+  only.comm_protocols = "ll,ll128";
+  EXPECT_EQ(stack::ChooseProtocol(only, shape), stack::kLl);
+  EXPECT_TRUE(only.Enabled(stack::kLl128));
+  EXPECT_FALSE(only.Enabled(stack::kSimple));
+  // A bad list is refused with the key and the allowed values.
+  const absl::Status bad = core::SetParam(only.Params(), "stack.comm.protocols", "simple,ll");
+  EXPECT_THAT(std::string(bad.message()), HasSubstr("stack.comm.protocols"));
+  EXPECT_THAT(std::string(bad.message()), HasSubstr("ll,ll128,simple"));
+}
+
+TEST(ProtocolTest, SmallAllReducesRunLlAndReportTheirCalls) {
+  // 8 GPUs of a DGX A100, one AllReduce: 8 KiB runs LL (latency ~10 us, not Simple's 56 us),
+  // 1 GiB runs Simple; the JSON counts the calls by protocol.
+  for (const auto& [bytes, protocol] :
+       std::vector<std::pair<std::string, std::string>>{{"8KiB", "ll"}, {"1GiB", "simple"}}) {
+    std::ostringstream out, err;
+    ASSERT_EQ(cli::Main({"run", "--system", "dgx-a100", "--chips", "8", "--workload", "collective",
+                         "--collective", "allreduce", "--group", "all", "--bytes", bytes,
+                         "--format", "json"},
+                        out, err),
+              0)
+        << err.str();
+    EXPECT_THAT(out.str(), HasSubstr(absl::StrCat("\"", protocol, "\": 1"))) << out.str();
+    if (protocol == "ll") {
+      // makespan < Simple's fixed costs alone (8.4 + 14·3.4 us).
+      const size_t at = out.str().find("\"makespan_s\": ");
+      ASSERT_NE(at, std::string::npos);
+      EXPECT_LT(std::stod(out.str().substr(at + 14)), 56e-6) << out.str();
+    }
+  }
 }
 
 TEST(StackPresetTest, ListStacksPrintsEveryPresetWithItsValues) {
