@@ -35,6 +35,22 @@ Executor::Executor(Simulator& sim, const OpGraph& graph)
   }
 }
 
+void Executor::set_order_edges(const std::vector<std::pair<OpId, OpId>>& edges) {
+  MESHSIM_CHECK(order_begin_.empty()) << "set_order_edges called twice";
+  const size_t n = graph_.size();
+  order_begin_.assign(n + 1, 0);
+  for (const auto& [a, b] : edges) {
+    MESHSIM_CHECK(a.value() < b.value() && b.value() < n)
+        << "order edge " << a.value() << " -> " << b.value() << " is not forward";
+    ++order_begin_[a.value() + 1];
+    ++pending_deps_[b.value()];
+  }
+  for (size_t i = 0; i < n; ++i) order_begin_[i + 1] += order_begin_[i];
+  order_succ_.resize(edges.size());
+  std::vector<uint32_t> fill(order_begin_.begin(), order_begin_.end() - 1);
+  for (const auto& [a, b] : edges) order_succ_[fill[a.value()]++] = b.value();
+}
+
 void Executor::SetRunner(OpKind kind, OpRunner* runner) {
   runners_[static_cast<size_t>(kind)] = runner;
 }
@@ -115,6 +131,13 @@ void Executor::Finish(OpId id) {
     const uint32_t s = succ_[j];
     MESHSIM_CHECK(pending_deps_[s] > 0) << "dependency count of op " << s << " went negative";
     if (--pending_deps_[s] == 0) Release(s);
+  }
+  if (!order_begin_.empty()) {
+    for (uint32_t j = order_begin_[i]; j < order_begin_[i + 1]; ++j) {
+      const uint32_t s = order_succ_[j];
+      MESHSIM_CHECK(pending_deps_[s] > 0) << "dependency count of op " << s << " went negative";
+      if (--pending_deps_[s] == 0) Release(s);
+    }
   }
 }
 

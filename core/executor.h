@@ -24,6 +24,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -84,6 +85,10 @@ class Executor {
   // finished still waits until its release time — the host that issues it has not yet (the
   // software stack's host time per op, sim/machine.h IssueFromHost). Call before Run.
   void set_release_times(std::vector<Time> release) { release_ = std::move(release); }
+  // Orders the graph does not state: for each (a, b), op b also waits until op a has finished
+  // (a < b: the program order of a stream, sim/machine.h OrderStreams). Edges the graph already
+  // has are the caller's to leave out. Call once, before Run.
+  void set_order_edges(const std::vector<std::pair<OpId, OpId>>& edges);
   TimelineRow MakeRow(OpId id, ChipId chip, Phase phase, UnitKind unit, uint16_t unit_index,
                       Time start, Time end) const;
 
@@ -114,6 +119,7 @@ class Executor {
   const OpGraph& graph_;
   std::array<OpRunner*, kNumOpKinds> runners_{};
   std::vector<uint32_t> succ_begin_, succ_;
+  std::vector<uint32_t> order_begin_, order_succ_;  // set_order_edges' successors (CSR), or empty.
   std::vector<uint32_t> pending_deps_;
   std::vector<State> state_;
   std::vector<Time> start_, end_;

@@ -76,6 +76,41 @@ absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& o,
   return machine;
 }
 
+void OrderStreams(const stack::StackConfig& stack, const core::OpGraph& graph,
+                  core::Executor& exec) {
+  if (stack.kernel_in_order == 0) return;
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> last;  // Per chip: its latest compute op so far, or kNone.
+  std::vector<std::pair<core::OpId, core::OpId>> edges;
+  const auto order = [&](uint32_t chip, uint32_t op) {
+    if (chip >= last.size()) last.resize(chip + 1, kNone);
+    const uint32_t before = last[chip];
+    if (before == kNone) return;
+    for (core::OpId d : graph.deps(core::OpId(op))) {
+      if (d.value() == before) return;  // The graph says so already.
+    }
+    edges.emplace_back(core::OpId(before), core::OpId(op));
+  };
+  for (uint32_t i = 0; i < graph.size(); ++i) {
+    const core::Op& op = graph.op(core::OpId(i));
+    switch (op.kind) {
+      case core::OpKind::kGemm:
+      case core::OpKind::kVector:
+      case core::OpKind::kCopy:
+        order(op.chip.value(), i);
+        last[op.chip.value()] = i;
+        break;
+      case core::OpKind::kCollective:
+        // Members are distinct chips, so their last compute ops are distinct too.
+        for (core::ChipId c : graph.group(op.group)) order(c.value(), i);
+        break;
+      default:
+        break;  // Transfers follow their runtime's semantics (stack.p2p.mode); delays none.
+    }
+  }
+  exec.set_order_edges(edges);
+}
+
 void IssueFromHost(const stack::StackConfig& stack, const core::OpGraph& graph,
                    core::Executor& exec) {
   if (stack.host_op_overhead_s <= 0 && stack.host_gemm_overhead_s <= 0) return;

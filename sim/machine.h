@@ -58,6 +58,14 @@ absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& options,
 // GPU runs ahead of the host (short kernels, many ops). Records one kHost row per op and issuing
 // chip on (kHost, 0). Nothing when the overhead is 0. Call after the executor's sink and
 // timeline budget are set, before Run. Cost: O(ops + Σ group sizes).
+// With stack.kernel.in_order, the streams of a GPU program as order edges of `exec`
+// (Executor::set_order_edges), in program order (op index order): each compute op (GeMM,
+// element-wise, copy) of a chip waits for the chip's previous compute op, and each collective
+// for the last compute op before it on each member. Nothing without it. Call before Run.
+// Cost: O(ops + Σ group sizes).
+void OrderStreams(const stack::StackConfig& stack, const core::OpGraph& graph,
+                  core::Executor& exec);
+
 void IssueFromHost(const stack::StackConfig& stack, const core::OpGraph& graph,
                    core::Executor& exec);
 

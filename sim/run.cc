@@ -239,6 +239,7 @@ absl::StatusOr<formats::RunRecord> RunGraph(const RunOptions& o, const algorithm
     exec.set_timeline_budget(&timeline_budget);
     fair_share.set_timeline_budget(&timeline_budget);
   }
+  OrderStreams(o.system.stack, graph, exec);
   IssueFromHost(o.system.stack, graph, exec);
   const bool report = o.progress != RunOptions::Progress::kNone;
   ProgressLine progress(sim, exec, wall_start, o.progress == RunOptions::Progress::kTerminal);

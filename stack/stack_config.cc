@@ -93,6 +93,11 @@ std::vector<core::Param> StackConfig::Params() {
        "1 = the collectives of one group of chips (a communicator) run one at a time, in the "
        "order they start; 0 = they may run at once",
        &comm_serial, 0, 1},
+      {"stack.kernel.in_order", Unit::kCount,
+       "1 = a chip runs its compute kernels one at a time in program order (one CUDA stream) and "
+       "a collective waits for the compute issued before it on each member; 0 = an op starts once "
+       "its inputs are ready",
+       &kernel_in_order, 0, 1},
       {"stack.kernel.launch", Unit::kSeconds,
        "GPU time between a kernel's end and the next one's start on a chip (every kernel)",
        &kernel_launch_s, 0, 1},
@@ -220,6 +225,12 @@ absl::StatusOr<StackConfig> StackPreset(const std::string& name) {
   s.protocol[kLl] = {3.6e-6, {0.47e-6, 1.0e-6, 2.7e-6}, 0.25};
   s.protocol[kLl128] = {10.0e-6, {1.9e-6, 2.5e-6, 4.0e-6}, 0.92};
   s.protocol[kSimple] = {8.4e-6, {3.4e-6, 5.7e-6, 9.6e-6}, 1.0};
+  // kernel.in_order: PyTorch eager issues every kernel on the current (default) stream, whose
+  // kernels CUDA runs in issue order; ProcessGroupNCCL makes its NCCL stream wait for an event
+  // recorded on that stream when a collective is called, and Work.wait() makes the compute
+  // stream wait for the collective. An XLA program (Alpa's stages) runs its kernels in one
+  // stream too.
+  s.kernel_in_order = 1;
   s.kernel_launch_s = 0.85e-6;
   s.pointwise_efficiency = 0.63;
   s.reduction_efficiency = 0.36;

@@ -101,6 +101,12 @@ struct StackConfig {
   int comm_serial = 0;
 
   // --- Kernels. ---
+  // 1 = streams: a chip runs its compute kernels (GeMM, element-wise, copies) one at a time in
+  // program order, as on one CUDA stream (an op that waits for a collective's result holds back
+  // every kernel issued after it), and a collective starts no earlier than the compute issued
+  // before it on each member (PyTorch's ProcessGroupNCCL makes the NCCL stream wait for the
+  // compute stream). 0 = an op starts once its inputs are ready.
+  int kernel_in_order = 0;
   // GPU time between one kernel's end and the next one's start on a chip (the launch as the GPU
   // sees it, host already ahead); paid by GeMM, element-wise and communication kernels alike.
   double kernel_launch_s = 0;

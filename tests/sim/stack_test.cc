@@ -148,6 +148,59 @@ TEST(ProtocolTest, SmallAllReducesRunLlAndReportTheirCalls) {
   }
 }
 
+// Runs every op for op.bytes microseconds, whatever else runs.
+class FixedTimeRunner : public core::OpRunner {
+ public:
+  void Start(core::OpId id, const core::Op& op, core::Executor& exec) override {
+    exec.sim().ScheduleAt(exec.sim().Now() + core::Time::Microseconds(op.bytes),
+                          [&exec, id] { exec.Finish(id); });
+  }
+};
+
+TEST(OrderStreamsTest, ComputeRunsInProgramOrderAndCollectivesWaitForTheComputeBeforeThem) {
+  // Program order (op index): G0 chip 0 (10 us); C, a collective of chips 0 and 1 (5 us);
+  // G1 chip 0 after C (1 us); G2 chip 0, independent (1 us); G3 chip 1, independent (1 us).
+  //   free:     G0 [0,10], C [0,5], G1 [5,6], G2 [0,1], G3 [0,1]
+  //   in order: C waits for G0 (the compute before it on chip 0): [10,15]; G1 after C [15,16];
+  //             G2 behind G1 in chip 0's stream [16,17]; G3 is chip 1's first kernel [0,1].
+  for (int in_order : {0, 1}) {
+    core::Simulator sim;
+    core::OpGraph graph;
+    const auto gemm = [&](int chip, int64_t us, std::initializer_list<core::OpId> deps) {
+      core::Op g = core::Op::Gemm(core::ChipId(chip), 1, 1, 1);
+      g.bytes = us;
+      return graph.Add(g, deps);
+    };
+    const core::OpId g0 = gemm(0, 10, {});
+    core::Op c = core::Op::Collective(core::CollectiveKind::kAllReduce,
+                                      graph.AddGroup({core::ChipId(0), core::ChipId(1)}), 5);
+    const core::OpId cid = graph.Add(c);
+    const core::OpId g1 = gemm(0, 1, {cid});
+    const core::OpId g2 = gemm(0, 1, {});
+    const core::OpId g3 = gemm(1, 1, {});
+    core::Executor exec(sim, graph);
+    FixedTimeRunner fixed;
+    exec.SetRunner(core::OpKind::kGemm, &fixed);
+    exec.SetRunner(core::OpKind::kCollective, &fixed);
+    stack::StackConfig s;
+    s.kernel_in_order = in_order;
+    OrderStreams(s, graph, exec);
+    ASSERT_TRUE(exec.Run().ok());
+    const auto us = [&](core::OpId id) { return exec.start_time(id).ps() / 1000000; };
+    SCOPED_TRACE(in_order);
+    EXPECT_EQ(us(g0), 0);
+    EXPECT_EQ(us(cid), in_order ? 10 : 0);
+    EXPECT_EQ(us(g1), in_order ? 15 : 5);
+    EXPECT_EQ(us(g2), in_order ? 16 : 0);
+    EXPECT_EQ(us(g3), 0);
+  }
+  // The GPU stacks run streams; the TPU's does not.
+  EXPECT_EQ(stack::StackPreset("ideal")->kernel_in_order, 0);
+  for (const char* name : {"nccl", "pytorch-nccl", "alpa"}) {
+    EXPECT_EQ(stack::StackPreset(name)->kernel_in_order, 1) << name;
+  }
+}
+
 TEST(StackPresetTest, ListStacksPrintsEveryPresetWithItsValues) {
   std::ostringstream out, err;
   ASSERT_EQ(cli::Main({"list", "stacks"}, out, err), 0) << err.str();
