@@ -36,7 +36,7 @@ constexpr char kUsageBody[] =
     "tunes S on that mesh only); not allowed: --workload other than llm, --algorithm other than\n"
     "meshslice, --slices, --out, --trace.\n\n"
     "meshsim tune --algorithm atp [run options] [--atp-bandwidth D1xD2:B1,B2[;...]]\n"
-    "[--atp-matrix hierarchical|one-level] [--validate] [--format table|json]\n\n"
+    "[--atp-matrix hierarchical|one-level|measured] [--validate] [--format table|json]\n\n"
     "ATP's mesh search (ATP §3.4-3.5, docs/atp.md): derives the hierarchical communication\n"
     "matrix of the system's topology over --chips chips, then for every DeviceMesh(d1, d2) the\n"
     "all-reduce bandwidths B'1, B'2 (Eq. 3), B1, B2 (Eq. 4) and T_comm (Eq. 2) of the model's\n"
@@ -44,7 +44,9 @@ constexpr char kUsageBody[] =
     "evaluates that mesh only; --atp-bandwidth gives calibrated B1, B2 in GB/s per mesh (then\n"
     "only those meshes are candidates; B2 may be omitted when D2 = 1). --atp-matrix one-level\n"
     "reads the machine as one fully connected layer (B'1 = B'2 = the least group bandwidth, as\n"
-    "ATP §5.3 reads IC3/IC4); default hierarchical. --validate simulates one\n"
+    "ATP §5.3 reads IC3/IC4); --atp-matrix measured simulates every mesh's all-reduces over\n"
+    "each dimension on the machine and uses those bandwidths (as §5.3 calibrated IC1); default\n"
+    "hierarchical. --validate simulates one\n"
     "layer of each mesh (--workload layer --algorithm atp --mesh D1xD2). Not allowed with atp:\n"
     "--workload other than layer, --slices, --out, --trace, --placement, --cost-model.\n\n";
 
@@ -82,8 +84,9 @@ boost::program_options::options_description TuneDescription() {
       ("atp-bandwidth", po::value<std::vector<std::string>>()->composing(),
        "--algorithm atp: calibrated all-reduce bandwidths D1xD2:B1,B2 in GB/s (repeatable)")
       ("atp-matrix", po::value<std::string>(),
-       "--algorithm atp: hierarchical (the matrix derived from the topology, default) or "
-       "one-level (one fully connected layer, B'1 = B'2 = GroupBW: ATP §5.3's reading of IC3/IC4)");
+       "--algorithm atp: hierarchical (the matrix derived from the topology, default), "
+       "one-level (one fully connected layer, B'1 = B'2 = GroupBW: ATP §5.3's reading of IC3/IC4), "
+       "measured (every mesh's B1, B2 simulated on the machine: §5.3's calibration of IC1)");
   // clang-format on
   return own;
 }
@@ -570,13 +573,22 @@ absl::Status AtpTune(const TuneArgs& targs, std::ostream& out, std::ostream& err
   for (const std::string& text : targs.atp_bandwidth) {
     MESHSIM_RETURN_IF_ERROR(algorithms::ParseAtpCalibration(text, p.calibrated));
   }
-  // The physical machine is built once, as a run with --mesh auto builds it (torus2d: the
-  // most-square extents), and every candidate mesh is laid over it.
-  MESHSIM_ASSIGN_OR_RETURN(const network::Topology topology, BuildTopology(o));
   algorithms::AtpMatrix reading = algorithms::AtpMatrix::kHierarchical;
   if (!targs.atp_matrix.empty()) {
     MESHSIM_ASSIGN_OR_RETURN(reading, algorithms::ParseAtpMatrix(targs.atp_matrix));
   }
+  if (reading == algorithms::AtpMatrix::kMeasured) {
+    if (!targs.atp_bandwidth.empty()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--atp-bandwidth: '%s' is not allowed with --atp-matrix measured, which measures "
+          "every mesh's bandwidths itself",
+          targs.atp_bandwidth[0]));
+    }
+    MESHSIM_RETURN_IF_ERROR(MeasureAtpBandwidths(o, p));
+  }
+  // The physical machine is built once, as a run with --mesh auto builds it (torus2d: the
+  // most-square extents), and every candidate mesh is laid over it.
+  MESHSIM_ASSIGN_OR_RETURN(const network::Topology topology, BuildTopology(o));
   MESHSIM_ASSIGN_OR_RETURN(const algorithms::CommMatrix matrix,
                            algorithms::BuildCommMatrix(topology, o.mesh_chips(), reading));
   MESHSIM_ASSIGN_OR_RETURN(const algorithms::AtpResult result, algorithms::AtpSearch(matrix, p));

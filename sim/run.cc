@@ -155,7 +155,12 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ResolvedConfig(
     if (key == "ffn") value = v.ffn;
     if (key == "layers") value = v.layers;
   }
-  KeepReadKeys(o, config);
+  // The config replays the run on the mesh it used: what only chose that mesh (ATP's search
+  // reading) is no longer read.
+  RunOptions replay = o;
+  replay.mesh_rows = plan.mesh.rows;
+  replay.mesh_cols = plan.mesh.cols;
+  KeepReadKeys(replay, config);
   return config;
 }
 

@@ -35,6 +35,15 @@ const algorithms::CostModel& RunCostModel();
 // Calibrated bandwidths (`tune --atp-bandwidth`) are the caller's to add.
 absl::StatusOr<algorithms::AtpProblem> MakeAtpProblem(const RunOptions& options);
 
+// ATP §5.3's calibration, on the simulated machine (AtpMatrix::kMeasured): for every candidate
+// DeviceMesh(d1, d2) of `problem` (its meshes, else every d1 | N), B2 and B1 are the algorithm
+// bandwidths S/t of the all-reduces ATP runs over each dimension — every group of the dimension
+// at once (`--workload collective --collective allreduce --group row|col`), S the per-device
+// hidden-sized tensor it reduces there (b·s·h·e/d1 over dimension 2, b·s·h·e/d2 over dimension
+// 1), t the simulated time on the run's system and stack — written to problem.calibrated.
+// Cost: two collective simulations per mesh.
+absl::Status MeasureAtpBandwidths(const RunOptions& options, algorithms::AtpProblem& problem);
+
 }  // namespace meshsim::sim
 
 #endif  // MESHSIM_SIM_TUNING_H_

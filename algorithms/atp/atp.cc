@@ -233,7 +233,16 @@ AlgorithmInfo AtpPlugin() {
           "column-first (AllReduce over mesh rows), attn-out/FFN-down row-first (over mesh "
           "columns), attention sharded over both; dX AllReduce overlaps dW",
       .params = {ChunksParam("the batch split into chunks whose GeMMs overlap the previous "
-                             "chunk's AllReduce (§4.1); must divide --batch")},
+                             "chunk's AllReduce (§4.1); must divide --batch"),
+                 {.key = "matrix",
+                  .type = core::ParamType::kEnum,
+                  .description =
+                      "--workload layer, --mesh auto: how ATP's search (Eq. 2) gets each mesh's "
+                      "all-reduce bandwidths: hierarchical (Eq. 3-4 on the matrix derived from "
+                      "the topology), one-level (one fully connected layer, §5.3's reading of "
+                      "IC3/IC4), measured (simulated on the machine, §5.3's calibration of IC1)",
+                  .default_value = "hierarchical",
+                  .choices = {"hierarchical", "one-level", "measured"}}},
       .make_layer = [](const core::ParamValues& p) { return MakeAtp(int(p.Int("chunks"))); },
       .mesh = "d1xd2: d1 | hidden, FFN and heads; d2 | hidden and d2 | heads/d1 or batch/chunks",
   };

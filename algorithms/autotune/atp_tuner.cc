@@ -187,16 +187,24 @@ absl::StatusOr<Mesh> ParseMesh(const std::string& text) {
 }  // namespace
 
 const char* ToString(AtpMatrix m) {
-  return m == AtpMatrix::kOneLevel ? "one-level" : "hierarchical";
+  switch (m) {
+    case AtpMatrix::kOneLevel:
+      return "one-level";
+    case AtpMatrix::kMeasured:
+      return "measured";
+    default:
+      return "hierarchical";
+  }
 }
 
 absl::StatusOr<AtpMatrix> ParseAtpMatrix(const std::string& text) {
-  for (AtpMatrix m : {AtpMatrix::kHierarchical, AtpMatrix::kOneLevel}) {
+  for (AtpMatrix m : {AtpMatrix::kHierarchical, AtpMatrix::kOneLevel, AtpMatrix::kMeasured}) {
     if (text == ToString(m)) return m;
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "--atp-matrix: '%s' is not allowed; allowed: hierarchical (the matrix derived from the "
-      "topology, default), one-level (one fully connected layer, ATP §5.3's reading)",
+      "topology, default), one-level (one fully connected layer, ATP §5.3's reading), measured "
+      "(every mesh's all-reduce bandwidths simulated on the machine, §5.3's calibration)",
       text));
 }
 
@@ -284,7 +292,7 @@ absl::StatusOr<CommMatrix> BuildCommMatrix(const network::Topology& topology, in
     layer.rank_chips = 1;
     m.layers.push_back(std::move(layer));
   }
-  while (reading == AtpMatrix::kHierarchical) {
+  while (reading == AtpMatrix::kHierarchical || reading == AtpMatrix::kMeasured) {
     Split s = SplitByHosts(topology, n);
     if (s.rank_chips <= 1) s = SplitByGrid(topology, chips, n);
     if (s.rank_chips <= 1) s = SplitByCluster(router, n);

@@ -92,8 +92,12 @@ struct CommLayer {
 // fully-connected topologies, the hierarchical communication matrix has only one layer"): one
 // layer whose ranks are the chips, and every dimension of every mesh gets B' = GroupBW, the
 // least Group(a) over the chips (no P2P correction, no sharing), as §5.4 assumes for IC5.
-enum class AtpMatrix { kHierarchical, kOneLevel };
-// "hierarchical" / "one-level".
+// kMeasured: §5.3's calibration ("for IC1 ... we need to calibrate the bandwidths B1 and B2 using
+// measured performance"): every candidate mesh's B1 and B2 are measured by simulating its
+// all-reduces on the machine (sim/tuning.h MeasureAtpBandwidths) and replace Eq. 3–4; the matrix
+// itself is the hierarchical one (shown, not used).
+enum class AtpMatrix { kHierarchical, kOneLevel, kMeasured };
+// "hierarchical" / "one-level" / "measured".
 const char* ToString(AtpMatrix m);
 // InvalidArgument naming --atp-matrix, the value and the allowed names otherwise.
 absl::StatusOr<AtpMatrix> ParseAtpMatrix(const std::string& text);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ATP Figure 10: out/sweep.h5 (8 GPUs: IC1 as run, IC1 peer-to-peer, IC2, IC3), out/ib16.h5
+"""ATP Figure 10: out/ic1.h5 (IC1 as run), out/sweep.h5 (8 GPUs: IC1 peer-to-peer, IC2, IC3), out/ib16.h5
 (16 GPUs, IC4) and out/ic1_ring_bridge.h5 (IC1, bridge fitted to the 8-GPU ring) →
 atp_fig10_sota.{png,svg,csv} (committed) and out/table.md. TFLOPS per GPU of Megatron-LM, 2D/2.5D
 TP and ATP on the mesh of its own search (--mesh auto).
@@ -37,11 +37,12 @@ from table import PAPER_ATP_TFLOPS, PAPER_GAIN  # noqa: E402
 
 def main():
     here = mr.here(__file__)
-    mr.require(__file__, "out/sweep.h5",
+    mr.require(__file__, "out/sweep.h5", "out/ic1.h5",
                "out/ib16.h5",
                "out/ic1_ring_bridge.h5")  # else: what to run first, exit 2
     out = mr.here(__file__, "out")
     rows = mr.read_summary(os.path.join(out, "sweep.h5"), config_keys=["system", "mesh"])
+    rows += mr.read_summary(os.path.join(out, "ic1.h5"), config_keys=["system", "mesh"])
     rows += mr.read_summary(os.path.join(out, "ib16.h5"), config_keys=["system", "mesh"])
     for r in mr.read_summary(os.path.join(out, "ic1_ring_bridge.h5"), config_keys=["system", "mesh"]):
         r["system"] += "/ring"

@@ -50,6 +50,15 @@ class Layer : public Workload {
     return workload_support::ModelTensors(o, /*attention=*/true);
   }
 
+  // ATP's search reading chooses the mesh of --mesh auto only.
+  std::string NotRead(const std::string& key, const RunOptions& o) const override {
+    if (key == "matrix" && o.mesh_rows > 0) {
+      return "does not apply with --mesh D1xD2: it is how ATP's search chooses the mesh of "
+             "--mesh auto";
+    }
+    return "";
+  }
+
   absl::StatusOr<algorithms::Mesh> LogicalMesh(const RunOptions& o,
                                                bool* one_dimensional) const override {
     *one_dimensional = false;
@@ -118,12 +127,18 @@ absl::StatusOr<algorithms::Mesh> ResolveLayerMesh(const RunOptions& o) {
     return algorithms::Mesh{q, chips / q};
   }
   if (o.algorithm == "atp") {
-    // ATP's own choice (§3.5): Eq. 2–4 on the hierarchical communication matrix of the machine
-    // the run builds (the same search as `meshsim tune --algorithm atp`, without calibration).
-    MESHSIM_ASSIGN_OR_RETURN(const algorithms::AtpProblem p, MakeAtpProblem(o));
+    // ATP's own choice (§3.5): Eq. 2–4 on the communication matrix of the machine the run
+    // builds, read as the plugin's `matrix` says (the same search as `meshsim tune --algorithm
+    // atp --atp-matrix ...`); `measured` simulates every mesh's all-reduces first (§5.3).
+    MESHSIM_ASSIGN_OR_RETURN(algorithms::AtpProblem p, MakeAtpProblem(o));
+    MESHSIM_ASSIGN_OR_RETURN(const algorithms::AtpMatrix reading,
+                             algorithms::ParseAtpMatrix(o.params.Text("matrix")));
+    if (reading == algorithms::AtpMatrix::kMeasured) {
+      MESHSIM_RETURN_IF_ERROR(MeasureAtpBandwidths(o, p));
+    }
     MESHSIM_ASSIGN_OR_RETURN(const network::Topology topology, BuildTopology(o));
     MESHSIM_ASSIGN_OR_RETURN(const algorithms::CommMatrix matrix,
-                             algorithms::BuildCommMatrix(topology, chips));
+                             algorithms::BuildCommMatrix(topology, chips, reading));
     MESHSIM_ASSIGN_OR_RETURN(const algorithms::AtpResult result, algorithms::AtpSearch(matrix, p));
     return result.mesh;
   }

@@ -154,6 +154,10 @@ class Pipeline : public Workload {
                           "with stack.p2p.mode async");
     }
     if (key == "seed") return NotReadByScheduler(key, o.reshard_scheduler, "reshard-scheduler");
+    if (key == "matrix") {
+      return "does not apply to --workload pipeline: a stage replica runs the --mesh given (or "
+             "N x 1); it is read by --workload layer with --mesh auto";
+    }
     return "";
   }
 

@@ -397,6 +397,36 @@ TEST(AtpSimTest, MeshAutoIsTheAtpSearchsChoiceForAtpOnly) {
   EXPECT_THAT(r.out, HasSubstr("\"mesh\": \"4x4\""));
 }
 
+TEST(AtpSimTest, MeasuredMatrixSearchesOnSimulatedBandwidths) {
+  // --param matrix=measured: the run's --mesh auto searches on bandwidths simulated on the
+  // machine (AtpTuneCli.MeasuredBandwidthsOnIc1AreSection53s has them): on IC1 as the paper ran
+  // it (a100-pcie-shm) a 2D mesh, where the derived matrix keeps Megatron's 8x1.
+  const auto mesh = [](const std::string& matrix) {
+    sim::RawOptions raw;
+    raw.values = {{"workload", "layer"}, {"system", "a100-pcie-shm"}, {"chips", "8"},
+                  {"algorithm", "atp"},  {"mesh", "auto"},            {"model", "atp-m2"},
+                  {"matrix", matrix}};
+    absl::StatusOr<sim::RunOptions> o = sim::ResolveRunOptions(raw);
+    if (!o.ok()) return std::string(o.status().message());
+    absl::StatusOr<Mesh> m = sim::ResolveLayerMesh(*o);
+    return m.ok() ? m->ToString() : std::string(m.status().message());
+  };
+  EXPECT_EQ(mesh("hierarchical"), "8x1");
+  EXPECT_EQ(mesh("measured"), "4x2");
+  // Read only where a search runs: not with a mesh given, not by megatron.
+  for (const auto& [args, says] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--algorithm", "atp", "--mesh", "2x4"}, "does not apply with --mesh D1xD2"},
+           {{"--algorithm", "megatron"}, "does not apply to --algorithm megatron"}}) {
+    std::vector<std::string> cmd = {"run", "--workload", "layer", "--system", "a100-pcie-shm",
+                                    "--chips", "8", "--param", "matrix=measured"};
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    const sim::testing_cli::Result r = sim::testing_cli::Cli(cmd);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(says));
+  }
+}
+
 TEST(AtpSimTest, CommunicationTimeOnAnNvlinkSwitchIsFigure12sClosedForm) {
   // ATP §5.4, Figure 12: on one fully connected layer (IC5, nvl-switch: G = GroupBW = 450 GB/s
   // per GPU and direction) Eq. 2 with Eq. 4's Rabenseifner bandwidths B = d/(2(d−1))·G gives

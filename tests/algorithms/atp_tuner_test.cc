@@ -459,6 +459,43 @@ TEST(AtpTuneCli, MatrixReadingOnIc4) {
   }
 }
 
+// §5.3's calibration on the simulated machine (--atp-matrix measured): IC1 as the paper ran it
+// (a100-pcie-shm, whose links docs/calibration.md fits to §5.3's three measured all-reduce
+// bandwidths) measures back 0.97 GB/s on 8x1 and 1.20 / 4.95 GB/s on 2x4 (within 3%: the
+// measurement is a whole simulated all-reduce of the layer's tensor, NCCL's latencies included),
+// and the search leaves Megatron's 8x1 for a 2D mesh, as the paper's did. The derived matrix
+// cannot see the per-stream limit and picks 8x1.
+TEST(AtpTuneCli, MeasuredBandwidthsOnIc1AreSection53s) {
+  const auto tune = [](const std::string& reading) {
+    return RunTune({"--algorithm", "atp", "--system", "a100-pcie-shm", "--chips", "8", "--model",
+                    "atp-m2", "--stack", "pytorch-nccl", "--atp-matrix", reading, "--format",
+                    "json"});
+  };
+  const TuneOutput derived = tune("hierarchical");
+  ASSERT_TRUE(derived.status.ok()) << derived.status;
+  EXPECT_EQ(derived.out.rfind("{\"mesh\": \"8x1\"", 0), 0u) << derived.out;
+  const TuneOutput measured = tune("measured");
+  ASSERT_TRUE(measured.status.ok()) << measured.status;
+  EXPECT_THAT(measured.out, HasSubstr("\"reading\": \"measured\""));
+  EXPECT_NE(measured.out.rfind("{\"mesh\": \"8x1\"", 0), 0u) << measured.out;  // The pick.
+  // b1/b2 of a mesh's entry in the JSON.
+  const auto bandwidth = [&](const std::string& mesh, const std::string& key) {
+    const size_t at = measured.out.find("{\"mesh\": \"" + mesh + "\", \"layers1\"");
+    EXPECT_NE(at, std::string::npos) << mesh;
+    const size_t k = measured.out.find("\"" + key + "\": ", at);
+    return std::stod(measured.out.substr(k + key.size() + 4));
+  };
+  EXPECT_NEAR(bandwidth("8x1", "b1"), 0.97e9, 0.03 * 0.97e9);
+  EXPECT_NEAR(bandwidth("2x4", "b1"), 1.20e9, 0.03 * 1.20e9);
+  EXPECT_NEAR(bandwidth("2x4", "b2"), 4.95e9, 0.03 * 4.95e9);
+  // Measured bandwidths are the search's own: a calibration given as well is refused.
+  const TuneOutput both =
+      RunTune({"--algorithm", "atp", "--chips", "8", "--system", "a100-pcie-shm", "--atp-matrix",
+               "measured", "--atp-bandwidth", "2x4:1.20,4.95"});
+  EXPECT_EQ(both.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(both.status.message(), HasSubstr("--atp-bandwidth: '2x4:1.20,4.95' is not allowed"));
+}
+
 TEST(AtpTuneCli, CalibratedAndBadInput) {
   const TuneOutput cal =
       RunTune({"--algorithm", "atp", "--system", "a100-pcie", "--chips", "8", "--atp-bandwidth",
