@@ -260,6 +260,14 @@ void Dgx(NetworkConfig& n, bool hopper) {
   h.nics_per_node = 8;
   h.nic_bandwidth_bytes_per_s = hopper ? 50e9 : 25e9;
   h.inter = "fattree";
+  // The DGX SuperPOD compute fabric (NVIDIA's reference architectures): rail-optimized (the
+  // hierarchical family attaches NIC r of every host to the same leaf switches) fat-trees of
+  // 40-port HDR (QM8790, A100) or 64-port NDR (QM9700, H100) InfiniBand switches.
+  n.fattree_k = hopper ? 64 : 40;
+  // Collectives over several hosts run intra-host, across hosts on every rail at once,
+  // intra-host: the bandwidth NCCL's rings reach on a multi-rail host, where a single flat ring
+  // would cross hosts through one GPU pair and one NIC (docs/topologies.md).
+  n.two_level = 1;
 }
 
 // The ATP paper's single-node machines (§5.1, Figure 2): 8 A100s over a PCIe 4.0 tree

@@ -99,6 +99,9 @@ void NetworkModel::SizeKernel(Run& r) {
   r.step_s = 0;
   if (comm_ctas_ == 0 && !protocol_costs_) return;
   double slowest = std::numeric_limits<double>::infinity();
+  // A two-level run's intra-host and inter-host rings are sized apart (its kernel runs the CTAs
+  // the faster level needs: NCCL's channels on a multi-NIC host span every rail).
+  double slowest_intra = std::numeric_limits<double>::infinity(), slowest_inter = slowest_intra;
   stack::CallShape shape;
   shape.ll128_allowed = true;  // No PCIe, socket, NIC or fabric link on the way.
   double route_s[stack::kHopClasses] = {0, 0, 0};  // Σ links' latency per class of hop.
@@ -106,9 +109,11 @@ void NetworkModel::SizeKernel(Run& r) {
     if (a == b) return;
     stack::HopClass hop = stack::kHopNvlink;
     double latency_s = 0;
+    double& level = topology_.HostOf(a) == topology_.HostOf(b) ? slowest_intra : slowest_inter;
     for (core::LinkId l : topology_.Route(a, b, 0)) {
       const Link& link = topology_.links()[l.value()];
       slowest = std::min(slowest, link.bandwidth_bytes_per_s);
+      level = std::min(level, link.bandwidth_bytes_per_s);
       latency_s += link_latency_s_[l.value()];
       if (link.cls == LinkClass::kNic || link.cls == LinkClass::kFabric) {
         hop = stack::kHopNet;
@@ -132,8 +137,12 @@ void NetworkModel::SizeKernel(Run& r) {
     if (shape.hops[c] > 0) shape.route_s[c] = route_s[c] / shape.hops[c];
   }
   if (comm_ctas_ > 0 && cta_bytes_per_s_ > 0 && std::isfinite(slowest)) {
-    const double needed = std::ceil(slowest / cta_bytes_per_s_ - 1e-9);
-    r.ctas = static_cast<int>(std::clamp(needed, 1.0, double(comm_ctas_)));
+    const auto needed = [&](double bandwidth) {
+      return std::isfinite(bandwidth) ? std::ceil(bandwidth / cta_bytes_per_s_ - 1e-9) : 0.0;
+    };
+    const double n =
+        r.hosts.empty() ? needed(slowest) : std::max(needed(slowest_intra), needed(slowest_inter));
+    r.ctas = static_cast<int>(std::clamp(n, 1.0, double(comm_ctas_)));
   }
   // The call as NCCL's model prices a flat ring of the members (whatever algorithm meshsim then
   // runs): its steps and the payload each member sends; point-to-point calls run Simple.
@@ -235,8 +244,11 @@ NetworkModel::HostSplit NetworkModel::SplitByHost(const core::Op& op,
     }
   }
   if (hosts.size() < 2 || hosts[0].size() < 2) return {};
-  for (const std::vector<int>& h : hosts) {
+  for (std::vector<int>& h : hosts) {
     if (h.size() != hosts[0].size()) return {};
+    // Ranks by chip order inside the host, so the inter-host ring of rank k joins the k-th GPU
+    // of every host — the same rail (NIC) on each, whatever order the group lists them in.
+    std::sort(h.begin(), h.end(), [&](int a, int b) { return members[a] < members[b]; });
   }
   return hosts;
 }

@@ -67,7 +67,9 @@
 //                      inter-host ReduceScatter of s (n−1 steps).
 // The L concurrent inter-host rings share the hosts' NICs through the fair-share solver. Other
 // groups (one host, uneven hosts) run the flat algorithms. Hosts are ordered by their first
-// member in the group, local ranks by group order within the host.
+// member in the group, local ranks by chip order within the host, so the inter-host ring of
+// rank k joins the k-th GPU of every host: the same rail (NIC) on each (Topology::Route leaves
+// and enters a host by the GPU's rail NIC), as NCCL's rings cross hosts rail to rail.
 //
 // Dimension-order collectives on tori (comm.torus_algorithm = dimension-order, torus2d/torus3d).
 // When an AllGather, ReduceScatter or AllReduce group is a full grid of the torus — along every

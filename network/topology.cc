@@ -241,6 +241,13 @@ std::vector<core::LinkId> Topology::Route(core::ChipId src, core::ChipId dst, ui
   if (impl_->grid_router) {
     path.reserve(impl_->grid_router->Hops(s, d));
     impl_->grid_router->Route(s, d, dir == RingDir::kBackward, path);
+  } else if (const std::vector<int>& nic = impl_->family.chip_nic;
+             !nic.empty() && impl_->family.host_of[s] != impl_->family.host_of[d] && nic[s] >= 0 &&
+             nic[d] >= 0) {
+    // Across hosts, out by the source's rail NIC and in by the destination's.
+    impl_->ecmp_router->RouteToNode(s, nic[s], hash, path);
+    impl_->ecmp_router->RouteToNode(nic[s], nic[d], hash, path);
+    impl_->ecmp_router->Route(nic[d], d, hash, path);
   } else {
     impl_->ecmp_router->Route(s, d, hash, path);
   }
@@ -252,6 +259,7 @@ int Topology::Hops(core::ChipId src, core::ChipId dst) const {
   MESHSIM_CHECK(src.valid() && dst.valid() && s < impl_->chips && d < impl_->chips)
       << "Hops(" << src << ", " << dst << ") on " << impl_->chips << " chips";
   if (s == d) return 0;
+  if (!impl_->family.chip_nic.empty()) return static_cast<int>(Route(src, dst).size());
   return impl_->grid_router ? impl_->grid_router->Hops(s, d) : impl_->ecmp_router->Hops(s, d);
 }
 

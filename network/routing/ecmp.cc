@@ -116,10 +116,21 @@ int EcmpRouter::Hops(int src, int dst) const {
 
 void EcmpRouter::Route(int src, int dst, uint64_t hash, std::vector<core::LinkId>& path) const {
   if (src == dst) return;
+  Walk(src, root_[dst], src, dst, hash, path);
+  if (last_link_[dst] != kNoLink) path.push_back(core::LinkId(last_link_[dst]));
+}
+
+void EcmpRouter::RouteToNode(int src, int dst, uint64_t hash,
+                             std::vector<core::LinkId>& path) const {
+  if (src == dst) return;
+  Walk(src, dst, src, dst, hash, path);
+}
+
+void EcmpRouter::Walk(int src, int root, int hash_src, int hash_dst, uint64_t hash,
+                      std::vector<core::LinkId>& path) const {
   const Graph& g = *graph_;
-  const int root = root_[dst];
   const std::vector<int64_t>& dist = Distances(root);
-  MESHSIM_CHECK(dist[src] != kUnreachable) << "no path from node " << src << " to " << dst;
+  MESHSIM_CHECK(dist[src] != kUnreachable) << "no path from node " << src << " to " << hash_dst;
   if (link_cost_.empty()) path.reserve(path.size() + dist[src] + 1);
   int node = src;
   for (int hop = 0; node != root; ++hop) {
@@ -133,7 +144,7 @@ void EcmpRouter::Route(int src, int dst, uint64_t hash, std::vector<core::LinkId
     for (auto it = begin; it != end; ++it) {
       if (on_path(*it)) ++candidates;
     }
-    uint64_t pick = candidates > 1 ? HopHash(src, dst, hash, hop) % candidates : 0;
+    uint64_t pick = candidates > 1 ? HopHash(hash_src, hash_dst, hash, hop) % candidates : 0;
     for (auto it = begin; it != end; ++it) {
       if (!on_path(*it)) continue;
       if (pick-- == 0) {
@@ -143,7 +154,6 @@ void EcmpRouter::Route(int src, int dst, uint64_t hash, std::vector<core::LinkId
       }
     }
   }
-  if (last_link_[dst] != kNoLink) path.push_back(core::LinkId(last_link_[dst]));
 }
 
 void EcmpRouter::Precompute() const {

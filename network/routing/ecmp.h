@@ -46,6 +46,9 @@ class EcmpRouter {
   // Cost: O(Σ out-degree along the path) after the destination's table exists.
   void Route(int src, int dst, uint64_t hash, std::vector<core::LinkId>& path) const;
 
+  // The same to any node `dst` (a NIC, a switch): its own table, no leaf shortcut.
+  void RouteToNode(int src, int dst, uint64_t hash, std::vector<core::LinkId>& path) const;
+
   // Computes every chip's distance table. Cost: one BFS per distinct table.
   void Precompute() const;
 
@@ -56,6 +59,10 @@ class EcmpRouter {
   // Distances to `root`, computed on first use.
   const std::vector<int64_t>& Distances(int root) const;
   int64_t Cost(uint32_t link) const { return link_cost_.empty() ? 1 : link_cost_[link]; }
+  // Appends the links from src to `root` along least-cost candidates, ECMP by (hash_src,
+  // hash_dst, hash, hop).
+  void Walk(int src, int root, int hash_src, int hash_dst, uint64_t hash,
+            std::vector<core::LinkId>& path) const;
 
   const Graph* graph_;
   std::vector<int64_t> link_cost_;

@@ -32,6 +32,9 @@ struct FamilyGraph {
   std::vector<NodeKind> node_kinds;
   std::vector<std::string> node_names;
   std::vector<int> host_of;  // Optional per chip: its host; empty = one host per chip.
+  // Optional per chip: the NIC node its traffic to other hosts leaves and enters by (its "rail",
+  // as NCCL binds a GPU to its nearest NIC), or −1 for the least-cost NIC; empty = none pinned.
+  std::vector<int> chip_nic;
 
   // Appends the full-duplex link a <-> b as links a→b (2j) and b→a (2j+1).
   void AddDuplex(int a, int b, double bandwidth_bytes_per_s, double latency_s,

@@ -15,11 +15,15 @@
 //   - nic.count NICs; NIC i ↔ PCIe switch ⌊i·switches / nics⌋ over PCIe (GPUDirect RDMA path).
 // With more than one host, every NIC joins the inter-node fabric at nic.bandwidth (class nic):
 //   switch   one switch for all NICs;
-//   fattree  the k-ary fat-tree of fattree.cc over the NICs (fattree.k, oversubscription);
-//            its switch-to-switch links are class fabric.
+//   fattree  the k-ary fat-tree of fattree.cc over the NICs (fattree.k = the switches' radix,
+//            raised to the smallest that holds the NICs if too small; oversubscription),
+//            attached rail by rail (rail-optimized: NIC r of every host on rail r's own edge
+//            switches); its switch-to-switch links are class fabric.
 //
 // Routing is least-cost ECMP (topology.h): inside a host, NVLink/NVSwitch beats PCIe; between
-// hosts traffic leaves by a NIC, and a GPU whose PCIe switch has no NIC reaches one over NVLink
+// hosts traffic leaves by the GPU's rail NIC — a NIC on its PCIe switch, the switch's GPUs spread
+// over its NICs in order, as NCCL binds them (DGX A100: GPU i ↔ NIC i) — and enters by the
+// destination GPU's; a GPU whose PCIe switch has no NIC reaches the least-cost one, over NVLink
 // through a peer GPU when that is cheaper than crossing PCIe switches and sockets (as NCCL's
 // PXN does). A ring that crosses hosts is therefore NIC-bound, and groups that share a NIC share
 // its bandwidth through the fair-share solver — nothing here divides bandwidths by hand.
@@ -139,11 +143,24 @@ void AddHost(const HierarchicalParams& h, int host, FamilyGraph& fg, std::vector
       fg.AddDuplex(first + s * h.gpus_per_pcie_switch + i, sw, pcie_bw, pcie_lat, LinkClass::kPcie);
     }
   }
+  std::vector<std::vector<int>> switch_nics(switches);  // Per PCIe switch: its NICs' nodes.
   for (int n = 0; n < h.nics_per_node; ++n) {
     const int nic = fg.AddNode(NodeKind::kNic, absl::StrCat(prefix, "nic", n));
     nics.push_back(nic);
-    fg.AddDuplex(nic, pcie[int64_t{n} * switches / h.nics_per_node], pcie_bw, pcie_lat,
-                 LinkClass::kPcie);
+    const int64_t sw = int64_t{n} * switches / h.nics_per_node;
+    switch_nics[sw].push_back(nic);
+    fg.AddDuplex(nic, pcie[sw], pcie_bw, pcie_lat, LinkClass::kPcie);
+  }
+  // Each GPU's rail: NCCL binds a GPU to a NIC on its own PCIe switch, the GPUs of a switch
+  // spread over its NICs in order (DGX A100: GPU i and NIC i); a GPU whose switch has none takes
+  // the least-cost NIC (through a peer GPU's NVLink where that is cheaper: PXN).
+  fg.chip_nic.resize(first + h.gpus_per_node, -1);
+  for (int s = 0; s < switches; ++s) {
+    if (switch_nics[s].empty()) continue;
+    for (int i = 0; i < h.gpus_per_pcie_switch; ++i) {
+      fg.chip_nic[first + s * h.gpus_per_pcie_switch + i] =
+          switch_nics[s][i % switch_nics[s].size()];
+    }
   }
 }
 
@@ -157,11 +174,34 @@ absl::Status AddInterNodeFabric(const TopologyParams& p, const std::vector<int>&
     for (int nic : nics) fg.AddDuplex(nic, sw, nic_bw, nic_lat, LinkClass::kNic);
     return absl::OkStatus();
   }
-  // A fat-tree over the NICs: build it with the NICs as its "chips", then renumber its nodes
-  // (its chips are our NICs, its switches are appended after our nodes).
+  // A fat-tree over the NICs: build it with the NICs on its "chip" ports, then renumber its
+  // nodes (its ports are our NICs, its switches are appended after our nodes). The NICs attach
+  // rail by rail — NIC r of every host on the edge switches of rail r, each rail starting on a
+  // switch of its own — as in a rail-optimized fabric (NVIDIA's DGX SuperPOD reference
+  // architectures: each HCA of a DGX on a different leaf switch, the same HCA of every DGX of a
+  // scalable unit on the same one), so rail-aligned traffic (GPU i to GPU i of another host,
+  // NCCL's rings) stays on a rail's edge switches while the hosts fit them. With one NIC per host
+  // the NICs fill the edge switches in host order.
+  const int rails = h.nics_per_node, hosts = static_cast<int>(nics.size()) / rails;
+  // Ports per rail at radix k: whole edge switches of k/2 ports (one rail: just the hosts).
+  const auto rail_ports = [&](int k) {
+    return rails == 1 ? hosts : (hosts + k / 2 - 1) / (k / 2) * (k / 2);
+  };
+  const auto fits = [&](int k) { return int64_t{rails} * rail_ports(k) <= int64_t{k} * k * k / 4; };
+  // fattree.k is the switches' radix; a fabric of that radix too small for the NICs takes the
+  // smallest radix that holds them (a larger switch, never fewer ports per edge switch); 0 = the
+  // smallest that holds them.
+  int k = p.fattree_k > 0 ? p.fattree_k : 2;
+  while (!fits(k)) k += 2;
+  const int ports = rails * rail_ports(k);
+  std::vector<int> at(ports, -1);  // Per fat-tree port: the NIC on it, or −1 (left empty).
+  for (int host = 0; host < hosts; ++host) {
+    for (int r = 0; r < rails; ++r) at[r * rail_ports(k) + host] = nics[host * rails + r];
+  }
   TopologyParams tree = p;
   tree.name = "fattree";
-  tree.chips = static_cast<int>(nics.size());
+  tree.chips = ports;
+  tree.fattree_k = k;
   tree.link_bandwidth_bytes_per_s = nic_bw;
   tree.link_latency_s = nic_lat;
   absl::StatusOr<FamilyGraph> built = BuildFatTree(tree);
@@ -169,14 +209,24 @@ absl::Status AddInterNodeFabric(const TopologyParams& p, const std::vector<int>&
     return absl::InvalidArgumentError(absl::StrCat("inter.fabric: fattree over ", nics.size(),
                                                    " NICs: ", built.status().message()));
   }
-  const int base = fg.num_nodes;
-  for (int v = tree.chips; v < built->num_nodes; ++v) {
-    fg.AddNode(NodeKind::kSwitch, absl::StrCat("fabric.switch", v - tree.chips));
+  // Only the pods that hold ports, and the core: the pods past them carry nothing between
+  // these NICs (no least-cost path crosses them) and would cost memory and routing time.
+  const int half = k / 2, pods = (ports + half * half - 1) / (half * half);
+  std::vector<int> node(built->num_nodes, -1);  // Fat-tree node → ours (−1: left out).
+  for (int v = 0; v < built->num_nodes; ++v) {
+    if (v < tree.chips) {
+      node[v] = at[v];
+      continue;
+    }
+    const int sw = v - tree.chips;  // Edge switches (pod-major), aggregation, then core.
+    const bool kept = sw >= 2 * k * half || (sw % (k * half)) / half < pods;
+    if (kept) node[v] = fg.AddNode(NodeKind::kSwitch, absl::StrCat("fabric.switch", sw));
   }
-  const auto renumber = [&](int v) { return v < tree.chips ? nics[v] : base + v - tree.chips; };
+  const auto renumber = [&](int v) { return node[v]; };
   for (size_t l = 0; l < built->links.size(); l += 2) {
     const Link& up = built->links[l];
     const bool nic_link = up.src < tree.chips || up.dst < tree.chips;
+    if (renumber(up.src) < 0 || renumber(up.dst) < 0) continue;  // An empty port, a pod left out.
     fg.AddDuplex(renumber(up.src), renumber(up.dst), up.bandwidth_bytes_per_s, up.latency_s,
                  nic_link ? LinkClass::kNic : LinkClass::kFabric);
   }

@@ -9,11 +9,13 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/core_ledger.h"
 #include "core/executor.h"
 #include "core/fair_share.h"
 #include "core/op_graph.h"
 #include "core/simulator.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "network/network_config.h"
 #include "network/topology.h"
@@ -594,6 +596,67 @@ TEST(HierarchicalNetworkTest, TwoLevelAllReduceBeatsTheFlatRingAcrossHosts) {
   const double two_level = rig.Run();
   EXPECT_NEAR(two_level, two_level_expected, 0.01 * two_level_expected);
   EXPECT_LT(two_level, 0.75 * flat_expected);
+}
+
+TEST(HierarchicalNetworkTest, GpusCrossHostsOnTheirOwnRail) {
+  // 2 hosts × 4 GPUs, 2 per PCIe switch, 4 NICs (one per GPU, 2 per switch), one fabric switch.
+  // GPU k of host 0 to GPU k of host 1 (4 transfers at once): each leaves by its own NIC k and
+  // enters by NIC k, as NCCL binds GPUs to NICs, so none shares a NIC:
+  //   t = t_launch + 4·pcie_lat (GPU–switch–NIC at each end) + 2·nic_lat + b / nic_bw.
+  // Without rails, equal-cost NICs were picked by hash and two transfers could share one.
+  NetworkConfig c = GpuHosts(1);
+  c.hierarchical.gpus_per_pcie_switch = 2;
+  c.hierarchical.nics_per_node = 4;
+  const double b = 64 * kMiB;
+  Rig rig(Hosts(8), c);
+  for (int k = 0; k < 4; ++k) {
+    rig.graph.Add(Op::Transfer(ChipId(k), ChipId(4 + k), static_cast<int64_t>(b)));
+  }
+  const double expected = c.t_launch_s + 4 * c.hierarchical.pcie_latency_s +
+                          2 * c.hierarchical.nic_latency_s +
+                          b / c.hierarchical.nic_bandwidth_bytes_per_s;
+  EXPECT_NEAR(rig.Run(), expected, 1e-8);
+  // The routes: GPU k → host0.nic k → switch → host1.nic k' → GPU k' (k' the destination's).
+  const Topology& t = *rig.topology;
+  for (const auto& [src, dst] : std::vector<std::pair<int, int>>{{1, 5}, {1, 6}, {3, 4}}) {
+    std::vector<std::string> nodes;
+    for (core::LinkId l : t.Route(ChipId(src), ChipId(dst), 7)) {
+      nodes.push_back(t.node_name(t.links()[l.value()].dst));
+    }
+    EXPECT_THAT(nodes, ::testing::Contains(absl::StrCat("host0.nic", src)));
+    EXPECT_THAT(nodes, ::testing::Contains(absl::StrCat("host1.nic", dst - 4)));
+  }
+}
+
+TEST(HierarchicalNetworkTest, TwoLevelRingsJoinTheSameRankOfEveryHost) {
+  // A two-level AllReduce over a group listing host 1's GPUs in reverse (7, 6, 5, 4, as a snake
+  // order does): its inter-host rings still join GPU k of host 0 with GPU k of host 1 — one rail
+  // each. On a rail-optimized fat-tree (NIC k of both hosts on one edge switch) a rail ring
+  // crosses one switch; with the group's order as ranks (0 with 7, …) every ring would cross
+  // rails through an aggregation switch, two links more per step. So both orders take the time
+  // of the rail rings: intra-host ReduceScatter and AllGather (2(L−1) steps over NVSwitch), and
+  // 2(n−1) inter-host steps of b/(L·n), one ring per NIC, over GPU–switch–NIC–edge–NIC–switch–GPU.
+  NetworkConfig c = GpuHosts(1);
+  c.hierarchical.gpus_per_pcie_switch = 2;
+  c.hierarchical.nics_per_node = 4;
+  c.hierarchical.inter = "fattree";
+  c.two_level = 1;
+  const double b = 256 * kMiB;
+  const auto run = [&](std::vector<int> group) {
+    Rig rig(Hosts(8), c, /*hbm_bw=*/1e15, /*reduce_bytes_per_s=*/1e15);
+    rig.graph.Add(Op::Collective(CollectiveKind::kAllReduce, rig.Group(group), int64_t(b)));
+    return rig.Run();
+  };
+  const HierarchicalParams& h = c.hierarchical;
+  const double rail = 4 * h.pcie_latency_s + 2 * h.nic_latency_s;
+  const double expected =
+      c.t_launch_s +
+      6 * (c.t_sync_s + 2 * h.nvlink_latency_s + b / (4 * h.nvlink_bandwidth_bytes_per_s)) +
+      2 * (c.t_sync_s + rail + b / (8 * h.nic_bandwidth_bytes_per_s));
+  // (Within 2e-4: the reductions at 1e15 B/s add 0.7 us; a ring across rails would add 8 us.)
+  const double ordered = run({0, 1, 2, 3, 4, 5, 6, 7});
+  EXPECT_NEAR(ordered, expected, 2e-4 * expected);
+  EXPECT_DOUBLE_EQ(run({0, 1, 2, 3, 7, 6, 5, 4}), ordered);
 }
 
 TEST(HierarchicalNetworkTest, TwoLevelAllGatherAndReduceScatterMoveTheSameData) {
