@@ -221,14 +221,16 @@ absl::Status PlanMessages(const PipelineProblem& p, const rs::HostModel& hosts,
     while (plan.stages[i].first_layer + plan.stages[i].layers <= layer) ++i;
     return i;
   };
-  std::vector<std::pair<int, int>> sends;  // (layer, consuming stage)
+  std::vector<std::pair<int, int>> sends;  // (producing layer, consuming layer)
   for (int i = 0; i + 1 < p.stages; ++i) {
-    sends.push_back({plan.stages[i].first_layer + plan.stages[i].layers - 1, i + 1});
+    sends.push_back(
+        {plan.stages[i].first_layer + plan.stages[i].layers - 1, plan.stages[i + 1].first_layer});
   }
   for (const workloads::Skip& s : p.stack.skips) {
-    if (stage_of(s.from) != stage_of(s.to)) sends.push_back({s.from, stage_of(s.to)});
+    if (stage_of(s.from) != stage_of(s.to)) sends.push_back({s.from, s.to});
   }
-  for (const auto& [layer, to] : sends) {
+  for (const auto& [layer, consumer] : sends) {
+    const int to = stage_of(consumer);
     const int from = stage_of(layer);
     const StagePlan& a = plan.stages[from];
     const StagePlan& b = plan.stages[to];
@@ -239,6 +241,7 @@ absl::Status PlanMessages(const PipelineProblem& p, const rs::HostModel& hosts,
       m.from = from;
       m.to = to;
       m.layer = layer;
+      m.consumer = consumer;
       m.replica = d;
       const LayerShape s =
           per_replica ? ReplicaShape(p.stack.layers[layer], p.dp) : p.stack.layers[layer];
@@ -482,11 +485,23 @@ class StepLowering {
     q.recv_last = std::move(link.recv_last);
   }
 
-  // Makes every chip of the stage wait for the transfers the task consumes.
-  void Receive(int stage, const Task& t) {
+  // The layer of `stage` that reads message m in task t: a forward reads the activation at the
+  // message's consumer; a backward reads its gradient where the producing layer's backward runs.
+  static int ReadingLayer(const Task& t, const Message& m) {
+    return t.forward ? m.consumer : m.layer;
+  }
+  // The layer of `stage` after whose `forward` or backward pass the message is ready to send.
+  static int ProducingLayer(bool forward, const Message& m) {
+    return forward ? m.layer : m.consumer;
+  }
+
+  // Makes every chip of the stage wait for the transfers the task consumes — all of them at the
+  // task's start, or (layer-granular transfers) those that layer `layer` reads, before it.
+  void Receive(int stage, const Task& t, int layer = -1) {
     std::vector<const Transit*> in;
     for (size_t m = 0; m < plan_.messages.size(); ++m) {
       if (!Consumes(stage, t, plan_.messages[m])) continue;
+      if (layer >= 0 && ReadingLayer(t, plan_.messages[m]) != layer) continue;
       Transit& tr = Transits(t.forward, m)[t.microbatch];
       if (!tr.lowered) LowerTransit(m, t.forward, t.microbatch);
       in.push_back(&tr);
@@ -516,12 +531,14 @@ class StepLowering {
     }
   }
 
-  // Records the stage's frontier as the send point of every message the task produces, and
-  // lowers their transfers at once when they overlap.
-  void Send(int stage, bool forward, int microbatch) {
+  // Records the stage's frontier as the send point of every message the task produces (with
+  // `layer` ≥ 0: those ready after that layer's pass), and lowers their transfers at once when
+  // they overlap.
+  void Send(int stage, bool forward, int microbatch, int layer = -1) {
     std::vector<core::OpId> after;
     for (size_t m = 0; m < plan_.messages.size(); ++m) {
       if (!Produces(stage, forward, plan_.messages[m])) continue;
+      if (layer >= 0 && ProducingLayer(forward, plan_.messages[m]) != layer) continue;
       if (after.empty()) after = Snapshot(stage);
       Transit& t = Transits(forward, m)[microbatch];
       t.send_after = after;
@@ -540,11 +557,14 @@ class StepLowering {
 
   // Lowers `part` of layers [lo, hi) of the stage, in reverse for the backward parts; each layer's
   // gradients are all-reduced over the replicas right after it when `reduce`.
-  absl::Status LowerLayers(int stage, int lo, int hi, LayerPart part, bool reduce) {
+  absl::Status LowerLayers(int stage, const Task& t, int lo, int hi, LayerPart part, bool reduce) {
     const bool reverse = part != LayerPart::kForward;
     for (int k = 0; k < hi - lo; ++k) {
       MESHSIM_RETURN_IF_ERROR(graph_.CheckSize());  // The op budget, once per layer.
       const int l = reverse ? hi - 1 - k : lo + k;
+      // Layer-granular transfers: the layer waits for what it reads (not the weight part:
+      // its backward data part already did).
+      if (LayerGranular() && part != LayerPart::kBackwardWeight) Receive(stage, t, l);
       const LayerShape shape = ReplicaShape(p_.stack.layers[l], p_.dp);
       // Recomputation re-runs the layer's forward before the first part of its backward.
       const bool again =
@@ -555,6 +575,11 @@ class StepLowering {
               op_.Lower(LayerProblem{shape, p_.chunks, LayerPart::kForward}, Ctx(stage, d)));
         }
         MESHSIM_RETURN_IF_ERROR(op_.Lower(LayerProblem{shape, p_.chunks, part}, Ctx(stage, d)));
+      }
+      // ... and what it produces goes out as soon as the layer's pass (its data part, when
+      // delaying) is done.
+      if (LayerGranular() && part != LayerPart::kBackwardWeight) {
+        Send(stage, t.forward, t.microbatch, l);
       }
       if (reduce) ReduceGradients(stage, shape);
     }
@@ -581,21 +606,22 @@ class StepLowering {
 
   absl::Status Lower(int stage, const Task& t, bool last) {
     const size_t first = graph_.size();
-    Receive(stage, t);
+    if (!LayerGranular()) Receive(stage, t);
     const size_t body = graph_.size();
     const bool reduce = last && p_.dp > 1;
     const StagePlan& st = plan_.stages[stage];
     const int lo = st.first_layer, hi = lo + st.layers, delayed = lo + st.delayed_layers;
     if (t.forward) {
-      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, lo, hi, LayerPart::kForward, false));
+      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, t, lo, hi, LayerPart::kForward, false));
     } else {
       // Backward-weight delaying: the stage's first `delayed_layers` layers (the last ones the
       // backward reaches) compute their input gradients, the gradient goes out, then their
       // weight gradients overlap the send.
-      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, delayed, hi, LayerPart::kBackward, reduce));
-      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, lo, delayed, LayerPart::kBackwardData, false));
-      Send(stage, false, t.microbatch);
-      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, lo, delayed, LayerPart::kBackwardWeight, reduce));
+      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, t, delayed, hi, LayerPart::kBackward, reduce));
+      MESHSIM_RETURN_IF_ERROR(LowerLayers(stage, t, lo, delayed, LayerPart::kBackwardData, false));
+      if (!LayerGranular()) Send(stage, false, t.microbatch);
+      MESHSIM_RETURN_IF_ERROR(
+          LowerLayers(stage, t, lo, delayed, LayerPart::kBackwardWeight, reduce));
     }
     // Tag what the task lowered: the receive joins and the layers' ops (transfers lowered in
     // Receive or Send carry their own tags).
@@ -614,9 +640,15 @@ class StepLowering {
       graph_.mutable_tags(id).task = 0;
     }
     reductions_.clear();
-    if (t.forward) Send(stage, true, t.microbatch);
+    if (t.forward && !LayerGranular()) Send(stage, true, t.microbatch);
     return absl::OkStatus();
   }
+
+  // Transfers at the granularity of layers (the overlapped asynchronous runtime, MLSys'23 §5.3's
+  // "Overlap"): a message goes out when the layer that produces it has run, and the layer that
+  // reads it waits for it — not the whole task. Otherwise (paired send/recv, or receives posted
+  // where the receiving stage reaches the task) at the granularity of tasks.
+  bool LayerGranular() const { return !p_.paired && p_.overlap; }
 
   const PipelinePlan& plan_;
   const PipelineProblem& p_;

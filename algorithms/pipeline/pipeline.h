@@ -34,14 +34,16 @@
 // their weight part (kBackwardWeight) overlaps the send; k is the fewest layers whose dW GeMMs
 // (2·T·P flops at the chip's peak rate) last as long as the resharding scheduler's estimate of
 // the stage's gradient sends. Splitting a layer costs the plugin's own overlap of dW with dX's
-// communication (ATP §4.2), which is why delaying every layer is not free. A task starts after
-// the messages it consumes arrived. A message's transfers start when the sending stage
-// finished the task that produced it (its backward data part, when delaying) and
-//   • overlap on:  at once — the receive is posted ahead, so the transfer overlaps whatever
-//                  both stages compute meanwhile (the paper's "Overlap");
-//   • overlap off: not before the receiving stage has finished the task before the one that
-//                  consumes it — the receive is an instruction in its stream, so nothing
-//                  overlaps the transfer on the receiving side (the paper's "Broadcast").
+// communication (ATP §4.2), which is why delaying every layer is not free.
+//   • overlap on (the paper's "Overlap"): layer-granular transfers — a message leaves as soon
+//     as the layer that produces it has run (a skip's source layer in the forward; in the
+//     backward, the data part of the layer that read it), the receive being posted ahead, and
+//     only the layer that reads it waits for it (the skip's target layer; in the backward, the
+//     producing layer's backward), so a skip moves while both stages compute;
+//   • overlap off: task-granular — a message's transfers start when the sending stage finished
+//     the task that produced it (its backward data part, when delaying), and not before the
+//     receiving stage has finished the task before the one that consumes it (the receive is an
+//     instruction in its stream); the task starts after the messages it consumes arrived.
 // Senders never wait for their sends (buffered, as NCCL's asynchronous sends), so no order
 // deadlocks ("async", the idealized runtime; `overlap` applies to it only).
 //
@@ -155,7 +157,9 @@ struct StagePlan {
 // consumed by stage `to` (> from). `fwd` and `bwd` are planned reshards of the activation and of
 // its gradient.
 struct Message {
-  int from = 0, to = 0, layer = 0;
+  // From stage `from`'s layer `layer` (its output) to stage `to`'s layer `consumer` (the layer
+  // that reads it: the next stage's first layer, or a skip connection's target).
+  int from = 0, to = 0, layer = 0, consumer = 0;
   int replica = -1;  // The DP replica of both stages it joins; −1: the whole stage meshes.
   reshard::ReshardProblem fwd_problem, bwd_problem;
   reshard::ReshardPlan fwd, bwd;

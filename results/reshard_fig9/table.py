@@ -74,6 +74,15 @@ def claims(tf, counts):
                  ", ".join(f"{plotenv.ratio(tot[m])} ({m})" for m in typical) + " with delay-dw",
                  "; ".join(f"{m}: " + plotenv.verdict(tot[m], PAPER_TOTAL, TOTAL_TOL, unit="×",
                                                       digits=2) for m in typical)])
+    # Issue 21's targets at 16 microbatches: Overlap over Broadcast within +20% to +40%,
+    # Eager-1F1B over Overlap within +8% to +25%.
+    for a, b, lo, hi in (("Overlap", "Broadcast", 20, 40), ("Eager-1F1B", "Overlap", 8, 25)):
+        if (16, a) not in tf:
+            continue
+        g = gain(16, a, b)
+        rows.append([f"issue 21's target at 16 microbatches: {a} over {b} +{lo}% to +{hi}%",
+                     f"{plotenv.num(g, 1, sign=True)}%",
+                     plotenv.verdict_bool(lo <= g <= hi, f"criterion: within +{lo}% to +{hi}%")])
     plotenv.readme_table(readme, "fig9-claims", ["claim", "meshsim", "holds?"], rows,
                          align="lll")
 

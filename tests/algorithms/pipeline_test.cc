@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "algorithms/gemm_layer.h"
 #include "algorithms/pipeline/schedule.h"
 #include "algorithms/registry.h"
@@ -429,6 +430,53 @@ TEST(LowerTest, PairedTransfersWaitForBothStreams) {
     EXPECT_EQ(before.count(stage1_b0.back()) == 1, paired) << "receiver's previous op";
     const std::set<uint32_t> after = Ancestors(g, {stage0_b0.front()});
     EXPECT_EQ(after.count(transfer.back()) == 1, paired) << "sender's next op";
+  }
+}
+
+// Layer-granular transfers (async with overlap, MLSys'23 §5.3's "Overlap"): a skip connection
+// from stage 0's layer a to stage 1's layer b leaves when layer a has run, not when stage 0's
+// forward task ends, and stage 1's layer b waits for it. With receives posted where the task
+// starts (overlap off) or paired send/recv, transfers move at task granularity: the skip waits
+// for the sender's whole task.
+TEST(LowerTest, OverlappedSkipsMoveAtLayerGranularity) {
+  const auto hosts = Hosts(2, 1);
+  const auto megatron = Plugin("megatron");
+  for (const int mode : {0, 1, 2}) {  // async + overlap, async without overlap, paired.
+    SCOPED_TRACE(mode);
+    PipelineProblem p;
+    p.stack = *workloads::StackOf(*workloads::FindModel("u-transformer"), 4, 512, 2);
+    p.stages = 2;
+    p.op_mesh = Mesh{1, 1};
+    p.microbatches = 1;
+    p.schedule = ScheduleKind::k1F1B;
+    p.overlap = mode == 0;
+    p.paired = mode == 2;
+    const PipelinePlan plan = *PlanPipeline(p, *megatron, hosts);
+    const int cut = plan.stages[1].first_layer;
+    const Message* skip = nullptr;  // A skip from below the cut's last layer.
+    for (const Message& m : plan.messages) {
+      if (m.layer < cut - 1 && m.consumer > cut) skip = &m;
+    }
+    ASSERT_NE(skip, nullptr);
+    core::OpGraph g;
+    ASSERT_TRUE(LowerPipeline(plan, *megatron, hosts, g).ok());
+    const std::string name = absl::StrCat("reshard.fwd.l", skip->layer);
+    std::vector<uint32_t> transfer, fwd0, fwd1;  // In lowering (program) order.
+    for (uint32_t i = 0; i < g.size(); ++i) {
+      const core::Op& op = g.op(core::OpId(i));
+      if (g.Label(core::OpId(i)).rfind(name, 0) == 0) transfer.push_back(i);
+      if (op.kind != core::OpKind::kGemm || op.tags.task != 1) continue;
+      (op.tags.stage == 0 ? fwd0 : fwd1).push_back(i);
+    }
+    ASSERT_FALSE(transfer.empty());
+    ASSERT_FALSE(fwd0.empty());
+    ASSERT_FALSE(fwd1.empty());
+    // The skip's transfer after the sender's last forward GeMM: only at task granularity.
+    EXPECT_EQ(Ancestors(g, transfer).count(fwd0.back()) == 1, mode != 0);
+    // The receiver's layers after the one that reads it wait for it. (Its first layer waits
+    // too, in every mode: the boundary activation it reads is issued after the skip on the
+    // stage pair's one communication stream.)
+    EXPECT_EQ(Ancestors(g, {fwd1.back()}).count(transfer.back()), 1u);
   }
 }
 
