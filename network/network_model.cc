@@ -72,12 +72,7 @@ void NetworkModel::set_stack(const stack::StackConfig& stack, core::CoreLedger* 
   comm_ctas_ = stack.comm_ctas;
   cta_bytes_per_s_ = stack.comm_ctas > 0 ? stack.comm_cta_bandwidth_bytes_per_s : 0;
   stack_ = stack;
-  protocol_costs_ = stack.comm_protocols != "simple";
-  for (int p = 0; p < stack::kProtocols; ++p) {
-    const stack::ProtocolCosts& c = stack.protocol[p];
-    protocol_costs_ = protocol_costs_ || c.latency_s != 0 || c.efficiency != 1 || c.hop_s[0] != 0 ||
-                      c.hop_s[1] != 0 || c.hop_s[2] != 0;
-  }
+  protocol_costs_ = !stack.FreeProtocols();
   p2p_call_overhead_s_ = stack.p2p_call_overhead_s;
 }
 

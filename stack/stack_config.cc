@@ -66,16 +66,20 @@ bool StackConfig::Enabled(Protocol p) const {
   return false;
 }
 
-bool StackConfig::IsIdeal() const {
-  bool free_protocols = comm_protocols == "simple";
+bool StackConfig::FreeProtocols() const {
+  bool free = comm_protocols == "simple";
   for (const ProtocolCosts& c : protocol) {
-    free_protocols = free_protocols && c.latency_s == 0 && c.efficiency == 1.0 && c.hop_s[0] == 0 &&
-                     c.hop_s[1] == 0 && c.hop_s[2] == 0;
+    free = free && c.latency_s == 0 && c.efficiency == 1.0 && c.hop_s[0] == 0 && c.hop_s[1] == 0 &&
+           c.hop_s[2] == 0;
   }
-  return comm_ctas == 0 && comm_cta_bandwidth_bytes_per_s == 0 && free_protocols &&
-         comm_serial == 0 && kernel_launch_s == 0 && pointwise_efficiency == 1.0 &&
-         reduction_efficiency == 1.0 && host_op_overhead_s == 0 && host_gemm_overhead_s == 0 &&
-         p2p_call_overhead_s == 0 && p2p == "async";
+  return free;
+}
+
+bool StackConfig::IsIdeal() const {
+  return comm_ctas == 0 && comm_cta_bandwidth_bytes_per_s == 0 && FreeProtocols() &&
+         comm_serial == 0 && kernel_in_order == 0 && kernel_launch_s == 0 &&
+         pointwise_efficiency == 1.0 && reduction_efficiency == 1.0 && host_op_overhead_s == 0 &&
+         host_gemm_overhead_s == 0 && p2p_call_overhead_s == 0 && p2p == "async";
 }
 
 std::vector<core::Param> StackConfig::Params() {

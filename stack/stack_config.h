@@ -137,6 +137,8 @@ struct StackConfig {
 
   // Whether `p` is in comm_protocols.
   bool Enabled(Protocol p) const;
+  // True when the protocols cost nothing: Simple alone, every latency 0, every efficiency 1.
+  bool FreeProtocols() const;
 
   // True when nothing is added: every cost 0, every efficiency 1.
   bool IsIdeal() const;

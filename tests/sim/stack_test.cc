@@ -32,6 +32,16 @@ TEST(StackPresetTest, IdealAddsNothingAndEveryPresetValidates) {
     EXPECT_TRUE(s->Validate().ok());
     EXPECT_EQ(s->IsIdeal(), info.name == "ideal");
   }
+  // Each cost alone makes a stack not ideal.
+  for (const auto& set :
+       std::vector<std::pair<std::string, std::string>>{{"stack.kernel.in_order", "1"},
+                                                        {"stack.comm.protocols", "ll,simple"},
+                                                        {"stack.comm.simple.hop_net", "1us"},
+                                                        {"stack.comm.ll128.efficiency", "0.9"}}) {
+    stack::StackConfig s;
+    ASSERT_TRUE(core::SetParam(s.Params(), set.first, set.second).ok()) << set.first;
+    EXPECT_FALSE(s.IsIdeal()) << set.first;
+  }
   const absl::Status unknown = stack::StackPreset("ncc").status();
   EXPECT_THAT(std::string(unknown.message()), HasSubstr("did you mean nccl"));
 }
