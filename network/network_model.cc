@@ -864,6 +864,7 @@ void NetworkModel::StartFlows(uint32_t slot) {
       runs_[slot].sent[r.sends[i].src] += r.sends[i].bytes;
       r.latency[i] = StartFlow(slot, i);
     }
+    PipelineRingLatency(r);
     return;
   }
   // The same flows in the same order, handed to the solver together: when they have one size
@@ -892,6 +893,7 @@ void NetworkModel::StartFlows(uint32_t slot) {
     }
     uniform = uniform && wire == bytes && flow_cap == cap;
   }
+  PipelineRingLatency(r);
   if (uniform) {
     fs_.StartGroup(bytes, group_path_, group_ends_,
                    std::span<core::FairShare::Callback>(group_done_), cap);
@@ -905,6 +907,26 @@ void NetworkModel::StartFlows(uint32_t slot) {
         std::move(group_done_[i]), group_caps_[i]);
     begin = group_ends_[i];
   }
+}
+
+void NetworkModel::PipelineRingLatency(Run& r) const {
+  // Only the steps of rings: a transfer, a SendRecv or AllToAll step, a halving-doubling
+  // exchange has each flow's own route on its critical path.
+  const core::Op& op = *r.op;
+  if (op.kind != OpKind::kCollective || r.latency.size() < 2) return;
+  if (op.collective != CollectiveKind::kAllGather &&
+      op.collective != CollectiveKind::kReduceScatter &&
+      op.collective != CollectiveKind::kAllReduce) {
+    return;
+  }
+  if (r.hosts.empty() && r.phases.empty() &&
+      HalvingDoubling(op, static_cast<int>(r.members.size()))) {
+    return;
+  }
+  int64_t sum = 0;
+  for (const Time t : r.latency) sum += t.ps();
+  const Time mean = Time::Picoseconds(sum / static_cast<int64_t>(r.latency.size()));
+  std::fill(r.latency.begin(), r.latency.end(), mean);
 }
 
 void NetworkModel::FlowDone(uint32_t slot, uint32_t send) {

@@ -13,7 +13,12 @@
 // members finished the previous step, they synchronise for `comm.t_sync`, then move that step's
 // flows; a step ends when every flow has arrived (and, for reductions, every receiving chip has
 // added what it received: an HBM flow of 3× the received bytes — read both operands, write the
-// sum — capped at the chip's vector-unit rate). Per kind, with d ring directions and shard s:
+// sum — capped at the chip's vector-unit rate). A flow arrives its route's latency after its
+// last byte left — in a ring step (AllGather, ReduceScatter, a ring AllReduce, their two-level
+// and dimension-order phases) the mean latency of the step's routes: a ring is no barrier, a
+// member's next step waits only for its predecessor's data, so the chain that bounds the
+// collective crosses the ring's hops in turn (PipelineRingLatency; on a uniform ring, every
+// route's own). Per kind, with d ring directions and shard s:
 //
 //   AllGather      P−1 steps; member i sends s/d to i+1 (and s/d to i−1 when d = 2).
 //                  Uncontended: t_launch + (P−1)·(t_sync + latency + s/(d·bw)).
@@ -275,6 +280,13 @@ class NetworkModel : public core::OpRunner {
     bool blocking = false;        // Holds the arbiter's collective mode on its members.
     bool awaiting_cores = false;  // Launched, waiting for SMs a persistent GeMM keeps.
   };
+
+  // A ring step's arrivals: every flow lands its step's mean route latency after it finishes.
+  // A ring is not a barrier: a member's next step waits for its predecessor's data only, so over
+  // the ring's steps the chain that bounds the collective crosses each of its hops in turn, and
+  // its latency adds up to the hops' mean per step (a uniform ring's hops are all alike); the
+  // bandwidth part stays the step's slowest flow. The latencies of the step's sends, in place.
+  void PipelineRingLatency(Run& r) const;
 
   int Directions(const core::Op& op) const;
   // The host split of `members` when `op` runs two-level (see the banner), else empty.

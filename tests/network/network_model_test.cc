@@ -493,18 +493,48 @@ double InterHostLatency(const NetworkConfig& c) {
   return 2 * c.hierarchical.pcie_latency_s + 2 * c.hierarchical.nic_latency_s;
 }
 
+// The mean latency of the routes from each member to the next of a ring 0..n−1 (a ring step's
+// flows land this long after they finish: NetworkModel::PipelineRingLatency).
+double MeanRingLatency(const Topology& t, int n) {
+  double sum = 0;
+  for (int i = 0; i < n; ++i) {
+    for (core::LinkId l : t.Route(ChipId(i), ChipId((i + 1) % n))) {
+      sum += t.links()[l.value()].latency_s;
+    }
+  }
+  return sum / n;
+}
+
 TEST(HierarchicalNetworkTest, RingCrossingTwoHostsIsNicBound) {
   // 8 GPUs on 2 hosts, one unidirectional ring 0..7: the hops 3→4 and 7→0 leave their host
-  // through its one NIC (its two directions are separate), so every step waits for
-  // s / nic_bw over the longest route: t_launch + (P−1)·(t_sync + lat_inter + s/nic_bw).
+  // through its one NIC (its two directions are separate), so every step's bandwidth part is
+  // s / nic_bw, and its flows land the ring's mean route latency later:
+  //   t_launch + (P−1)·(t_sync + mean latency + s/nic_bw).
   const NetworkConfig c = GpuHosts(1);
   Rig rig(Hosts(8), c);
   const double s = 16 * kMiB;
   rig.graph.Add(Op::Collective(CollectiveKind::kAllGather, rig.Group(Rig::Range(0, 8)),
                                static_cast<int64_t>(s)));
-  const double expected = c.t_launch_s + 7 * (c.t_sync_s + InterHostLatency(c) +
+  const double expected = c.t_launch_s + 7 * (c.t_sync_s + MeanRingLatency(*rig.topology, 8) +
                                               s / c.hierarchical.nic_bandwidth_bytes_per_s);
-  EXPECT_NEAR(rig.Run(), expected, 0.01 * expected);
+  EXPECT_NEAR(rig.Run(), expected, 1e-6 * expected);
+}
+
+TEST(HierarchicalNetworkTest, SmallRingStepsCostTheRingsMeanLatencyNotItsSlowestHop) {
+  // A ring is not a barrier: member i's step s waits for member i−1's step s−1 only, so the
+  // chain that bounds a latency-bound collective crosses the ring's hops in turn, 2(P−1) hops
+  // for an AllReduce. 8 GPUs on 2 hosts, 8 bytes: 6 NVSwitch hops of 2 us and 2 host crossings
+  // of 8 us (4 PCIe, 2 NIC links): each step costs their mean, 3.5 us, not 8 —
+  //   t = t_launch + 14·(t_sync + mean latency) (+ picoseconds of bytes).
+  const NetworkConfig c = GpuHosts(1);
+  Rig rig(Hosts(8), c, /*hbm_bw=*/1e15, /*reduce_bytes_per_s=*/1e15);
+  rig.graph.Add(Op::Collective(CollectiveKind::kAllReduce, rig.Group(Rig::Range(0, 8)), 8));
+  const double mean = MeanRingLatency(*rig.topology, 8);
+  const HierarchicalParams& h = c.hierarchical;
+  EXPECT_NEAR(mean,
+              (6 * 2 * h.nvlink_latency_s + 2 * (4 * h.pcie_latency_s + 2 * h.nic_latency_s)) / 8,
+              1e-12);
+  EXPECT_NEAR(rig.Run(), c.t_launch_s + 14 * (c.t_sync_s + mean), 1e-8);
 }
 
 TEST(HierarchicalNetworkTest, TwoGroupsSharingOneNicGetHalfItsRateEach) {
