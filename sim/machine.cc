@@ -113,9 +113,13 @@ void OrderStreams(const stack::StackConfig& stack, const core::OpGraph& graph,
 
 void IssueFromHost(const stack::StackConfig& stack, const core::OpGraph& graph,
                    core::Executor& exec) {
-  if (stack.host_op_overhead_s <= 0 && stack.host_gemm_overhead_s <= 0) return;
+  if (stack.host_op_overhead_s <= 0 && stack.host_gemm_overhead_s <= 0 &&
+      stack.host_comm_overhead_s <= 0) {
+    return;
+  }
   const core::Time op_overhead = core::Time::Seconds(stack.host_op_overhead_s);
   const core::Time gemm_overhead = core::Time::Seconds(stack.host_gemm_overhead_s);
+  const core::Time comm_overhead = core::Time::Seconds(stack.host_comm_overhead_s);
   std::vector<core::Time> host;  // Per chip: when its host is free to issue the next op.
   std::vector<core::Time> release(graph.size());
   std::vector<core::ChipId> issuers;
@@ -135,7 +139,10 @@ void IssueFromHost(const stack::StackConfig& stack, const core::OpGraph& graph,
       default:
         issuers = {op.chip};
     }
-    const core::Time overhead = op.kind == core::OpKind::kGemm ? gemm_overhead : op_overhead;
+    const bool comm = op.kind == core::OpKind::kCollective || op.kind == core::OpKind::kTransfer;
+    const core::Time overhead = op.kind == core::OpKind::kGemm ? gemm_overhead
+                                : comm                         ? comm_overhead
+                                                               : op_overhead;
     for (core::ChipId c : issuers) {
       if (c.value() >= host.size()) host.resize(c.value() + 1, core::Time::Zero());
       const core::Time start = host[c.value()];

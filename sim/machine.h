@@ -49,15 +49,6 @@ absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& options,
                                                       const algorithms::Mesh& mesh,
                                                       core::FairShare& fair_share);
 
-// The host side of the software stack (stack.host.op_overhead > 0): each chip's host issues the
-// ops that run on its chip in program order (op id order), each taking host.op_overhead (a GeMM
-// host.gemm_overhead), without
-// waiting for the GPU — a per-chip op, a collective on every member's host, a transfer on its
-// sender's and its receiver's (send and recv are both calls). An op cannot start before every
-// host that issues it has (Executor::set_release_times), so host time is exposed only where the
-// GPU runs ahead of the host (short kernels, many ops). Records one kHost row per op and issuing
-// chip on (kHost, 0). Nothing when the overhead is 0. Call after the executor's sink and
-// timeline budget are set, before Run. Cost: O(ops + Σ group sizes).
 // With stack.kernel.in_order, the streams of a GPU program as order edges of `exec`
 // (Executor::set_order_edges), in program order (op index order): each compute op (GeMM,
 // element-wise, copy) of a chip waits for the chip's previous compute op, and each collective
@@ -66,6 +57,15 @@ absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& options,
 void OrderStreams(const stack::StackConfig& stack, const core::OpGraph& graph,
                   core::Executor& exec);
 
+// The host side of the software stack (stack.host.*_overhead > 0): each chip's host issues the
+// ops that run on its chip in program order (op id order), each taking host.op_overhead (a GeMM
+// host.gemm_overhead, a collective or transfer host.comm_overhead), without waiting for the GPU
+// — a per-chip op, a collective on every member's host, a transfer on its sender's and its
+// receiver's (send and recv are both calls). An op cannot start before every
+// host that issues it has (Executor::set_release_times), so host time is exposed only where the
+// GPU runs ahead of the host (short kernels, many ops). Records one kHost row per op and issuing
+// chip on (kHost, 0). Nothing when the overhead is 0. Call after the executor's sink and
+// timeline budget are set, before Run. Cost: O(ops + Σ group sizes).
 void IssueFromHost(const stack::StackConfig& stack, const core::OpGraph& graph,
                    core::Executor& exec);
 

@@ -79,7 +79,8 @@ bool StackConfig::IsIdeal() const {
   return comm_ctas == 0 && comm_cta_bandwidth_bytes_per_s == 0 && FreeProtocols() &&
          comm_serial == 0 && kernel_in_order == 0 && kernel_launch_s == 0 &&
          pointwise_efficiency == 1.0 && reduction_efficiency == 1.0 && host_op_overhead_s == 0 &&
-         host_gemm_overhead_s == 0 && p2p_call_overhead_s == 0 && p2p == "async";
+         host_gemm_overhead_s == 0 && host_comm_overhead_s == 0 && p2p_call_overhead_s == 0 &&
+         p2p == "async";
 }
 
 std::vector<core::Param> StackConfig::Params() {
@@ -118,6 +119,10 @@ std::vector<core::Param> StackConfig::Params() {
       {"stack.host.gemm_overhead", Unit::kSeconds,
        "host time to issue one GeMM (stack.host.op_overhead is every other op's)",
        &host_gemm_overhead_s, 0, 1},
+      {"stack.host.comm_overhead", Unit::kSeconds,
+       "host time to issue one collective or transfer call (stack.host.op_overhead is every "
+       "other op's)",
+       &host_comm_overhead_s, 0, 1},
       {"stack.p2p.call_overhead", Unit::kSeconds,
        "extra setup per point-to-point call, on the sender before the first byte",
        &p2p_call_overhead_s, 0, 1},
@@ -199,7 +204,8 @@ absl::StatusOr<StackConfig> StackPreset(const std::string& name) {
   // nccl — NCCL 2.x of the papers' time (2021–2022) and CUDA launches, no framework. Sources:
   // [T] NVIDIA/nccl src/graph/tuning.cc (the 2.8–2.10 tuning model, e.g. commit 01afd20),
   // [I100] github.com/NVIDIA/nccl-tests/issues/100 (HGX A100, 2nd-gen NVSwitch, NCCL log),
-  // [P] docs/measurements/gpu_stack_probe.md (one H200, measured for this model).
+  // [P] docs/measurements/gpu_stack_probe.md (one H200, measured for this model),
+  // [C] docs/measurements/collective_host_probe.md (the same card type, another lent machine).
   //   comm.ctas 24: the ring channels NCCL opens on an 8-GPU A100 NVSwitch node ("Channel
   //     xx/24" in [I100]); a kernel runs fewer where its path is slower (network_model.h).
   //   comm.cta_bandwidth 235/24 GB/s: [T] caps the bus bandwidth of a ring on compute
@@ -250,6 +256,11 @@ absl::StatusOr<StackConfig> StackPreset(const std::string& name) {
   // element-wise op, 19.5 us for a matmul.
   s.host_op_overhead_s = 10.3e-6;
   s.host_gemm_overhead_s = 19.5e-6;
+  // A torch.distributed collective on NCCL, measured beside x.add_(1) in one run [C]
+  // (docs/measurements/collective_host_probe.md): dist.all_reduce 18.4 us where the add took
+  // 7.9 us on that lent machine (10.3 us on [P]'s), i.e. 2.33 element-wise ops: 2.33 × 10.3 us,
+  // on [P]'s scale like the two values above.
+  s.host_comm_overhead_s = 10.3e-6 * 18.399 / 7.907;
   // Megatron's pipeline p2p (megatron/p2p_communication.py) is torch.distributed send/recv on
   // NCCL, batched per step (send_forward_recv_backward, ...) and waited on before the next
   // compute: blocking, matched pairs.

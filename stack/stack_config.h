@@ -123,6 +123,9 @@ struct StackConfig {
   double host_op_overhead_s = 0;
   // The same for a GeMM (a framework's matmul checks more than an element-wise op does).
   double host_gemm_overhead_s = 0;
+  // The same for a collective or transfer call (a framework's process group: its work object,
+  // the event that makes the communication stream wait for the compute stream, the enqueue).
+  double host_comm_overhead_s = 0;
 
   // --- Point-to-point transfers. ---
   // Extra setup per point-to-point call (a runtime that creates or looks up a communicator and

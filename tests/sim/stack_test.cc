@@ -234,6 +234,36 @@ TEST(OrderStreamsTest, ComputeRunsInProgramOrderAndCollectivesWaitForTheComputeB
   }
 }
 
+TEST(IssueFromHostTest, CollectivesTakeTheHostTheirOwnTime) {
+  // Chip 0's host issues a collective (with chip 1), then an independent element-wise op: the
+  // collective is issued after comm_overhead (on both hosts), the op op_overhead later. Kernels
+  // of 1 us, so each starts when issued.
+  core::Simulator sim;
+  core::OpGraph graph;
+  core::Op c = core::Op::Collective(core::CollectiveKind::kAllReduce,
+                                    graph.AddGroup({core::ChipId(0), core::ChipId(1)}), 1);
+  const core::OpId cid = graph.Add(c);
+  core::Op v;
+  v.kind = core::OpKind::kVector;
+  v.chip = core::ChipId(0);
+  v.bytes = 1;
+  const core::OpId vid = graph.Add(v);
+  core::Executor exec(sim, graph);
+  FixedTimeRunner fixed;
+  exec.SetRunner(core::OpKind::kCollective, &fixed);
+  exec.SetRunner(core::OpKind::kVector, &fixed);
+  stack::StackConfig s;
+  s.host_op_overhead_s = 10e-6;
+  s.host_comm_overhead_s = 24e-6;
+  IssueFromHost(s, graph, exec);
+  ASSERT_TRUE(exec.Run().ok());
+  EXPECT_EQ(exec.start_time(cid), core::Time::Microseconds(24));
+  EXPECT_EQ(exec.start_time(vid), core::Time::Microseconds(34));
+  // The pytorch-nccl preset: a collective costs the host 2.33 element-wise ops (measured).
+  const stack::StackConfig pt = *stack::StackPreset("pytorch-nccl");
+  EXPECT_NEAR(pt.host_comm_overhead_s / pt.host_op_overhead_s, 18.399 / 7.907, 1e-9);
+}
+
 TEST(StackPresetTest, ListStacksPrintsEveryPresetWithItsValues) {
   std::ostringstream out, err;
   ASSERT_EQ(cli::Main({"list", "stacks"}, out, err), 0) << err.str();
