@@ -168,6 +168,17 @@ void NetworkModel::SizeKernel(Run& r) {
       shape.bus_bandwidth = slowest;
       if (cta_bytes_per_s_ > 0) shape.bus_bandwidth = std::min(slowest, r.ctas * cta_bytes_per_s_);
       protocol = stack::ChooseProtocol(stack_, shape);
+      // Then, as NCCL's enqueue, fewer channels for a small call: ⌊call bytes / cta_bytes⌋
+      // (a ring's LL threshold scales with its members), at least one.
+      const bool per_shard = op.collective == CollectiveKind::kAllGather ||
+                             op.collective == CollectiveKind::kReduceScatter;
+      const double call_bytes = per_shard ? n * bytes : bytes;
+      const double per_cta =
+          stack_.protocol[protocol].cta_bytes * (protocol == stack::kLl ? n : 1.0);
+      if (r.ctas > 1 && per_cta > 0) {
+        r.ctas = static_cast<int>(
+            std::clamp(std::floor(call_bytes / per_cta), 1.0, static_cast<double>(r.ctas)));
+      }
     }
   }
   ++calls_[protocol];

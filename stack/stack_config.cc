@@ -70,7 +70,7 @@ bool StackConfig::FreeProtocols() const {
   bool free = comm_protocols == "simple";
   for (const ProtocolCosts& c : protocol) {
     free = free && c.latency_s == 0 && c.efficiency == 1.0 && c.hop_s[0] == 0 && c.hop_s[1] == 0 &&
-           c.hop_s[2] == 0;
+           c.hop_s[2] == 0 && c.cta_bytes == 0;
   }
   return free;
 }
@@ -168,6 +168,12 @@ std::vector<core::Param> StackConfig::Params() {
                                         " reaches: its flows move payload / this bytes"),
                            &c.efficiency, 0.01, 1});
     }
+    protocols.push_back({key + "cta_bytes", Unit::kBytes,
+                         absl::StrCat("a ", ToString(p),
+                                      " collective of B bytes runs at most floor(B / this) CTAs, "
+                                      "at least 1 (fewer channels for small calls; LL: this × "
+                                      "members); 0 = always its full count"),
+                         &c.cta_bytes, 0, 1e12});
   }
   // Insert them after stack.comm.serial, the last of the other comm.* keys.
   auto at = params.begin();
@@ -202,7 +208,8 @@ absl::StatusOr<StackConfig> StackPreset(const std::string& name) {
                                                absl::StrJoin(names, ", ")));
   }
   // nccl — NCCL 2.x of the papers' time (2021–2022) and CUDA launches, no framework. Sources:
-  // [T] NVIDIA/nccl src/graph/tuning.cc (the 2.8–2.10 tuning model, e.g. commit 01afd20),
+  // [T] NVIDIA/nccl src/graph/tuning.cc (the 2.8–2.10 tuning model, e.g. commit 01afd20) and
+  //     [E] its enqueue.cc (getAlgoInfo: the channel and thread counts of a call),
   // [I100] github.com/NVIDIA/nccl-tests/issues/100 (HGX A100, 2nd-gen NVSwitch, NCCL log),
   // [P] docs/measurements/gpu_stack_probe.md (one H200, measured for this model),
   // [C] docs/measurements/collective_host_probe.md (the same card type, another lent machine).
@@ -232,9 +239,14 @@ absl::StatusOr<StackConfig> StackPreset(const std::string& name) {
   s.comm_serial = 1;
   s.comm_cta_bandwidth_bytes_per_s = 235e9 / 24;
   s.comm_protocols = "ll,ll128,simple";
-  s.protocol[kLl] = {3.6e-6, {0.47e-6, 1.0e-6, 2.7e-6}, 0.25};
-  s.protocol[kLl128] = {10.0e-6, {1.9e-6, 2.5e-6, 4.0e-6}, 0.92};
-  s.protocol[kSimple] = {8.4e-6, {3.4e-6, 5.7e-6, 9.6e-6}, 1.0};
+  // cta_bytes: [E]'s getAlgoInfo drops a channel while the call's bytes are under channels ×
+  // threads × the protocol's per-thread threshold (src/include/comm.h of the same releases:
+  // NCCL_LL_THREAD_THRESHOLD 8, NCCL_LL128_THREAD_THRESHOLD 8, NCCL_SIMPLE_THREAD_THRESHOLD 64
+  // bytes, a ring's LL threshold × ranks; 512 threads, 640 for LL128): LL 512 × 8 = 4 KiB per
+  // channel (× ranks, network_model.cc), LL128 640 × 8 = 5 KiB, Simple 512 × 64 = 32 KiB.
+  s.protocol[kLl] = {3.6e-6, {0.47e-6, 1.0e-6, 2.7e-6}, 0.25, 4096};
+  s.protocol[kLl128] = {10.0e-6, {1.9e-6, 2.5e-6, 4.0e-6}, 0.92, 5120};
+  s.protocol[kSimple] = {8.4e-6, {3.4e-6, 5.7e-6, 9.6e-6}, 1.0, 32768};
   // kernel.in_order: PyTorch eager issues every kernel on the current (default) stream, whose
   // kernels CUDA runs in issue order; ProcessGroupNCCL makes its NCCL stream wait for an event
   // recorded on that stream when a collective is called, and Work.wait() makes the compute

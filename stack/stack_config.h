@@ -50,6 +50,11 @@ struct ProtocolCosts {
   // Share of Simple's bus bandwidth the protocol reaches: every flow of the call moves
   // payload / efficiency bytes over its links and both HBMs. Simple's is 1.
   double efficiency = 1;
+  // Bytes per CTA below which a collective runs fewer CTAs (channels): at most
+  // ⌊call bytes / this⌋ (LL: this × the members), at least 1 — NCCL's enqueue drops channels
+  // while the buffer is under channels × threads × its per-thread threshold. 0 = every call runs
+  // its full CTA count.
+  double cta_bytes = 0;
 };
 
 // A collective call as NCCL's tuning model sees it when it picks a protocol.

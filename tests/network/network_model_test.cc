@@ -1103,6 +1103,28 @@ TEST(NetworkStackTest, EachCallRunsTheProtocolNcclsModelPicksForItsSize) {
   EXPECT_NEAR(StackAllGather(st, 4, 4096, 1), expected(stack::kLl128, 4096), 1e-11);
 }
 
+TEST(NetworkStackTest, SmallCallsRunFewerCtas) {
+  // As NCCL's enqueue, a collective of B bytes runs at most ⌊B / cta_bytes⌋ CTAs (at least 1) of
+  // the N its path needs: Simple at 32 KiB per CTA, 16 CTAs of 10 GB/s for 50 GB/s links →
+  // N = 5. An AllGather of 4 shards of 16 KiB (64 KiB): 2 CTAs; of 4 × 1 MiB: all 5; of 4 × 4
+  // KiB: 1. LL's threshold grows with the ring: 4 members × 8 KiB per CTA = 32 KiB.
+  stack::StackConfig st;
+  st.comm_ctas = 16;
+  st.comm_cta_bandwidth_bytes_per_s = 10e9;
+  st.protocol[stack::kSimple].cta_bytes = 32768;
+  for (const auto& [shard, ctas] :
+       std::vector<std::pair<double, int>>{{16 * 1024, 2}, {1 * kMiB, 5}, {4096, 1}}) {
+    int held = -1;
+    StackAllGather(st, 4, shard, 1, /*at=*/20e-6 + 1e-9, &held);
+    EXPECT_EQ(held, ctas) << shard;
+  }
+  st.comm_protocols = "ll";
+  st.protocol[stack::kLl].cta_bytes = 8192;
+  int held = -1;
+  StackAllGather(st, 4, 16 * 1024, 1, /*at=*/20e-6 + 1e-9, &held);
+  EXPECT_EQ(held, 2);  // ⌊64 KiB / (4 × 8 KiB)⌋.
+}
+
 TEST(NetworkStackTest, KernelsHoldTheirCtasOnEveryMemberUntilTheyEnd) {
   stack::StackConfig st;
   st.comm_ctas = 6;
