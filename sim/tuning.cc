@@ -3,7 +3,6 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-
 #include "core/status_macros.h"
 #include "sim/run.h"
 

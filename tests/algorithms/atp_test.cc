@@ -403,9 +403,9 @@ TEST(AtpSimTest, MeasuredMatrixSearchesOnSimulatedBandwidths) {
   // it (a100-pcie-shm) a 2D mesh, where the derived matrix keeps Megatron's 8x1.
   const auto mesh = [](const std::string& matrix) {
     sim::RawOptions raw;
-    raw.values = {{"workload", "layer"}, {"system", "a100-pcie-shm"}, {"chips", "8"},
-                  {"algorithm", "atp"},  {"mesh", "auto"},            {"model", "atp-m2"},
-                  {"matrix", matrix}};
+    raw.values = {
+        {"workload", "layer"}, {"system", "a100-pcie-shm"}, {"chips", "8"},    {"algorithm", "atp"},
+        {"mesh", "auto"},      {"model", "atp-m2"},         {"matrix", matrix}};
     absl::StatusOr<sim::RunOptions> o = sim::ResolveRunOptions(raw);
     if (!o.ok()) return std::string(o.status().message());
     absl::StatusOr<Mesh> m = sim::ResolveLayerMesh(*o);
@@ -414,12 +414,12 @@ TEST(AtpSimTest, MeasuredMatrixSearchesOnSimulatedBandwidths) {
   EXPECT_EQ(mesh("hierarchical"), "8x1");
   EXPECT_EQ(mesh("measured"), "4x2");
   // Read only where a search runs: not with a mesh given, not by megatron.
-  for (const auto& [args, says] :
-       std::vector<std::pair<std::vector<std::string>, std::string>>{
+  for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--algorithm", "atp", "--mesh", "2x4"}, "does not apply with --mesh D1xD2"},
            {{"--algorithm", "megatron"}, "does not apply to --algorithm megatron"}}) {
-    std::vector<std::string> cmd = {"run", "--workload", "layer", "--system", "a100-pcie-shm",
-                                    "--chips", "8", "--param", "matrix=measured"};
+    std::vector<std::string> cmd = {"run",      "--workload",    "layer",
+                                    "--system", "a100-pcie-shm", "--chips",
+                                    "8",        "--param",       "matrix=measured"};
     cmd.insert(cmd.end(), args.begin(), args.end());
     const sim::testing_cli::Result r = sim::testing_cli::Cli(cmd);
     EXPECT_EQ(r.status, 2) << r.err;

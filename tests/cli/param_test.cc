@@ -114,7 +114,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "workloads`)"},
         BadParam{{"--param", "chunks"},
                  "--param: 'chunks' is not allowed; expected KEY=VALUE, e.g. --param chunks=2; "
-                 "keys: chunks, dataflow, delay-dw, dp, dropout, group, matrix, max-flows, microbatches, "
+                 "keys: chunks, dataflow, delay-dw, dp, dropout, group, matrix, max-flows, "
+                 "microbatches, "
                  "overlap, recompute, reshard, reshard-scheduler, schedule, seed, slices, stages, "
                  "step-time, steps"},
         // Declared by other plugins than the run's: refused, never ignored.

@@ -23,6 +23,30 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// An element-wise op of `bytes` on chip 0.
+core::Op VectorOp(int64_t bytes) {
+  core::Op v;
+  v.kind = core::OpKind::kVector;
+  v.chip = core::ChipId(0);
+  v.bytes = bytes;
+  return v;
+}
+
+// `meshsim run ARGS --format json`: the output, which must have exited 0.
+std::string RunJson(std::vector<std::string> args) {
+  args.insert(args.begin(), "run");
+  args.insert(args.end(), {"--format", "json"});
+  std::ostringstream out, err;
+  EXPECT_EQ(cli::Main(args, out, err), 0) << err.str();
+  return out.str();
+}
+
+// The makespan_s of a run's JSON output (NaN without one).
+double MakespanOf(const std::string& json) {
+  const size_t at = json.find("\"makespan_s\": ");
+  return at == std::string::npos ? std::nan("") : std::stod(json.substr(at + 14));
+}
+
 TEST(StackPresetTest, IdealAddsNothingAndEveryPresetValidates) {
   EXPECT_TRUE(stack::StackPreset("ideal")->IsIdeal());
   for (const stack::StackInfo& info : stack::Stacks()) {
@@ -142,19 +166,13 @@ TEST(ProtocolTest, SmallAllReducesRunLlAndReportTheirCalls) {
   // 1 GiB runs Simple; the JSON counts the calls by protocol.
   for (const auto& [bytes, protocol] :
        std::vector<std::pair<std::string, std::string>>{{"8KiB", "ll"}, {"1GiB", "simple"}}) {
-    std::ostringstream out, err;
-    ASSERT_EQ(cli::Main({"run", "--system", "dgx-a100", "--chips", "8", "--workload", "collective",
-                         "--collective", "allreduce", "--group", "all", "--bytes", bytes,
-                         "--format", "json"},
-                        out, err),
-              0)
-        << err.str();
-    EXPECT_THAT(out.str(), HasSubstr(absl::StrCat("\"", protocol, "\": 1"))) << out.str();
+    const std::string out =
+        RunJson({"--system", "dgx-a100", "--chips", "8", "--workload", "collective", "--collective",
+                 "allreduce", "--group", "all", "--bytes", bytes});
+    EXPECT_THAT(out, HasSubstr(absl::StrCat("\"", protocol, "\": 1"))) << out;
     if (protocol == "ll") {
       // makespan < Simple's fixed costs alone (8.4 + 14·3.4 us).
-      const size_t at = out.str().find("\"makespan_s\": ");
-      ASSERT_NE(at, std::string::npos);
-      EXPECT_LT(std::stod(out.str().substr(at + 14)), 56e-6) << out.str();
+      EXPECT_LT(MakespanOf(out), 56e-6) << out;
     }
   }
 }
@@ -167,18 +185,11 @@ TEST(ProtocolTest, TwoHostAllReduceIsNearPublishedNcclTests) {
   // the collective runs intra-host / across hosts on every rail / intra-host, and its kernel runs
   // the CTAs the NVSwitch level needs — a kernel sized to the NIC alone (3 CTAs, 29 GB/s) ran the
   // intra-host phases at a tenth of their bandwidth (25 GB/s bus bandwidth). Within ±20% of 88.5.
-  std::ostringstream out, err;
-  ASSERT_EQ(cli::Main({"run", "--system", "dgx-a100", "--chips", "16", "--set", "nic.count=4",
-                       "--workload", "collective", "--collective", "allreduce", "--group", "all",
-                       "--bytes", "1GiB", "--format", "json"},
-                      out, err),
-            0)
-      << err.str();
-  const size_t at = out.str().find("\"makespan_s\": ");
-  ASSERT_NE(at, std::string::npos);
-  const double t = std::stod(out.str().substr(at + 14));
-  const double busbw = std::ldexp(1.0, 30) * 2 * 15 / 16 / t;
-  EXPECT_NEAR(busbw, 88.5e9, 0.2 * 88.5e9) << out.str();
+  const std::string out =
+      RunJson({"--system", "dgx-a100", "--chips", "16", "--set", "nic.count=4", "--workload",
+               "collective", "--collective", "allreduce", "--group", "all", "--bytes", "1GiB"});
+  const double busbw = std::ldexp(1.0, 30) * 2 * 15 / 16 / MakespanOf(out);
+  EXPECT_NEAR(busbw, 88.5e9, 0.2 * 88.5e9) << out;
 }
 
 // Runs every op for op.bytes microseconds, whatever else runs.
@@ -243,11 +254,7 @@ TEST(IssueFromHostTest, CollectivesTakeTheHostTheirOwnTime) {
   core::Op c = core::Op::Collective(core::CollectiveKind::kAllReduce,
                                     graph.AddGroup({core::ChipId(0), core::ChipId(1)}), 1);
   const core::OpId cid = graph.Add(c);
-  core::Op v;
-  v.kind = core::OpKind::kVector;
-  v.chip = core::ChipId(0);
-  v.bytes = 1;
-  const core::OpId vid = graph.Add(v);
+  const core::OpId vid = graph.Add(VectorOp(1));
   core::Executor exec(sim, graph);
   FixedTimeRunner fixed;
   exec.SetRunner(core::OpKind::kCollective, &fixed);
@@ -283,11 +290,7 @@ core::Time ChainOnAHost(int ops, int64_t bytes, double overhead) {
   core::OpGraph graph;
   core::OpId prev;
   for (int i = 0; i < ops; ++i) {
-    core::Op v;
-    v.kind = core::OpKind::kVector;
-    v.chip = core::ChipId(0);
-    v.bytes = bytes;
-    prev = i == 0 ? graph.Add(v) : graph.Add(v, {prev});
+    prev = i == 0 ? graph.Add(VectorOp(bytes)) : graph.Add(VectorOp(bytes), {prev});
   }
   core::Executor exec(sim, graph);
   exec.SetRunner(core::OpKind::kVector, &chips);
@@ -321,11 +324,7 @@ TEST(IssueFromHostTest, GemmsTakeTheHostTheirOwnTime) {
   accel::ChipModel chips(fs, *accel::ChipPreset("a100"), 1);
   core::OpGraph graph;
   const core::OpId g = graph.Add(core::Op::Gemm(core::ChipId(0), 16, 16, 16));
-  core::Op v;
-  v.kind = core::OpKind::kVector;
-  v.chip = core::ChipId(0);
-  v.bytes = 1024;
-  const core::OpId w = graph.Add(v, {g});
+  const core::OpId w = graph.Add(VectorOp(1024), {g});
   core::Executor exec(sim, graph);
   exec.SetRunner(core::OpKind::kGemm, &chips);
   exec.SetRunner(core::OpKind::kVector, &chips);
