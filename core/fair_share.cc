@@ -33,10 +33,28 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
   MESHSIM_CHECK(bytes >= 0 && std::isfinite(bytes)) << "flow of " << bytes << " bytes";
   MESHSIM_CHECK(max_rate > 0) << "flow with max_rate " << max_rate;
   if (!groups_.empty()) {
+    // A flow may join resources of flow groups where it cannot make them limit a member
+    // (KeepsGroups); elsewhere it splits them first.
+    double min_capacity = kNoCap, second_capacity = kNoCap;
     for (ResourceId r : resources) {
-      if (r.valid() && r.value() < resources_.size() && resources_[r.value()].group != kNoGroup) {
-        SplitGroup(resources_[r.value()].group);
+      if (!r.valid() || r.value() >= resources_.size()) continue;
+      const double c = resources_[r.value()].capacity;
+      second_capacity = c < min_capacity ? min_capacity : std::min(second_capacity, c);
+      min_capacity = std::min(min_capacity, c);
+    }
+    bool min_seen = false;
+    for (ResourceId r : resources) {
+      if (!r.valid() || r.value() >= resources_.size()) continue;
+      const Resource& res = resources_[r.value()];
+      const bool is_min = !min_seen && res.capacity == min_capacity;
+      min_seen = min_seen || is_min;
+      if (res.groups.empty()) continue;
+      const double bound = std::min(max_rate, is_min ? second_capacity : min_capacity);
+      const bool local = resources.size() == 1;
+      if (bytes > 0 && KeepsGroups(r.value(), bound, local, !local, local ? 0.0 : bound)) {
+        continue;
       }
+      SplitGroupsOn(r.value());
     }
   }
   const uint32_t idx = NewFlow();
@@ -132,7 +150,13 @@ void FairShare::StartGroup(double bytes, std::span<const ResourceId> resources,
     f.active = true;
     ++active_;
     ++flows_started_;
+    if (!grp.independent) {
+      // Their bounds are the resources' (what StartFlow adds), their lists stay unbuilt.
+      for (ResourceId r : f.resources) ++resources_[r.value()].hosted;
+      AddBounds(f, +1);
+    }
   }
+  ++unsolved_groups_;
   // MarkDirty of each flow in start order pushes the group's resources in first-touch order:
   // the order of grp.resources.
   for (uint32_t r : grp.resources) {
@@ -153,9 +177,6 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
   if (const GroupShape* shape = FindShape(resources, route_ends, max_rate)) {
     // (1) on the shape's distinct resources (its routes passed the rest of (1) when kept).
     if (!shape->rate.has_value()) return false;
-    for (uint32_t r : shape->resources) {
-      if (!resources_[r].flows.empty() || resources_[r].group != kNoGroup) return false;
-    }
     grp.shape = static_cast<int>(shape - shapes_.data());
     grp.shape_generation = shape->generation;
     grp.independent = shape->independent;
@@ -163,14 +184,14 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
     grp.resources = shape->resources;
     grp.adj_begin = shape->adj_begin;
     grp.adj = shape->adj;
+    grp.host_sum = shape->host_sum;
+    grp.host_max = shape->host_max;
     for (size_t j = 0; j < grp.resources.size(); ++j) {
-      Resource& res = resources_[grp.resources[j]];
-      res.group = g;
-      res.group_slot = static_cast<uint32_t>(j);
+      resources_[grp.resources[j]].groups.push_back({g, static_cast<uint32_t>(j)});
     }
     grp.rate = *shape->rate;
     grp.walk.clear();
-    return bytes > 0 && !(grp.several && AnyDirty(g));
+    return bytes > 0 && GroupFits(g) && !(grp.several && AnyDirty(g));
   }
   if (!GroupRoutesFree(g, resources, route_ends)) return false;
   grp.independent = route_ends[0] == 1;
@@ -190,7 +211,51 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
   grp.walk.clear();
   // (5) Several components are solved in the order of their resources in the dirty list, which
   // StartGroup's marks give only when none is dirty yet.
-  return bytes > 0 && !(grp.several && AnyDirty(g));
+  return bytes > 0 && GroupFits(g) && !(grp.several && AnyDirty(g));
+}
+
+bool FairShare::KeepsGroups(uint32_t r, double sum, uint32_t locals, uint32_t crossing,
+                            double max) const {
+  const Resource& res = resources_[r];
+  for (const auto& [g, slot] : res.groups) {
+    if (groups_[g].independent) return false;  // Its rate is the resource's share.
+  }
+  const double limit = (1 - kBindMargin) * res.capacity;
+  const bool unbounded = std::isinf(sum);
+  if (unbounded && crossing > 0) return false;
+  // CanBind() and Decoupled() with the joining flows.
+  const double bounds = res.bound_sum + (unbounded ? 0.0 : sum);
+  if (res.unbounded == 0 && !unbounded && bounds <= limit) return true;
+  const uint32_t local = static_cast<uint32_t>(res.flows.size()) - res.crossing + locals;
+  return res.crossing + res.hosted + crossing > 0 && local > 0 &&
+         bounds + local * std::max(res.transit_max, max) <= limit;
+}
+
+bool FairShare::GroupFits(uint32_t g) const {
+  const Group& grp = groups_[g];
+  for (size_t j = 0; j < grp.resources.size(); ++j) {
+    const uint32_t r = grp.resources[j];
+    const Resource& res = resources_[r];
+    if (res.flows.empty() && res.groups.size() == 1) continue;  // Only this group's.
+    if (grp.independent || !std::isfinite(grp.host_sum[j])) return false;
+    const uint32_t members = grp.adj_begin[j + 1] - grp.adj_begin[j];
+    if (!KeepsGroups(r, grp.host_sum[j], 0, members, grp.host_max[j])) return false;
+  }
+  return true;
+}
+
+double FairShare::Reserved(uint32_t r) const {
+  double sum = 0;
+  for (const auto& [g, slot] : resources_[r].groups) {
+    const Group& grp = groups_[g];
+    if (!grp.solved) continue;
+    for (uint32_t a = grp.adj_begin[slot]; a < grp.adj_begin[slot + 1]; ++a) sum += grp.rate;
+  }
+  return sum;
+}
+
+void FairShare::SplitGroupsOn(uint32_t r) {
+  while (!resources_[r].groups.empty()) SplitGroup(resources_[r].groups.front().first);
 }
 
 bool FairShare::AnyDirty(uint32_t g) const {
@@ -230,6 +295,8 @@ void FairShare::KeepShape(uint32_t g, std::span<const ResourceId> resources,
   shape.resources = grp.resources;
   shape.adj_begin = grp.adj_begin;
   shape.adj = grp.adj;
+  shape.host_sum = grp.host_sum;
+  shape.host_max = grp.host_max;
   shape.generation = ++shape_generations_;
   shape.walk_seed = UINT32_MAX;
 }
@@ -238,7 +305,7 @@ bool FairShare::GroupRoutesFree(uint32_t g, std::span<const ResourceId> resource
                                 std::span<const uint32_t> route_ends) const {
   // (1) Routes of at least two resources each (crossing flows: their component is walked,
   // never solved alone), or of one resource each (an independent group, solved alone each),
-  // over resources that carry nothing and are in no group.
+  // over resources that no independent group holds (the rest of (1): GroupFits).
   const bool independent = !route_ends.empty() && route_ends[0] == 1;
   uint32_t begin = 0;
   for (size_t k = 0; k < route_ends.size(); ++k) {
@@ -251,9 +318,12 @@ bool FairShare::GroupRoutesFree(uint32_t g, std::span<const ResourceId> resource
   for (ResourceId r : resources) {
     MESHSIM_CHECK(r.valid() && r.value() < resources_.size()) << "unknown resource " << r;
     const Resource& res = resources_[r.value()];
-    if (!res.flows.empty()) return false;
-    if (res.group == g) continue;
-    if (res.group != kNoGroup) return false;
+    // An independent group's resources carry nothing else (its rate is their share); other
+    // groups share resources where GroupFits allows it.
+    if (independent && (!res.flows.empty() || !res.groups.empty())) return false;
+    for (const auto& [other, slot] : res.groups) {
+      if (groups_[other].independent) return false;
+    }
   }
   return true;
 }
@@ -265,9 +335,8 @@ void FairShare::BuildGroupAdjacency(uint32_t g, std::span<const ResourceId> reso
   // start order). While building, `group` marks them; FreeGroup unmarks them on failure.
   for (ResourceId r : resources) {
     Resource& res = resources_[r.value()];
-    if (res.group == g) continue;
-    res.group = g;
-    res.group_slot = static_cast<uint32_t>(grp.resources.size());
+    if (!res.groups.empty() && res.groups.back().first == g) continue;  // Pushed last if at all.
+    res.groups.push_back({g, static_cast<uint32_t>(grp.resources.size())});
     grp.resources.push_back(r.value());
   }
   const size_t n = grp.resources.size();
@@ -275,7 +344,7 @@ void FairShare::BuildGroupAdjacency(uint32_t g, std::span<const ResourceId> reso
   uint32_t begin = 0;
   for (size_t k = 0; k < route_ends.size(); ++k) {
     for (uint32_t i = begin; i < route_ends[k]; ++i) {
-      ++grp.adj_begin[resources_[resources[i].value()].group_slot + 1];
+      ++grp.adj_begin[SlotOf(resources[i].value(), g) + 1];
     }
     begin = route_ends[k];
   }
@@ -294,6 +363,7 @@ std::optional<double> FairShare::GroupRate(uint32_t g, std::span<const ResourceI
   fill_at.assign(grp.adj_begin.begin(), grp.adj_begin.end() - 1);
   std::vector<double> bound_sum(n, 0.0);
   std::vector<uint32_t> unbounded(n, 0);
+  grp.host_max.assign(n, 0.0);
   uint32_t begin = 0;
   for (size_t k = 0; k < m; ++k) {
     double min_capacity = kNoCap, second_capacity = kNoCap;
@@ -310,7 +380,7 @@ std::optional<double> FairShare::GroupRate(uint32_t g, std::span<const ResourceI
     }
     for (uint32_t i = begin; i < route_ends[k]; ++i) {
       const uint32_t r = resources[i].value();
-      const uint32_t slot = resources_[r].group_slot;
+      const uint32_t slot = SlotOf(r, g);
       grp.adj[fill_at[slot]++] = static_cast<uint32_t>(k);
       const double bound = std::min(max_rate, r == min_resource ? second_capacity : min_capacity);
       if (std::isinf(bound)) {
@@ -318,13 +388,16 @@ std::optional<double> FairShare::GroupRate(uint32_t g, std::span<const ResourceI
       } else {
         bound_sum[slot] += bound;
       }
+      grp.host_max[slot] = std::max(grp.host_max[slot], bound);
     }
     begin = route_ends[k];
   }
   // (2) Binding resources are private; (3) every flow gets the same finite rate.
   std::vector<double> smallest(m, kNoCap);  // c_f: smallest binding private capacity.
+  grp.host_sum.assign(n, kNoCap);
   for (size_t j = 0; j < n; ++j) {
     const Resource& res = resources_[grp.resources[j]];
+    if (unbounded[j] == 0) grp.host_sum[j] = bound_sum[j];
     const bool can_bind = unbounded[j] > 0 || bound_sum[j] > (1 - kBindMargin) * res.capacity;
     if (!can_bind) continue;
     if (grp.adj_begin[j + 1] - grp.adj_begin[j] != 1) return std::nullopt;
@@ -376,7 +449,7 @@ bool FairShare::GroupConnected(uint32_t g, std::span<const ResourceId> resources
     const uint32_t k = stack_.back();
     stack_.pop_back();
     for (uint32_t i = k == 0 ? 0 : route_ends[k - 1]; i < route_ends[k]; ++i) {
-      const uint32_t slot = resources_[resources[i].value()].group_slot;
+      const uint32_t slot = SlotOf(resources[i].value(), g);
       for (uint32_t a = grp.adj_begin[slot]; a < grp.adj_begin[slot + 1]; ++a) {
         if (seen[grp.adj[a]] != 0) continue;
         seen[grp.adj[a]] = 1;
@@ -391,10 +464,18 @@ bool FairShare::GroupConnected(uint32_t g, std::span<const ResourceId> resources
 void FairShare::FreeGroup(uint32_t g) {
   Group& grp = groups_[g];
   for (uint32_t r : grp.resources) {
-    if (resources_[r].group == g) resources_[r].group = kNoGroup;
+    auto& on = resources_[r].groups;
+    for (size_t i = 0; i < on.size(); ++i) {
+      if (on[i].first == g) {
+        on.erase(on.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+    }
   }
   grp.members.clear();
   grp.resources.clear();
+  grp.host_sum.clear();
+  grp.host_max.clear();
   grp.walk.clear();
   grp.completion = EventId();
   grp.solved = false;
@@ -420,7 +501,7 @@ void FairShare::SolveGroup(uint32_t g, uint32_t seed) {
       const uint32_t r = stack_.back();
       stack_.pop_back();
       comp_resources_.push_back(r);
-      const uint32_t slot = resources_[r].group_slot;
+      const uint32_t slot = SlotOf(r, g);
       for (uint32_t a = grp.adj_begin[slot]; a < grp.adj_begin[slot + 1]; ++a) {
         const uint32_t k = grp.adj[a];
         Flow& flow = flows_[grp.members[k]];
@@ -472,22 +553,12 @@ void FairShare::SolveGroup(uint32_t g, uint32_t seed) {
   const uint32_t fill = grp.independent ? 0 : NextFill();  // SolveAlone records no fill.
   for (uint32_t idx : grp.members) {
     Flow& f = flows_[idx];
-    f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.settled).seconds());
-    f.settled = now;
+    Settle(f, now);
     f.frozen = true;
     f.new_rate = grp.rate;
     f.rate = grp.rate;
     f.fill = fill;
     f.trace = kNoTrace;
-    f.sub_mark = epoch_;
-  }
-  for (uint32_t r : comp_resources_) {
-    Resource& res = resources_[r];
-    res.sub_mark = epoch_;
-    const uint32_t slot = res.group_slot;
-    double load = 0;
-    for (uint32_t a = grp.adj_begin[slot]; a < grp.adj_begin[slot + 1]; ++a) load += grp.rate;
-    SetLoad(r, load);
   }
   // The completions: one event with the first of the members' m consecutive numbers.
   const Flow& first = flows_[grp.members[grp.walk[0]]];
@@ -495,6 +566,23 @@ void FairShare::SolveGroup(uint32_t g, uint32_t seed) {
   grp.completion = sim_.ScheduleAt(grp.completion_time, [this, g] { CompleteGroup(g); });
   grp.first_seq = sim_.ReserveSequence(m - 1) - 1;  // The event took the first.
   grp.solved = true;
+  --unsolved_groups_;
+  // Loads in walk order, of the resources that carry only this group's members. The others are
+  // left unmarked to the solve's main loop (they are dirty: SolveAlone or their component, with
+  // Reserved()), so that it reaches them and another group's walk passes through them.
+  for (uint32_t r : comp_resources_) {
+    Resource& res = resources_[r];
+    if (!res.flows.empty() || res.groups.size() > 1) {
+      res.mark = 0;
+      continue;
+    }
+    double load = 0;
+    for (uint32_t a = grp.adj_begin[res.groups[0].second];
+         a < grp.adj_begin[res.groups[0].second + 1]; ++a) {
+      load += grp.rate;
+    }
+    SetLoad(r, load);
+  }
 }
 
 void FairShare::CompleteGroup(uint32_t g) {
@@ -519,9 +607,17 @@ void FairShare::CompleteGroup(uint32_t g) {
     MESHSIM_CHECK(f.active) << "flow completed twice";
     MarkDirty(f);
     RequestSolve();
+    if (!grp.independent) {
+      for (ResourceId r : f.resources) --resources_[r.value()].hosted;
+      AddBounds(f, -1);
+    }
     for (ResourceId r : f.resources) {
-      Resource& res = resources_[r.value()];
-      if (--grp.left[res.group_slot] == 0) res.group = kNoGroup;
+      auto& on = resources_[r.value()].groups;
+      for (size_t i = 0; i < on.size(); ++i) {
+        if (on[i].first != g) continue;
+        if (--grp.left[on[i].second] == 0) on.erase(on.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
     }
     Retire(idx);
   }
@@ -533,8 +629,9 @@ void FairShare::SplitGroup(uint32_t g) {
   MESHSIM_CHECK(!grp.completing)
       << "a flow group's completion callback started a flow over the group's resources";
   ++groups_split_;
-  for (uint32_t r : grp.resources) resources_[r].group = kNoGroup;
-  // What StartFlow did for each member, in start order.
+  if (!grp.solved) --unsolved_groups_;
+  // What StartFlow did for each member, in start order (the bounds of a non-independent group's
+  // members are there already).
   for (uint32_t idx : grp.members) {
     Flow& f = flows_[idx];
     auto& positions = positions_[idx];
@@ -545,8 +642,9 @@ void FairShare::SplitGroup(uint32_t g) {
       positions[k] = static_cast<uint32_t>(res.flows.size());
       res.flows.push_back({idx, k});
       res.crossing += crossing;
+      if (!grp.independent) --res.hosted;
     }
-    AddBounds(f, +1);
+    if (grp.independent) AddBounds(f, +1);
   }
   if (grp.solved) {
     sim_.Cancel(grp.completion);
@@ -663,21 +761,27 @@ void FairShare::AddBound(uint32_t r, double bound, bool crossing, int sign) {
   }
   if (crossing && sign > 0) res.transit_max = std::max(res.transit_max, bound);
   // Exact again whenever the resource empties, so the running sum cannot drift.
-  if (res.flows.empty()) res.bound_sum = 0;
-  if (res.crossing == 0) res.transit_max = 0;
+  if (res.flows.empty() && res.hosted == 0) res.bound_sum = 0;
+  if (res.crossing + res.hosted == 0) res.transit_max = 0;
 }
 
 void FairShare::Solve() {
   solve_pending_ = false;
   ++solves_;
   ++epoch_;  // Resources marked dirty since the last solve now have dirty_mark == epoch_.
+  // Groups started since the last solve first, each from its first resource in the dirty list:
+  // the loads of their resources, shared or not, need their rates (Reserved).
+  if (unsolved_groups_ > 0) {
+    for (uint32_t r : dirty_) {
+      for (size_t i = 0; i < resources_[r].groups.size(); ++i) {
+        const uint32_t g = resources_[r].groups[i].first;
+        if (!groups_[g].solved) SolveGroup(g, r);
+      }
+    }
+  }
   // Walk the dirty list by index: it is not modified during the solve.
   for (uint32_t r : dirty_) {
     if (resources_[r].mark == epoch_) continue;  // Already solved with an earlier component.
-    if (resources_[r].group != kNoGroup) {       // A compact group's start (see the header).
-      SolveGroup(resources_[r].group, r);
-      continue;
-    }
     if (resources_[r].crossing == 0) {
       SolveAlone(r);
       continue;
@@ -691,23 +795,21 @@ void FairShare::Solve() {
 void FairShare::SolveAlone(uint32_t r) {
   Resource& res = resources_[r];
   res.mark = epoch_;
+  // Group members over it (no flow of theirs is local) take their rates first.
+  const double reserved = res.groups.empty() ? 0.0 : Reserved(r);
   if (res.flows.empty()) {  // What FillLocal gives a resource left empty: no load.
-    SetLoad(r, 0.0);
+    SetLoad(r, reserved);
     return;
   }
   const Time now = sim_.Now();
   const uint32_t n = static_cast<uint32_t>(res.flows.size());
   flows_walked_ += n;
   flows_refilled_ += n;
-  for (const Member& m : res.flows) {
-    Flow& f = flows_[m.flow];
-    f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.settled).seconds());
-    f.settled = now;
-  }
-  SetLoad(r, FillLocal(r, res.capacity, 0.0));
+  SetLoad(r, FillLocal(r, res.capacity - reserved, reserved));
   for (const Member& m : res.flows) {
     Flow& f = flows_[m.flow];
     if (f.new_rate == f.rate && f.completion.valid()) continue;
+    Settle(f, now);
     f.rate = f.new_rate;
     ScheduleCompletion(m.flow);
   }
@@ -835,8 +937,6 @@ void FairShare::SolveComponent() {
   trace_walked_.fill(0);
   for (uint32_t i : comp_flows_) {
     Flow& f = flows_[i];
-    f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.settled).seconds());
-    f.settled = now;
     f.new_rate = f.rate;
     if (HasTrace(f)) ++trace_walked_[f.trace];
   }
@@ -897,21 +997,28 @@ void FairShare::SolveComponent() {
         remaining -= f.new_rate;
         load += f.new_rate;
       }
+      if (!res.groups.empty()) {  // Group members are crossing flows too.
+        const double reserved = Reserved(r);
+        remaining -= reserved;
+        load += reserved;
+      }
       flows_refilled_ += res.flows.size() - res.crossing;
       SetLoad(r, FillLocal(r, remaining, load));
     } else if (res.sub_mark == epoch_) {  // Filled: its flows' rates summed in freeze order.
-      SetLoad(r, res.new_load);
+      SetLoad(r, res.groups.empty() ? res.new_load : res.new_load + Reserved(r));
     } else if (res.CanBind()) {  // In a part not re-filled: unchanged.
       SetLoad(r, res.load);
     } else {  // Carries the sum of its flows' rates, none of which it limits.
       double load = 0;
       for (const Member& m : res.flows) load += flows_[m.flow].new_rate;
+      if (!res.groups.empty()) load += Reserved(r);
       SetLoad(r, load);
     }
   }
   for (uint32_t i : comp_flows_) {
     Flow& f = flows_[i];
     if (f.new_rate == f.rate && f.completion.valid()) continue;
+    Settle(f, now);
     f.rate = f.new_rate;
     ScheduleCompletion(i);
   }
@@ -1253,12 +1360,13 @@ void FairShare::ScheduleCompletion(uint32_t idx) {
 
 void FairShare::SetLoad(uint32_t r, double load) {
   Resource& res = resources_[r];
+  if (load == res.load) return;  // Integrated lazily: the same bytes whatever solves pass by.
   const Time now = sim_.Now();
   const Time dt = now - res.load_since;
   res.bytes += res.load * dt.seconds();
   if (res.load > 0) res.busy += dt;
   res.load_since = now;
-  if (load != res.load && record_counters_) {
+  if (record_counters_) {
     if (counters_.size() < counters_.capacity() || timeline_budget_ == nullptr ||
         timeline_budget_->Grow(counters_)) {
       counters_.push_back({now, ResourceId(r), load});

@@ -15,9 +15,9 @@
 // Rates change only when a flow starts or finishes. Such changes mark the flow's resources dirty
 // and schedule one solve at the current timestamp, so all starts/finishes at one timestamp are
 // batched. A solve walks the connected components (resources linked by shared flows) that
-// contain a dirty resource, credits each of their flows with the bytes it moved at its old rate
-// (b_f ← b_f − x_f·Δt), re-fills only the parts that changed (notes at the end), and reschedules
-// the completion event of each flow whose rate changed at now + ⌈b_f / x_f⌉, in walk order.
+// contain a dirty resource, re-fills only the parts that changed (notes at the end), and for
+// each flow whose rate changed credits the bytes it moved at its old rate (b_f ← b_f − x_f·Δt)
+// and reschedules its completion at now + ⌈b_f / x_f⌉, in walk order.
 //
 // Why the shortcuts a solve takes (non-binding and decoupled resources, recorded fills,
 // single-resource components) give the same allocation: the notes at the end of this file.
@@ -173,9 +173,11 @@ class FairShare {
     Time busy;
     // Largest Bound(f, this) of a crossing flow since `crossing` was last 0 (an upper bound).
     double transit_max = 0;
-    // The compact flow group whose flows are (all) this resource's flows, or kNoGroup.
-    uint32_t group = kNoGroup;
-    uint32_t group_slot = 0;  // Index of this resource in that group's `resources`.
+    // Members of (non-independent) flow groups over it: not in `flows`, but their bounds are in
+    // bound_sum and transit_max. `groups`: the groups over it and its slot in each one's
+    // `resources`.
+    uint32_t hosted = 0;
+    absl::InlinedVector<std::pair<uint32_t, uint32_t>, 2> groups;
 
     // False when Σ_f Bound(f, r) ≤ (1 − kBindMargin)·c_r: see the header.
     bool CanBind() const { return unbounded > 0 || bound_sum > (1 - kBindMargin) * capacity; }
@@ -183,12 +185,11 @@ class FairShare {
     // one: Σ finite bounds + (local flows)·transit_max ≤ (1 − kBindMargin)·c_r (see the header).
     bool Decoupled() const {
       const uint32_t local = static_cast<uint32_t>(flows.size()) - crossing;
-      return crossing > 0 && local > 0 &&
+      return crossing + hosted > 0 && local > 0 &&
              bound_sum + local * transit_max <= (1 - kBindMargin) * capacity;
     }
   };
   static constexpr double kBindMargin = 1e-6;
-  static constexpr uint32_t kNoGroup = UINT32_MAX;
   static constexpr uint32_t kNotInHeap = UINT32_MAX;
   static constexpr uint8_t kNoTrace = UINT8_MAX;
 
@@ -220,8 +221,11 @@ class FairShare {
     // By resource slot: the members over it (positions in `members`, start order), as CSR.
     std::vector<uint32_t> adj_begin, adj;
     std::vector<uint32_t> walk;  // Member positions in the order a component walk visits them.
-    double rate = 0;             // Every member's rate once solved.
-    uint64_t first_seq = 0;      // Sequence numbers of the members' completions, in walk order.
+    // By resource slot: Σ of the members' bounds (∞ if one is unbounded) and the largest one
+    // (what they add to the resource's bounds: KeepsGroups).
+    std::vector<double> host_sum, host_max;
+    double rate = 0;         // Every member's rate once solved.
+    uint64_t first_seq = 0;  // Sequence numbers of the members' completions, in walk order.
     Time completion_time;
     EventId completion;
     bool solved = false;
@@ -241,6 +245,7 @@ class FairShare {
     std::optional<double> rate;  // None: not a group.
     bool independent = false, several = false;
     std::vector<uint32_t> resources, adj_begin, adj;
+    std::vector<double> host_sum, host_max;
     uint64_t generation = 0;  // Changes whenever the entry is replaced.
     // The last start solve's walk from `walk_seed`: member positions and resources in order.
     uint32_t walk_seed = UINT32_MAX;
@@ -267,13 +272,31 @@ class FairShare {
                       std::span<const uint32_t> route_ends);
   // (5) Whether one of group g's resources is dirty already.
   bool AnyDirty(uint32_t g) const;
+  // Whether resource r, with flows of Σ finite bounds `sum` (∞: one is unbounded), `locals` of
+  // them local and `crossing` crossing with largest bound `max` joining it, can never limit a
+  // crossing flow: it cannot bind, or it is decoupled (see "Shared resources" in the notes).
+  bool KeepsGroups(uint32_t r, double sum, uint32_t locals, uint32_t crossing, double max) const;
+  // (1') Whether every resource of group g carries nothing, or keeps g beside what it carries.
+  bool GroupFits(uint32_t g) const;
+  // Group g's slot in resource r (r is one of g's resources).
+  uint32_t SlotOf(uint32_t r, uint32_t g) const {
+    for (const auto& [group, slot] : resources_[r].groups) {
+      if (group == g) return slot;
+    }
+    return UINT32_MAX;
+  }
+  // Σ of the rates of the solved groups' members over r (what r carries beside its flows).
+  double Reserved(uint32_t r) const;
+  // Splits every group over r.
+  void SplitGroupsOn(uint32_t r);
   // The kept result for these routes and cap, or null; KeepShape keeps group g's.
   const GroupShape* FindShape(std::span<const ResourceId> resources,
                               std::span<const uint32_t> route_ends, double max_rate) const;
   void KeepShape(uint32_t g, std::span<const ResourceId> resources,
                  std::span<const uint32_t> route_ends, double max_rate, std::optional<double> rate);
   // The start solve of compact group g, reached through its resource `seed`: what
-  // CollectComponent(seed) + SolveComponent() compute for it, without the lists and the fill.
+  // CollectComponent(seed) + SolveComponent() compute for it, without the lists and the fill;
+  // the loads of the resources it shares are left to the solve's main loop.
   void SolveGroup(uint32_t g, uint32_t seed);
   // The group's completion event: Complete of every member, in walk order.
   void CompleteGroup(uint32_t g);
@@ -284,8 +307,9 @@ class FairShare {
   void RequestSolve();
   void Solve();
   // Solves the component of a resource none of whose flows crosses another resource (the common
-  // case: an HBM with only local traffic): what SolveComponent computes for it, bit for bit,
-  // without the walk and the heap. O(n log n) in its capped flows, O(n) otherwise.
+  // case: an HBM with only local traffic, perhaps beside group members): what SolveComponent
+  // computes for it, bit for bit, without the walk and the heap. O(n log n) in its capped
+  // flows, O(n) otherwise.
   void SolveAlone(uint32_t r);
   // Progressive filling of r's local flows (no other resource) on what its crossing flows
   // left: `remaining` of its capacity, with `load` already on it. Sets their new_rate and
@@ -341,6 +365,13 @@ class FairShare {
   void SetLoad(uint32_t resource_index, double load);
   void Freeze(uint32_t flow_index, double rate);
   void ScheduleCompletion(uint32_t flow_index);
+  // Credits f with the bytes it moved at its rate since it was last settled. Only when its rate
+  // changes: a flow's remaining bytes then depend on its own rate history alone, not on which
+  // solves happened to walk past it (see "Lazy accounts" in the notes).
+  static void Settle(Flow& f, Time now) {
+    f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.settled).seconds());
+    f.settled = now;
+  }
 
   Simulator& sim_;
   std::vector<Resource> resources_;
@@ -397,6 +428,7 @@ class FairShare {
   std::array<GroupShape, 4> shapes_;
   size_t next_shape_ = 0;
   uint64_t shape_generations_ = 0;
+  uint32_t unsolved_groups_ = 0;  // Formed since the last solve.
   uint64_t groups_formed_ = 0;
   uint64_t groups_split_ = 0;
   bool flow_groups_ = true;
@@ -465,12 +497,14 @@ class FairShare {
 // the rest O((R + P)·log R) on what is left (~1/6 of the pops on a fat-tree). A recording that
 // is not usable costs a full fill, which records anew.
 // Flow groups. StartGroup's m flows of b bytes and cap u are one entity in the solver when, at
-// their start, (1) none of their resources carries a flow or belongs to another group, and (2)
+// their start, (1) each of their resources carries nothing, or keeps them beside what it
+// carries (see "Shared resources" below; never beside an independent group), and (2)
 // with bounds B(f, r) summed over the group's flows in start order as StartFlow would sum them,
 // every resource that can bind carries exactly one of the flows (a private resource), and (3)
 // x_f = (u < c_f ? u : c_f), c_f the smallest capacity among f's binding private resources (∞
 // if none), is finite and the same x for every f. Their component is then exactly the group's
-// flows and resources, all dirty: SolveComponent fills it whole. In that fill the heap holds
+// flows and resources, all dirty (on resources that carry nothing else: see "Shared resources"
+// for the others): SolveComponent fills it whole. In that fill the heap holds
 // the private binding resources at share c_r/1 = c_r exactly, the others never pop (notes
 // above), and the caps are all u: f's first resource pops at c_f unless u < c_f, when its cap
 // freezes first (while one of f's resources is in the heap the top is ≤ c_f, so a cap ≥ c_f
@@ -481,13 +515,13 @@ class FairShare {
 // schedules one event with the first of the m consecutive sequence numbers the completions
 // would have taken (the rest are reserved). The event completes the members in walk order, as
 // their m events would have run (consecutive numbers: nothing runs between them), with the
-// same dirty marks, free-list order and callbacks; the resources' lists and bound sums, which
-// end empty and zero, are never built. Anything that touches a group resource before the end
-// (a StartFlow, another group) first splits the group: its flows are pushed onto their
-// resources' lists in start order with their bounds (what StartFlow did, in the same order)
-// and their completions are scheduled with the reserved numbers; from then on they are
-// ordinary flows. Until then no solve can reach the group (no other flow shares a resource),
-// so nothing else about them would have changed.
+// same dirty marks, free-list order and callbacks; the resources' lists, which end empty, are
+// never built. A flow that could make a group resource limit a member (any flow over a private
+// binding resource; see "Shared resources" for the others) first splits the group: its flows
+// are pushed onto their resources' lists in start order (what StartFlow did, in the same
+// order) and their completions are scheduled with the reserved numbers; from then on they are
+// ordinary flows. Until then no solve can reach the group (no component walk enters it: its
+// flows are on no list), so nothing else about them would have changed.
 // Groups of several components: flows that satisfy (1)–(3) but form several components (the
 // rings of a dimension-order phase, the host rings of a two-level step, the pairs of a
 // halving-doubling step) are one group when none of their resources is dirty yet (5). StartGroup
@@ -506,9 +540,40 @@ class FairShare {
 // calls would have.
 // Completing a group (independent or not) releases each resource from the group once its last
 // member has completed, before that member's callback runs: the resource is then exactly what
-// Complete() leaves (no flow, bound sums zero), and a callback may start flows over it; the
+// Complete() leaves (the members' bounds removed), and a callback may start flows over it; the
 // reducing sends of a ring step end with the callback that starts the next step over the same
 // HBMs.
+// Shared resources. A (non-independent) group's members are crossing flows whose rate x no
+// shared resource limits: at formation, (2) says the members alone cannot bind it. Other flows
+// and other groups' members may use such a resource r as long as it still cannot limit any
+// crossing flow: r cannot bind (Σ B(f, r) over everything on it ≤ (1 − δ)·c_r) or r is
+// decoupled (notes above), each member counted as a crossing flow. KeepsGroups checks that
+// with the joining flow's bound before every StartFlow over a group resource (else the groups
+// on r split first) and with a new group's members before it forms (GroupFits); completions
+// only lower the bounds (and a decoupled resource's crossing bounds alone fit), so it holds
+// until the group ends. By the notes above, x then stays every member's max-min rate whatever
+// comes and goes on r, and what is listed on r gets what the per-flow solver gives it, with
+// r's accounts taking the members' rates (Reserved: Σ x over the solved groups' members on r)
+// as crossing flows: a decoupled r's local flows fill c_r − Σ listed crossing rates −
+// Reserved, a non-binding r's load adds Reserved. The members' bounds are added to r's bound
+// sums and transit maximum when the group forms (what StartFlow adds) and removed when it
+// completes. Solving: groups formed since the last solve are solved first, each from its first
+// resource in the dirty list, and set the loads of the resources that carry only them; the
+// resources they share stay dirty for the solve's main loop, which reaches them as usual
+// (SolveAlone, or their component) with Reserved. So the rings of a torus stay groups while
+// GeMM prefetches and write-backs come and go on their HBMs and the row and column rings share
+// them — no ring flow is walked, filled, credited or completed one by one. The results are the
+// per-flow solver's (lazy accounts, below), up to the order in which a shared resource's
+// remaining capacity is summed (the last bit of its local flows' rates; bit for bit in every
+// scenario of the tests), and the events of one instant may run in another order (one group
+// event for its members' events, loads set by the main loop rather than in walk order).
+// Lazy accounts. A flow is credited (b_f ← b_f − x_f·Δt) only when its rate changes, and a
+// resource's bytes and busy time are integrated only when its load changes. Crediting at more
+// instants is the same arithmetic split into more roundings, so an eager account would make a
+// flow's completion (to the picosecond) depend on which unrelated solves walked its component;
+// lazily, it depends on the flow's own rate history alone. That is what lets a flow group leave
+// its members unvisited while local flows come and go on its HBMs (see "Flow groups"), with the
+// same results as the per-flow path.
 // Completions unlink a flow from its resources in O(|R_f|) (stored positions). A resource whose
 // flows cross no other resource (an HBM with only local traffic: most solves) is a component of
 // its own: progressive filling on it freezes the caps below the running share c_r' / n', then
