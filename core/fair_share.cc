@@ -150,10 +150,16 @@ void FairShare::StartGroup(double bytes, std::span<const ResourceId> resources,
     f.active = true;
     ++active_;
     ++flows_started_;
-    if (!grp.independent) {
-      // Their bounds are the resources' (what StartFlow adds), their lists stay unbuilt.
-      for (ResourceId r : f.resources) ++resources_[r.value()].hosted;
-      AddBounds(f, +1);
+  }
+  if (!grp.independent) {
+    // The members' bounds are the resources' (what StartFlow adds, summed per resource by
+    // GroupRate); their lists stay unbuilt.
+    for (size_t j = 0; j < grp.resources.size(); ++j) {
+      Resource& res = resources_[grp.resources[j]];
+      MESHSIM_CHECK(std::isfinite(grp.host_sum[j])) << "a crossing flow with an infinite bound";
+      res.hosted += grp.adj_begin[j + 1] - grp.adj_begin[j];
+      res.bound_sum += grp.host_sum[j];
+      res.transit_max = std::max(res.transit_max, grp.host_max[j]);
     }
   }
   ++unsolved_groups_;
@@ -203,8 +209,7 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
   } else {
     grp.several = rate.has_value() && !GroupConnected(g, resources, route_ends);
   }
-  grp.shape = static_cast<int>(next_shape_);
-  KeepShape(g, resources, route_ends, max_rate, rate);
+  grp.shape = static_cast<int>(KeepShape(g, resources, route_ends, max_rate, rate));
   grp.shape_generation = shapes_[grp.shape].generation;
   if (!rate.has_value()) return false;
   grp.rate = *rate;
@@ -268,23 +273,43 @@ bool FairShare::AnyDirty(uint32_t g) const {
 const FairShare::GroupShape* FairShare::FindShape(std::span<const ResourceId> resources,
                                                   std::span<const uint32_t> route_ends,
                                                   double max_rate) const {
-  for (const GroupShape& shape : shapes_) {
-    if (shape.max_rate == max_rate && shape.routes.size() == resources.size() &&
-        shape.route_ends.size() == route_ends.size() &&
-        std::equal(route_ends.begin(), route_ends.end(), shape.route_ends.begin()) &&
-        std::equal(resources.begin(), resources.end(), shape.routes.begin())) {
-      return &shape;
-    }
+  // FNV-1a over the cap, the route ends and the routes; a hit is checked in full.
+  uint64_t h = 0xcbf29ce484222325ull;
+  const auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
+  mix(std::bit_cast<uint64_t>(max_rate));
+  for (uint32_t e : route_ends) mix(e);
+  for (ResourceId r : resources) mix(r.value());
+  shape_hash_ = h;
+  const auto it = shape_index_.find(h);
+  if (it == shape_index_.end()) return nullptr;
+  const GroupShape& shape = shapes_[it->second];
+  if (shape.max_rate == max_rate && shape.routes.size() == resources.size() &&
+      shape.route_ends.size() == route_ends.size() &&
+      std::equal(route_ends.begin(), route_ends.end(), shape.route_ends.begin()) &&
+      std::equal(resources.begin(), resources.end(), shape.routes.begin())) {
+    return &shape;
   }
   return nullptr;
 }
 
-void FairShare::KeepShape(uint32_t g, std::span<const ResourceId> resources,
-                          std::span<const uint32_t> route_ends, double max_rate,
-                          std::optional<double> rate) {
-  // Round robin over a few: a ring's steps alternate between its sends and its reductions.
-  GroupShape& shape = shapes_[next_shape_];
-  next_shape_ = (next_shape_ + 1) % shapes_.size();
+size_t FairShare::KeepShape(uint32_t g, std::span<const ResourceId> resources,
+                            std::span<const uint32_t> route_ends, double max_rate,
+                            std::optional<double> rate) {
+  // One per route set up to kShapes (every ring of a torus repeats its sends and its
+  // reductions each step), then round robin. FindShape just hashed these routes.
+  size_t slot;
+  if (shapes_.size() < kShapes) {
+    slot = shapes_.size();
+    shapes_.emplace_back();
+  } else {
+    slot = next_shape_;
+    next_shape_ = (next_shape_ + 1) % kShapes;
+    const auto old = shape_index_.find(shapes_[slot].hash);
+    if (old != shape_index_.end() && old->second == slot) shape_index_.erase(old);
+  }
+  shape_index_[shape_hash_] = static_cast<uint32_t>(slot);
+  GroupShape& shape = shapes_[slot];
+  shape.hash = shape_hash_;
   const Group& grp = groups_[g];
   shape.routes.assign(resources.begin(), resources.end());
   shape.route_ends.assign(route_ends.begin(), route_ends.end());
@@ -299,6 +324,7 @@ void FairShare::KeepShape(uint32_t g, std::span<const ResourceId> resources,
   shape.host_max = grp.host_max;
   shape.generation = ++shape_generations_;
   shape.walk_seed = UINT32_MAX;
+  return slot;
 }
 
 bool FairShare::GroupRoutesFree(uint32_t g, std::span<const ResourceId> resources,
@@ -607,15 +633,21 @@ void FairShare::CompleteGroup(uint32_t g) {
     MESHSIM_CHECK(f.active) << "flow completed twice";
     MarkDirty(f);
     RequestSolve();
-    if (!grp.independent) {
-      for (ResourceId r : f.resources) --resources_[r.value()].hosted;
-      AddBounds(f, -1);
-    }
     for (ResourceId r : f.resources) {
-      auto& on = resources_[r.value()].groups;
+      Resource& res = resources_[r.value()];
+      auto& on = res.groups;
       for (size_t i = 0; i < on.size(); ++i) {
         if (on[i].first != g) continue;
-        if (--grp.left[on[i].second] == 0) on.erase(on.begin() + static_cast<std::ptrdiff_t>(i));
+        const uint32_t j = on[i].second;
+        if (--grp.left[j] == 0) {
+          on.erase(on.begin() + static_cast<std::ptrdiff_t>(i));
+          if (!grp.independent) {  // Its members' bounds leave with the last of them.
+            res.hosted -= grp.adj_begin[j + 1] - grp.adj_begin[j];
+            res.bound_sum -= grp.host_sum[j];
+            if (res.flows.empty() && res.hosted == 0) res.bound_sum = 0;
+            if (res.crossing + res.hosted == 0) res.transit_max = 0;
+          }
+        }
         break;
       }
     }

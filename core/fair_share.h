@@ -42,6 +42,7 @@
 #include <span>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "core/ids.h"
 #include "core/simulator.h"
@@ -247,6 +248,7 @@ class FairShare {
     std::vector<uint32_t> resources, adj_begin, adj;
     std::vector<double> host_sum, host_max;
     uint64_t generation = 0;  // Changes whenever the entry is replaced.
+    uint64_t hash = 0;        // Of its routes (shape_index_).
     // The last start solve's walk from `walk_seed`: member positions and resources in order.
     uint32_t walk_seed = UINT32_MAX;
     std::vector<uint32_t> walk, comp_resources;
@@ -292,8 +294,10 @@ class FairShare {
   // The kept result for these routes and cap, or null; KeepShape keeps group g's.
   const GroupShape* FindShape(std::span<const ResourceId> resources,
                               std::span<const uint32_t> route_ends, double max_rate) const;
-  void KeepShape(uint32_t g, std::span<const ResourceId> resources,
-                 std::span<const uint32_t> route_ends, double max_rate, std::optional<double> rate);
+  // Keeps group g's shape; returns its slot in shapes_.
+  size_t KeepShape(uint32_t g, std::span<const ResourceId> resources,
+                   std::span<const uint32_t> route_ends, double max_rate,
+                   std::optional<double> rate);
   // The start solve of compact group g, reached through its resource `seed`: what
   // CollectComponent(seed) + SolveComponent() compute for it, without the lists and the fill;
   // the loads of the resources it shares are left to the solve's main loop.
@@ -425,7 +429,10 @@ class FairShare {
   uint64_t flows_refilled_ = 0;
   std::vector<Group> groups_;
   std::vector<uint32_t> free_groups_;
-  std::array<GroupShape, 4> shapes_;
+  static constexpr size_t kShapes = 4096;
+  std::vector<GroupShape> shapes_;
+  absl::flat_hash_map<uint64_t, uint32_t> shape_index_;  // Hash of the routes → slot.
+  mutable uint64_t shape_hash_ = 0;                      // FindShape's last hash.
   size_t next_shape_ = 0;
   uint64_t shape_generations_ = 0;
   uint32_t unsolved_groups_ = 0;  // Formed since the last solve.
