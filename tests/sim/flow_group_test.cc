@@ -128,6 +128,11 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, FlowGroups, testing::Values(
     Scenario{"MeshsliceGemm", "chips=16 mesh=4x4 workload=gemm gemm=4096,4096,4096 algorithm=meshslice slices=4", true},
     Scenario{"MeshsliceGpt3Block", "chips=16 model=gpt3 batch=8 seq=512", true},
     Scenario{"WangGpt3Block", "chips=16 mesh=4x4 model=gpt3 batch=8 seq=512 algorithm=wang dataflow=ls", true},
+    // A GPT-3 block on a fat-tree (groups cannot form where core links bind; arrivals batch),
+    // and a pipeline of MeshSlice stages on a 3D torus (stage meshes on their own slices, the
+    // stages' transfers and the DP all-reduce beside the rings' groups).
+    Scenario{"MeshsliceGpt3BlockFatTree", "chips=16 mesh=4x4 topology=fattree model=gpt3 batch=8 seq=512", true},
+    Scenario{"PipelineMeshsliceTorus3d", "chips=64 workload=pipeline hidden=1024 heads=16 layers=4 stages=2 dp=2 mesh=4x4 algorithm=meshslice microbatches=4 batch=32 seq=512 topology=torus3d dims=4x4x4", true},
     // GPU systems with NCCL kernels that hold SMs (CTA caps on every flow).
     Scenario{"NcclAllReduceDgx", "system=dgx-a100 chips=16 stack=nccl workload=collective collective=allreduce group=all bytes=64MiB", true},
     Scenario{"NcclPipelineP3", "system=p3.8xlarge chips=8 workload=pipeline hidden=1024 heads=16 layers=4 stages=2 dp=2 mesh=2x1 microbatches=4 batch=16 seq=512 schedule=eager-1f1b delay-dw=1", true}),
