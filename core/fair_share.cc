@@ -32,7 +32,7 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
                             double max_rate) {
   MESHSIM_CHECK(bytes >= 0 && std::isfinite(bytes)) << "flow of " << bytes << " bytes";
   MESHSIM_CHECK(max_rate > 0) << "flow with max_rate " << max_rate;
-  if (!groups_.empty()) {
+  if (!groups_.empty() && bytes > 0) {  // (A zero-byte flow takes no resource.)
     // A flow may join resources of flow groups where it cannot make them limit a member
     // (KeepsGroups); elsewhere it splits them first.
     double min_capacity = kNoCap, second_capacity = kNoCap;
@@ -51,7 +51,8 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
       if (res.groups.empty()) continue;
       const double bound = std::min(max_rate, is_min ? second_capacity : min_capacity);
       const bool local = resources.size() == 1;
-      if (bytes > 0 && KeepsGroups(r.value(), bound, local, !local, local ? 0.0 : bound)) {
+      if (KeepsGroups(r.value(), bound, local, !local, local ? 0.0 : bound)) {
+        CountGroupsOn(r.value());
         continue;
       }
       SplitGroupsOn(r.value());
@@ -151,26 +152,18 @@ void FairShare::StartGroup(double bytes, std::span<const ResourceId> resources,
     ++active_;
     ++flows_started_;
   }
-  if (!grp.independent) {
-    // The members' bounds are the resources' (what StartFlow adds, summed per resource by
-    // GroupRate); their lists stay unbuilt.
-    for (size_t j = 0; j < grp.resources.size(); ++j) {
-      Resource& res = resources_[grp.resources[j]];
-      MESHSIM_CHECK(std::isfinite(grp.host_sum[j])) << "a crossing flow with an infinite bound";
-      res.hosted += grp.adj_begin[j + 1] - grp.adj_begin[j];
-      res.bound_sum += grp.host_sum[j];
-      res.transit_max = std::max(res.transit_max, grp.host_max[j]);
-    }
-  }
   ++unsolved_groups_;
   // MarkDirty of each flow in start order pushes the group's resources in first-touch order:
-  // the order of grp.resources.
+  // the order of grp.resources. The members' bounds (what StartFlow adds, summed per resource
+  // by GroupRate) are counted on the resources that carry something else; their lists stay
+  // unbuilt. (One pass: at thousands of chips each pass over the resources misses the cache.)
   for (uint32_t r : grp.resources) {
     Resource& res = resources_[r];
     if (res.dirty_mark != epoch_ + 1) {
       res.dirty_mark = epoch_ + 1;
       dirty_.push_back(r);
     }
+    if (!grp.independent && (!res.flows.empty() || res.groups.size() > 1)) CountGroupsOn(r);
   }
   RequestSolve();
 }
@@ -190,14 +183,19 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
     grp.resources = shape->resources;
     grp.adj_begin = shape->adj_begin;
     grp.adj = shape->adj;
-    grp.host_sum = shape->host_sum;
-    grp.host_max = shape->host_max;
+    grp.host_sum.clear();  // Read from the shape while it is kept (HostSum, HostMax).
+    grp.host_max.clear();
+    // Joins its resources and checks GroupFits on the way (one pass).
+    bool fits = true;
     for (size_t j = 0; j < grp.resources.size(); ++j) {
-      resources_[grp.resources[j]].groups.push_back({g, static_cast<uint32_t>(j)});
+      const uint32_t r = grp.resources[j];
+      Resource& res = resources_[r];
+      res.groups.push_back({g, static_cast<uint32_t>(j)});
+      if (fits && !(res.flows.empty() && res.groups.size() == 1)) fits = Fits(g, j);
     }
     grp.rate = *shape->rate;
     grp.walk.clear();
-    return bytes > 0 && GroupFits(g) && !(grp.several && AnyDirty(g));
+    return bytes > 0 && fits && !(grp.several && AnyDirty(g));
   }
   if (!GroupRoutesFree(g, resources, route_ends)) return false;
   grp.independent = route_ends[0] == 1;
@@ -222,45 +220,84 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
 bool FairShare::KeepsGroups(uint32_t r, double sum, uint32_t locals, uint32_t crossing,
                             double max) const {
   const Resource& res = resources_[r];
-  for (const auto& [g, slot] : res.groups) {
-    if (groups_[g].independent) return false;  // Its rate is the resource's share.
-  }
-  const double limit = (1 - kBindMargin) * res.capacity;
   const bool unbounded = std::isinf(sum);
   if (unbounded && crossing > 0) return false;
-  // CanBind() and Decoupled() with the joining flows.
-  const double bounds = res.bound_sum + (unbounded ? 0.0 : sum);
+  double bounds = res.bound_sum + (unbounded ? 0.0 : sum);
+  double transit = std::max(res.transit_max, max);
+  uint32_t members = res.hosted;
+  for (const GroupRef& ref : res.groups) {
+    const Group& grp = groups_[ref.group];
+    if (grp.independent) return false;  // Its rate is the resource's share.
+    if (ref.counted) continue;
+    bounds += HostSum(grp, ref.slot);
+    transit = std::max(transit, HostMax(grp, ref.slot));
+    members += grp.adj_begin[ref.slot + 1] - grp.adj_begin[ref.slot];
+  }
+  // CanBind() and Decoupled() with the joining flows and the groups' members.
+  const double limit = (1 - kBindMargin) * res.capacity;
   if (res.unbounded == 0 && !unbounded && bounds <= limit) return true;
   const uint32_t local = static_cast<uint32_t>(res.flows.size()) - res.crossing + locals;
-  return res.crossing + res.hosted + crossing > 0 && local > 0 &&
-         bounds + local * std::max(res.transit_max, max) <= limit;
+  return res.crossing + members + crossing > 0 && local > 0 && bounds + local * transit <= limit;
 }
 
 bool FairShare::GroupFits(uint32_t g) const {
   const Group& grp = groups_[g];
   for (size_t j = 0; j < grp.resources.size(); ++j) {
-    const uint32_t r = grp.resources[j];
-    const Resource& res = resources_[r];
+    const Resource& res = resources_[grp.resources[j]];
     if (res.flows.empty() && res.groups.size() == 1) continue;  // Only this group's.
-    if (grp.independent || !std::isfinite(grp.host_sum[j])) return false;
-    const uint32_t members = grp.adj_begin[j + 1] - grp.adj_begin[j];
-    if (!KeepsGroups(r, grp.host_sum[j], 0, members, grp.host_max[j])) return false;
+    if (!Fits(g, j)) return false;
   }
   return true;
 }
 
+bool FairShare::Fits(uint32_t g, size_t j) const {
+  const Group& grp = groups_[g];
+  if (grp.independent || !std::isfinite(HostSum(grp, j))) return false;
+  // g is over the resource already (uncounted): its members are among KeepsGroups' groups.
+  return KeepsGroups(grp.resources[j], 0.0, 0, 0, 0.0);
+}
+
 double FairShare::Reserved(uint32_t r) const {
   double sum = 0;
-  for (const auto& [g, slot] : resources_[r].groups) {
-    const Group& grp = groups_[g];
+  for (const GroupRef& ref : resources_[r].groups) {
+    const Group& grp = groups_[ref.group];
     if (!grp.solved) continue;
-    for (uint32_t a = grp.adj_begin[slot]; a < grp.adj_begin[slot + 1]; ++a) sum += grp.rate;
+    for (uint32_t a = grp.adj_begin[ref.slot]; a < grp.adj_begin[ref.slot + 1]; ++a) {
+      sum += grp.rate;
+    }
   }
   return sum;
 }
 
 void FairShare::SplitGroupsOn(uint32_t r) {
-  while (!resources_[r].groups.empty()) SplitGroup(resources_[r].groups.front().first);
+  while (!resources_[r].groups.empty()) SplitGroup(resources_[r].groups.front().group);
+}
+
+void FairShare::CountGroupBounds(uint32_t g, uint32_t j, int sign) {
+  const Group& grp = groups_[g];
+  Resource& res = resources_[grp.resources[j]];
+  const double sum = HostSum(grp, j);
+  MESHSIM_CHECK(std::isfinite(sum)) << "a crossing flow with an infinite bound";
+  const uint32_t members = grp.adj_begin[j + 1] - grp.adj_begin[j];
+  if (sign > 0) {
+    res.hosted += members;
+    res.bound_sum += sum;
+    res.transit_max = std::max(res.transit_max, HostMax(grp, j));
+  } else {
+    res.hosted -= members;
+    res.bound_sum -= sum;
+    // Exact again whenever the resource empties, as AddBound keeps it.
+    if (res.flows.empty() && res.hosted == 0) res.bound_sum = 0;
+    if (res.crossing + res.hosted == 0) res.transit_max = 0;
+  }
+}
+
+void FairShare::CountGroupsOn(uint32_t r) {
+  for (GroupRef& ref : resources_[r].groups) {
+    if (ref.counted || groups_[ref.group].independent) continue;
+    ref.counted = true;
+    CountGroupBounds(ref.group, ref.slot, +1);
+  }
 }
 
 bool FairShare::AnyDirty(uint32_t g) const {
@@ -273,12 +310,15 @@ bool FairShare::AnyDirty(uint32_t g) const {
 const FairShare::GroupShape* FairShare::FindShape(std::span<const ResourceId> resources,
                                                   std::span<const uint32_t> route_ends,
                                                   double max_rate) const {
-  // FNV-1a over the cap, the route ends and the routes; a hit is checked in full.
+  // FNV-1a over the cap, the sizes and at most 32 routes' resources, spread over the routes (a
+  // hit is checked in full; a collision only costs a miss).
   uint64_t h = 0xcbf29ce484222325ull;
   const auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001b3ull; };
   mix(std::bit_cast<uint64_t>(max_rate));
-  for (uint32_t e : route_ends) mix(e);
-  for (ResourceId r : resources) mix(r.value());
+  mix(route_ends.size());
+  mix(resources.size());
+  const size_t stride = std::max<size_t>(1, resources.size() / 32);
+  for (size_t i = 0; i < resources.size(); i += stride) mix(resources[i].value());
   shape_hash_ = h;
   const auto it = shape_index_.find(h);
   if (it == shape_index_.end()) return nullptr;
@@ -304,6 +344,16 @@ size_t FairShare::KeepShape(uint32_t g, std::span<const ResourceId> resources,
   } else {
     slot = next_shape_;
     next_shape_ = (next_shape_ + 1) % kShapes;
+    // Live groups that read their members' bounds from this shape keep a copy (rare: only
+    // beyond kShapes route sets).
+    for (Group& live : groups_) {
+      if (live.members.empty() || live.shape != static_cast<int>(slot) ||
+          live.shape_generation != shapes_[slot].generation || !live.host_sum.empty()) {
+        continue;
+      }
+      live.host_sum = shapes_[slot].host_sum;
+      live.host_max = shapes_[slot].host_max;
+    }
     const auto old = shape_index_.find(shapes_[slot].hash);
     if (old != shape_index_.end() && old->second == slot) shape_index_.erase(old);
   }
@@ -347,8 +397,8 @@ bool FairShare::GroupRoutesFree(uint32_t g, std::span<const ResourceId> resource
     // An independent group's resources carry nothing else (its rate is their share); other
     // groups share resources where GroupFits allows it.
     if (independent && (!res.flows.empty() || !res.groups.empty())) return false;
-    for (const auto& [other, slot] : res.groups) {
-      if (groups_[other].independent) return false;
+    for (const GroupRef& ref : res.groups) {
+      if (groups_[ref.group].independent) return false;
     }
   }
   return true;
@@ -361,19 +411,13 @@ void FairShare::BuildGroupAdjacency(uint32_t g, std::span<const ResourceId> reso
   // start order). While building, `group` marks them; FreeGroup unmarks them on failure.
   for (ResourceId r : resources) {
     Resource& res = resources_[r.value()];
-    if (!res.groups.empty() && res.groups.back().first == g) continue;  // Pushed last if at all.
+    if (!res.groups.empty() && res.groups.back().group == g) continue;  // Pushed last if at all.
     res.groups.push_back({g, static_cast<uint32_t>(grp.resources.size())});
     grp.resources.push_back(r.value());
   }
   const size_t n = grp.resources.size();
   grp.adj_begin.assign(n + 1, 0);
-  uint32_t begin = 0;
-  for (size_t k = 0; k < route_ends.size(); ++k) {
-    for (uint32_t i = begin; i < route_ends[k]; ++i) {
-      ++grp.adj_begin[SlotOf(resources[i].value(), g) + 1];
-    }
-    begin = route_ends[k];
-  }
+  for (ResourceId r : resources) ++grp.adj_begin[SlotOf(r.value(), g) + 1];
   for (size_t j = 0; j < n; ++j) grp.adj_begin[j + 1] += grp.adj_begin[j];
   grp.adj.assign(grp.adj_begin[n], 0);
 }
@@ -489,11 +533,13 @@ bool FairShare::GroupConnected(uint32_t g, std::span<const ResourceId> resources
 
 void FairShare::FreeGroup(uint32_t g) {
   Group& grp = groups_[g];
-  for (uint32_t r : grp.resources) {
+  // A completed group has left its resources already (CompleteGroup), a split one too.
+  for (uint32_t r : grp.completing ? std::span<const uint32_t>() : grp.resources) {
     auto& on = resources_[r].groups;
     for (size_t i = 0; i < on.size(); ++i) {
-      if (on[i].first == g) {
-        on.erase(on.begin() + static_cast<std::ptrdiff_t>(i));
+      if (on[i].group == g) {
+        if (on[i].counted) CountGroupBounds(g, on[i].slot, -1);
+        on.erase(static_cast<uint32_t>(i));
         break;
       }
     }
@@ -603,8 +649,8 @@ void FairShare::SolveGroup(uint32_t g, uint32_t seed) {
       continue;
     }
     double load = 0;
-    for (uint32_t a = grp.adj_begin[res.groups[0].second];
-         a < grp.adj_begin[res.groups[0].second + 1]; ++a) {
+    for (uint32_t a = grp.adj_begin[res.groups[0].slot]; a < grp.adj_begin[res.groups[0].slot + 1];
+         ++a) {
       load += grp.rate;
     }
     SetLoad(r, load);
@@ -614,18 +660,31 @@ void FairShare::SolveGroup(uint32_t g, uint32_t seed) {
 void FairShare::CompleteGroup(uint32_t g) {
   groups_[g].completing = true;
   groups_[g].completion = EventId();
-  // Members not yet completed, by resource slot: a resource leaves the group once its last
-  // member completed, so that a callback may start flows over it (as over the empty resource
-  // Complete() would have left); the one that ends a step starts the next one's there.
+  // The group leaves its resources before any callback runs (its members' bounds, where
+  // counted, with it), so that a callback may start flows over them, as over what Complete()
+  // leaves; the one that ends a step starts the next one's there. A flow that a callback starts
+  // over a resource of a member yet to complete at this instant does not see that member, which
+  // the per-flow solver would until the member's own event; nothing solves in between (the
+  // solve comes after the members' consecutive events), so no rate or time differs.
   {
-    Group& grp = groups_[g];
-    grp.left.resize(grp.resources.size());
+    const Group& grp = groups_[g];
     for (size_t j = 0; j < grp.resources.size(); ++j) {
-      grp.left[j] = grp.adj_begin[j + 1] - grp.adj_begin[j];
+      auto& on = resources_[grp.resources[j]].groups;
+      for (uint32_t q = 0; q < on.size(); ++q) {
+        if (on[q].group != g) continue;
+        const bool counted = on[q].counted;
+        if (q + 1 == on.size()) {
+          on.pop_back();
+        } else {
+          on.erase(q);
+        }
+        if (counted) CountGroupBounds(g, static_cast<uint32_t>(j), -1);
+        break;
+      }
     }
   }
-  // Complete() of each member in walk order; the lists and bounds were never built. Callbacks
-  // may add groups (groups_ may move): the group is looked up again after each.
+  // Complete() of each member in walk order; the lists were never built. Callbacks may add
+  // groups (groups_ may move): the group is looked up again after each.
   for (size_t j = 0; j < groups_[g].walk.size(); ++j) {
     Group& grp = groups_[g];
     const uint32_t idx = grp.members[grp.walk[j]];
@@ -633,24 +692,6 @@ void FairShare::CompleteGroup(uint32_t g) {
     MESHSIM_CHECK(f.active) << "flow completed twice";
     MarkDirty(f);
     RequestSolve();
-    for (ResourceId r : f.resources) {
-      Resource& res = resources_[r.value()];
-      auto& on = res.groups;
-      for (size_t i = 0; i < on.size(); ++i) {
-        if (on[i].first != g) continue;
-        const uint32_t j = on[i].second;
-        if (--grp.left[j] == 0) {
-          on.erase(on.begin() + static_cast<std::ptrdiff_t>(i));
-          if (!grp.independent) {  // Its members' bounds leave with the last of them.
-            res.hosted -= grp.adj_begin[j + 1] - grp.adj_begin[j];
-            res.bound_sum -= grp.host_sum[j];
-            if (res.flows.empty() && res.hosted == 0) res.bound_sum = 0;
-            if (res.crossing + res.hosted == 0) res.transit_max = 0;
-          }
-        }
-        break;
-      }
-    }
     Retire(idx);
   }
   FreeGroup(g);
@@ -662,21 +703,41 @@ void FairShare::SplitGroup(uint32_t g) {
       << "a flow group's completion callback started a flow over the group's resources";
   ++groups_split_;
   if (!grp.solved) --unsolved_groups_;
-  // What StartFlow did for each member, in start order (the bounds of a non-independent group's
-  // members are there already).
+  // What StartFlow did for each member, in start order. Where the members' bounds were counted
+  // they stay (as the listed members'); elsewhere each member's is added.
   for (uint32_t idx : grp.members) {
     Flow& f = flows_[idx];
     auto& positions = positions_[idx];
     positions.resize(f.resources.size());
     const bool crossing = f.resources.size() > 1;
+    uint32_t min_resource;
+    double min_capacity, second_capacity;
+    RouteCapacities(f, &min_resource, &min_capacity, &second_capacity);
     for (uint32_t k = 0; k < f.resources.size(); ++k) {
-      Resource& res = resources_[f.resources[k].value()];
+      const uint32_t r = f.resources[k].value();
+      Resource& res = resources_[r];
       positions[k] = static_cast<uint32_t>(res.flows.size());
       res.flows.push_back({idx, k});
       res.crossing += crossing;
-      if (!grp.independent) --res.hosted;
+      bool counted = false;
+      for (const GroupRef& ref : res.groups) {
+        if (ref.group == g) counted = ref.counted;
+      }
+      if (counted) {
+        --res.hosted;
+      } else {
+        const double other = r == min_resource ? second_capacity : min_capacity;
+        AddBound(r, std::min(f.max_rate, other), crossing, +1);
+      }
     }
-    if (grp.independent) AddBounds(f, +1);
+  }
+  for (uint32_t r : grp.resources) {  // Leave the resources (FreeGroup would uncount them).
+    auto& on = resources_[r].groups;
+    for (size_t i = 0; i < on.size(); ++i) {
+      if (on[i].group != g) continue;
+      on.erase(static_cast<uint32_t>(i));
+      break;
+    }
   }
   if (grp.solved) {
     sim_.Cancel(grp.completion);
@@ -803,12 +864,11 @@ void FairShare::Solve() {
   ++epoch_;  // Resources marked dirty since the last solve now have dirty_mark == epoch_.
   // Groups started since the last solve first, each from its first resource in the dirty list:
   // the loads of their resources, shared or not, need their rates (Reserved).
-  if (unsolved_groups_ > 0) {
-    for (uint32_t r : dirty_) {
-      for (size_t i = 0; i < resources_[r].groups.size(); ++i) {
-        const uint32_t g = resources_[r].groups[i].first;
-        if (!groups_[g].solved) SolveGroup(g, r);
-      }
+  for (size_t d = 0; d < dirty_.size() && unsolved_groups_ > 0; ++d) {
+    const uint32_t r = dirty_[d];
+    for (size_t i = 0; i < resources_[r].groups.size(); ++i) {
+      const uint32_t g = resources_[r].groups[i].group;
+      if (!groups_[g].solved) SolveGroup(g, r);
     }
   }
   // Walk the dirty list by index: it is not modified during the solve.

@@ -77,9 +77,9 @@ class FairShare {
   // resources[route_ends[k−1], route_ends[k]) with on_done[k] (moved from). The result is that of
   // StartFlow called for k = 0, 1, … in order, bit for bit; when the flows form an isolated
   // symmetric group (see "Flow groups" at the end of this file) they are one entity in the solver
-  // with one completion event until something else touches one of their resources. An on_done
-  // callback may start flows over the resources of the members completed so far (its own
-  // included), not over those of members still to complete (fatal).
+  // with one completion event until a flow that could limit them joins one of their resources.
+  // An on_done callback may start flows over any of their resources (the group has left them
+  // when its completion event begins).
   void StartGroup(double bytes, std::span<const ResourceId> resources,
                   std::span<const uint32_t> route_ends, std::span<Callback> on_done,
                   double max_rate = kNoCap);
@@ -151,6 +151,61 @@ class FairShare {
     uint32_t flow;
     uint32_t slot;
   };
+  // A flow group over a resource: the group, the resource's slot in its `resources`, and
+  // whether its members' bounds are counted in the resource's sums.
+  struct GroupRef {
+    uint32_t group;
+    uint32_t slot;
+    bool counted = false;
+  };
+  // The groups over a resource, in join order: two inline (a torus HBM carries a row ring and a
+  // column ring), more on the heap. Cheaper than a general small vector on the ring's hot path.
+  class GroupRefs {
+   public:
+    template <typename Refs, typename Ref>
+    struct Iter {
+      Refs* refs;
+      uint32_t i;
+      Ref& operator*() const { return (*refs)[i]; }
+      Iter& operator++() {
+        ++i;
+        return *this;
+      }
+      bool operator!=(const Iter& o) const { return i != o.i; }
+    };
+    uint32_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    GroupRef& operator[](uint32_t i) { return i < 2 ? inline_[i] : spill_[i - 2]; }
+    const GroupRef& operator[](uint32_t i) const { return i < 2 ? inline_[i] : spill_[i - 2]; }
+    GroupRef& front() { return inline_[0]; }
+    GroupRef& back() { return (*this)[size_ - 1]; }
+    const GroupRef& back() const { return (*this)[size_ - 1]; }
+    void push_back(GroupRef ref) {
+      if (size_ < 2) {
+        inline_[size_] = ref;
+      } else {
+        spill_.push_back(ref);
+      }
+      ++size_;
+    }
+    void pop_back() {
+      if (size_ > 2) spill_.pop_back();
+      --size_;
+    }
+    void erase(uint32_t i) {  // Keeps the order of the others.
+      for (; i + 1 < size_; ++i) (*this)[i] = (*this)[i + 1];
+      pop_back();
+    }
+    Iter<GroupRefs, GroupRef> begin() { return {this, 0}; }
+    Iter<GroupRefs, GroupRef> end() { return {this, size_}; }
+    Iter<const GroupRefs, const GroupRef> begin() const { return {this, 0}; }
+    Iter<const GroupRefs, const GroupRef> end() const { return {this, size_}; }
+
+   private:
+    GroupRef inline_[2];
+    uint32_t size_ = 0;
+    std::vector<GroupRef> spill_;
+  };
   struct alignas(64) Resource {
     std::vector<Member> flows;  // Active flows over this resource.
     uint32_t mark = 0;          // Scratch for one solve, from here to `new_load`.
@@ -174,11 +229,11 @@ class FairShare {
     Time busy;
     // Largest Bound(f, this) of a crossing flow since `crossing` was last 0 (an upper bound).
     double transit_max = 0;
-    // Members of (non-independent) flow groups over it: not in `flows`, but their bounds are in
-    // bound_sum and transit_max. `groups`: the groups over it and its slot in each one's
-    // `resources`.
+    // Members of (non-independent) flow groups over it whose bounds are in bound_sum and
+    // transit_max (not in `flows`): a group's are counted once the resource carries anything
+    // else (Count), until then KeepsGroups adds them. `groups`: the groups over it.
     uint32_t hosted = 0;
-    absl::InlinedVector<std::pair<uint32_t, uint32_t>, 2> groups;
+    GroupRefs groups;
 
     // False when Σ_f Bound(f, r) ≤ (1 − kBindMargin)·c_r: see the header.
     bool CanBind() const { return unbounded > 0 || bound_sum > (1 - kBindMargin) * capacity; }
@@ -235,7 +290,6 @@ class FairShare {
     bool several = false;      // Several components (independent groups included).
     int shape = -1;            // Its entry in shapes_ (valid while the generation matches).
     uint64_t shape_generation = 0;
-    std::vector<uint32_t> left;  // CompleteGroup: members not yet completed, by resource slot.
   };
   // What GroupEligible found for recent routes (conditions 2–4 and the adjacency depend only on
   // the routes, the cap and the fixed capacities): a ring repeats them every step.
@@ -280,17 +334,38 @@ class FairShare {
   bool KeepsGroups(uint32_t r, double sum, uint32_t locals, uint32_t crossing, double max) const;
   // (1') Whether every resource of group g carries nothing, or keeps g beside what it carries.
   bool GroupFits(uint32_t g) const;
+  // Whether group g's resource slot j, which carries something beside g, keeps it.
+  bool Fits(uint32_t g, size_t j) const;
   // Group g's slot in resource r (r is one of g's resources).
   uint32_t SlotOf(uint32_t r, uint32_t g) const {
-    for (const auto& [group, slot] : resources_[r].groups) {
-      if (group == g) return slot;
+    for (const GroupRef& ref : resources_[r].groups) {
+      if (ref.group == g) return ref.slot;
     }
     return UINT32_MAX;
   }
   // Σ of the rates of the solved groups' members over r (what r carries beside its flows).
   double Reserved(uint32_t r) const;
+  // The shape group grp was formed from, while it is kept; else null.
+  const GroupShape* ShapeOf(const Group& grp) const {
+    return grp.shape >= 0 && shapes_[grp.shape].generation == grp.shape_generation
+               ? &shapes_[grp.shape]
+               : nullptr;
+  }
+  // Σ and largest of the bounds of group grp's members over its resource slot j: the group's
+  // own copy (formed anew, or its shape replaced since), else its shape's.
+  double HostSum(const Group& grp, uint32_t j) const {
+    return grp.host_sum.empty() ? ShapeOf(grp)->host_sum[j] : grp.host_sum[j];
+  }
+  double HostMax(const Group& grp, uint32_t j) const {
+    return grp.host_max.empty() ? ShapeOf(grp)->host_max[j] : grp.host_max[j];
+  }
   // Splits every group over r.
   void SplitGroupsOn(uint32_t r);
+  // Adds (sign +1) or removes (-1) the bounds of group g's members over its resource slot j to
+  // that resource's sums (GroupRef::counted).
+  void CountGroupBounds(uint32_t g, uint32_t j, int sign);
+  // Counts the bounds of every group over r (it carries something beside them now).
+  void CountGroupsOn(uint32_t r);
   // The kept result for these routes and cap, or null; KeepShape keeps group g's.
   const GroupShape* FindShape(std::span<const ResourceId> resources,
                               std::span<const uint32_t> route_ends, double max_rate) const;
@@ -545,11 +620,12 @@ class FairShare {
 // them all at the first, every flow at the same x, and takes the m consecutive numbers in that
 // order (resources in first-touch order, each one's flows in start order), as the SolveAlone
 // calls would have.
-// Completing a group (independent or not) releases each resource from the group once its last
-// member has completed, before that member's callback runs: the resource is then exactly what
-// Complete() leaves (the members' bounds removed), and a callback may start flows over it; the
-// reducing sends of a ring step end with the callback that starts the next step over the same
-// HBMs.
+// Completing a group (independent or not) releases its resources before the first member's
+// callback runs: each is then what Complete() of its members leaves (their bounds removed), and
+// a callback may start flows over it — the reducing sends of a ring step end with the callback
+// that starts the next step over the same HBMs. The per-flow solver would still list a member
+// whose event comes later at this instant, but no solve runs between the members' consecutive
+// events, so no rate differs.
 // Shared resources. A (non-independent) group's members are crossing flows whose rate x no
 // shared resource limits: at formation, (2) says the members alone cannot bind it. Other flows
 // and other groups' members may use such a resource r as long as it still cannot limit any

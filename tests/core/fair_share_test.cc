@@ -861,7 +861,7 @@ TEST(FairShareGroupTest, AsymmetricOrBusyFlowsAreNotGrouped) {
   ResourceInfo fast, slow;
   fast.capacity_bytes_per_s = 30e9;
   slow.capacity_bytes_per_s = 10e9;
-  const ResourceId a = fs.AddResource(fast), b = fs.AddResource(slow), c = fs.AddResource(fast);
+  const ResourceId a = fs.AddResource(fast), b = fs.AddResource(slow);
   const ResourceId d = fs.AddResource(fast);
   std::vector<FairShare::Callback> done(2, [] {});
   // Different bottlenecks (30 vs 10 GB/s): different rates.
