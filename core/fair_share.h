@@ -231,7 +231,7 @@ class FairShare {
     double transit_max = 0;
     // Members of (non-independent) flow groups over it whose bounds are in bound_sum and
     // transit_max (not in `flows`): a group's are counted once the resource carries anything
-    // else (Count), until then KeepsGroups adds them. `groups`: the groups over it.
+    // else (CountGroupsOn), until then KeepsGroups adds them. `groups`: the groups over it.
     uint32_t hosted = 0;
     GroupRefs groups;
 
@@ -278,7 +278,8 @@ class FairShare {
     std::vector<uint32_t> adj_begin, adj;
     std::vector<uint32_t> walk;  // Member positions in the order a component walk visits them.
     // By resource slot: Σ of the members' bounds (∞ if one is unbounded) and the largest one
-    // (what they add to the resource's bounds: KeepsGroups).
+    // (what they add to the resource's bounds: KeepsGroups). Empty when the group reads them
+    // from its shape (HostSum, HostMax).
     std::vector<double> host_sum, host_max;
     double rate = 0;         // Every member's rate once solved.
     uint64_t first_seq = 0;  // Sequence numbers of the members' completions, in walk order.
@@ -638,15 +639,16 @@ class FairShare {
 // comes and goes on r, and what is listed on r gets what the per-flow solver gives it, with
 // r's accounts taking the members' rates (Reserved: Σ x over the solved groups' members on r)
 // as crossing flows: a decoupled r's local flows fill c_r − Σ listed crossing rates −
-// Reserved, a non-binding r's load adds Reserved. The members' bounds are added to r's bound
-// sums and transit maximum when the group forms (what StartFlow adds) and removed when it
-// completes. Solving: groups formed since the last solve are solved first, each from its first
-// resource in the dirty list, and set the loads of the resources that carry only them; the
-// resources they share stay dirty for the solve's main loop, which reaches them as usual
-// (SolveAlone, or their component) with Reserved. So the rings of a torus stay groups while
-// GeMM prefetches and write-backs come and go on their HBMs and the row and column rings share
-// them — no ring flow is walked, filled, credited or completed one by one. The results are the
-// per-flow solver's (lazy accounts, below), up to the order in which a shared resource's
+// Reserved, a non-binding r's load adds Reserved. The members' bounds (what StartFlow adds)
+// are added to r's bound sums and transit maximum once r carries something beside the group
+// (CountGroupsOn: when a flow or another group joins r), KeepsGroups adds them itself before
+// that, and they leave r with the group. Solving: groups formed since the last solve are solved
+// first, each from its first resource in the dirty list, and set the loads of the resources that
+// carry only them; the resources they share stay dirty for the solve's main loop, which reaches
+// them as usual (SolveAlone, or their component) with Reserved. So the rings of a torus stay groups
+// while GeMM prefetches and write-backs come and go on their HBMs and the row and column rings
+// share them — no ring flow is walked, filled, credited or completed one by one. The results are
+// the per-flow solver's (lazy accounts, below), up to the order in which a shared resource's
 // remaining capacity is summed (the last bit of its local flows' rates; bit for bit in every
 // scenario of the tests), and the events of one instant may run in another order (one group
 // event for its members' events, loads set by the main loop rather than in walk order).
