@@ -49,8 +49,9 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
       const bool is_min = !min_seen && res.capacity == min_capacity;
       min_seen = min_seen || is_min;
       if (res.groups.empty()) continue;
-      const double bound = std::min(max_rate, is_min ? second_capacity : min_capacity);
       const bool local = resources.size() == 1;
+      double bound = std::min(max_rate, is_min ? second_capacity : min_capacity);
+      if (local && bound >= res.capacity) bound = kNoCap;  // As AddBound counts it.
       if (KeepsGroups(r.value(), bound, local, !local, local ? 0.0 : bound)) {
         CountGroupsOn(r.value());
         continue;
@@ -847,7 +848,9 @@ void FairShare::AddBounds(const Flow& f, int sign) {
 
 void FairShare::AddBound(uint32_t r, double bound, bool crossing, int sign) {
   Resource& res = resources_[r];
-  if (std::isinf(bound)) {
+  // A local flow capped at or above the capacity is as unbounded as an uncapped one (see
+  // "Decoupled resources" in the header).
+  if (std::isinf(bound) || (!crossing && bound >= res.capacity)) {
     res.unbounded += sign;
   } else {
     res.bound_sum += sign * bound;

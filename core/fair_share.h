@@ -552,7 +552,10 @@ class FairShare {
 // SolveAlone does with nothing used). A component holding a decoupled resource is filled
 // part by part, never whole, which keeps the fills of big rings joined through busy HBMs small.
 // The rates are the same max-min allocation; only the order in which r's remaining capacity
-// is summed differs from the joint fill (last-bit differences of the local rates).
+// is summed differs from the joint fill (last-bit differences of the local rates). A local flow
+// capped at u ≥ c_r counts as uncapped (in |L|, not in the sum): while T is unfrozen it freezes,
+// if at all, at a level ≤ s* ≤ max B, and unfrozen it has u ≥ c_r ≥ s*, which is all the
+// argument uses.
 // Re-fills that reuse a recorded fill. A fat-tree's shared core links join every flow into one
 // binding part, and a start or finish changes a few of its rates; so a fill of a part of at
 // least kMinTraceFlows flows is recorded: its steps in order (a pop of resource r at key
