@@ -855,6 +855,95 @@ TEST(FairShareGroupTest, GroupsShareHbmsWithEachOtherAndWithLocalFlowsWhileTheyC
             last_ring(RunSharedRings(true, 8, 1.2e12, 3)));
 }
 
+// Random machines for the same comparison: two bidirectional rings over P HBMs of random
+// capacity (some low enough that local flows make them bind), each ring step a group, and local
+// flows (random sizes, some capped, some with caps above the HBM's capacity) and ordinary
+// crossing flows starting at random instants on random HBMs. Grouped or one flow at a time,
+// every flow completes at the same picosecond.
+RingRun RunRandomSharedRings(bool groups, uint64_t seed) {
+  Simulator sim;
+  FairShare fs(sim);
+  fs.set_flow_groups(groups);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const int p = 4 + static_cast<int>(rng() % 6);
+  std::vector<ResourceId> hbm, links;
+  for (int i = 0; i < p; ++i) hbm.push_back(fs.AddResource(Res(150e9 + unit(rng) * 1.1e12)));
+  for (int i = 0; i < 4 * p; ++i) links.push_back(fs.AddResource(Res(30e9)));
+  RingRun out;
+  const auto start_ring = [&](int ring, double bytes, int id0) {
+    std::vector<ResourceId> path;
+    std::vector<uint32_t> ends;
+    std::vector<FairShare::Callback> done;
+    for (int i = 0; i < p; ++i) {
+      for (int d : {0, 1}) {
+        const int j = (i + (d == 0 ? 1 : p - 1)) % p;
+        path.insert(path.end(), {hbm[i], links[(2 * ring + d) * p + i], hbm[j]});
+        ends.push_back(static_cast<uint32_t>(path.size()));
+        const int id = id0 + static_cast<int>(done.size());
+        done.emplace_back([&out, &sim, id] { out.done.push_back({id, sim.Now().ps()}); });
+      }
+    }
+    fs.StartGroup(bytes, path, ends, done);
+  };
+  // Three steps of each ring, the next one when a random member of the last one is done.
+  for (int step = 0; step < 3; ++step) {
+    const int64_t at = static_cast<int64_t>(step * 40'000'000 + rng() % 5'000'000);
+    const double bytes = 5e5 + unit(rng) * 1.5e6;
+    sim.ScheduleAt(Time::Picoseconds(at), [&, bytes, step] {
+      start_ring(0, bytes, 1000 * step);
+      start_ring(1, bytes * 0.7, 1000 * step + 500);
+    });
+  }
+  for (int k = 0; k < 30; ++k) {
+    const int64_t at = static_cast<int64_t>(rng() % 120'000'000);
+    const int i = static_cast<int>(rng() % p);
+    const double bytes = 1e5 + unit(rng) * 4e6;
+    const double pick = unit(rng);
+    const double cap = pick < 0.5    ? FairShare::kNoCap
+                       : pick < 0.75 ? 20e9 + unit(rng) * 200e9
+                                     : 2e12 + unit(rng) * 5e13;  // Above the capacity.
+    const bool crossing = unit(rng) < 0.15;
+    const int id = -1 - k;
+    sim.ScheduleAt(Time::Picoseconds(at), [&, i, bytes, cap, crossing, id] {
+      const auto done = [&out, &sim, id] { out.done.push_back({id, sim.Now().ps()}); };
+      if (crossing) {
+        fs.StartFlow(bytes, {hbm[i], links[i], hbm[(i + 1) % p]}, done, cap);
+      } else {
+        fs.StartFlow(bytes, {hbm[i]}, done, cap);
+      }
+    });
+  }
+  sim.Run();
+  std::sort(out.done.begin(), out.done.end());
+  for (const ResourceInfo& r : fs.ResourceReport()) out.bytes.push_back(r.bytes);
+  out.formed = fs.groups_formed();
+  out.split = fs.groups_split();
+  return out;
+}
+
+TEST(FairShareGroupTest, RandomSharedRingsMatchOneFlowAtATime) {
+  uint64_t formed = 0, split = 0, kept = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    const RingRun ref = RunRandomSharedRings(false, seed);
+    const RingRun grp = RunRandomSharedRings(true, seed);
+    ASSERT_EQ(grp.done.size(), ref.done.size());
+    EXPECT_EQ(grp.done, ref.done);
+    ASSERT_EQ(grp.bytes.size(), ref.bytes.size());
+    for (size_t r = 0; r < ref.bytes.size(); ++r) {
+      EXPECT_NEAR(grp.bytes[r], ref.bytes[r], 1e-9 * std::max(1.0, ref.bytes[r])) << r;
+    }
+    formed += grp.formed;
+    split += grp.split;
+    kept += grp.formed - grp.split;
+  }
+  // The machines exercise both outcomes: groups that live beside local flows, and splits (110
+  // groups formed, 75 split, on these seeds).
+  EXPECT_GT(split, 0u);
+  EXPECT_GT(kept, formed / 4);
+}
+
 TEST(FairShareGroupTest, AsymmetricOrBusyFlowsAreNotGrouped) {
   Simulator sim;
   FairShare fs(sim);
