@@ -312,7 +312,8 @@ class FairShare {
   bool GroupEligible(uint32_t g, double bytes, std::span<const ResourceId> resources,
                      std::span<const uint32_t> route_ends, double max_rate);
   // GroupEligible's conditions and scratch, in order. (1) Routes of at least two resources (or
-  // of one each: independent), over resources that carry nothing and are in no other group.
+  // of one each: independent), over resources that no independent group holds (an independent
+  // group's: resources that carry nothing); the rest of (1) is GroupFits'.
   bool GroupRoutesFree(uint32_t g, std::span<const ResourceId> resources,
                        std::span<const uint32_t> route_ends) const;
   // Marks the group's resources (first-touch order) and sizes its adjacency (CSR).
