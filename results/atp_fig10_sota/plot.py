@@ -33,6 +33,7 @@ PAPER = {
 
 # The paper's numbers drawn beside meshsim's (Table 3 baselines, §5.1's gains), one place:
 from table import PAPER_ATP_TFLOPS, PAPER_GAIN  # noqa: E402
+import atp_paper  # noqa: E402
 
 
 def main():
@@ -79,11 +80,11 @@ def main():
         paper = PAPER_ATP_TFLOPS.get(key, {})
         px = [m_i + (len(ALGS) - (slots - 1) / 2) * width for m_i, m in enumerate(MODELS)
               if m in paper]
-        py = [paper[m] for m in MODELS if m in paper]
+        py = [atp_paper.in_1e12(paper[m]) for m in MODELS if m in paper]
         ax.bar(px, py, width, color="#cccccc", hatch="//", edgecolor="gray",
-               label="paper: ATP (its Table 3)")
+               label="paper: ATP (its Table 3, in 1e12 flop/s)")
         for x, y in zip(px, py):
-            ax.annotate(f"{y:g}", (x, y), ha="center", va="bottom", fontsize=6, color="dimgray")
+            ax.annotate(f"{y:.1f}", (x, y), ha="center", va="bottom", fontsize=6, color="dimgray")
         for a_i, (alg, name) in enumerate(ALGS):
             xs = [m_i + (a_i - (slots - 1) / 2) * width for m_i in range(len(MODELS))]
             ys = [best[(key, m, alg)]["tflops_per_gpu"] for m in MODELS]
@@ -97,7 +98,7 @@ def main():
         ax.set_xticklabels([m.replace("atp-", "").upper() for m in MODELS])
         ax.set_title(f"{label}, {chips} GPUs\npaper (§5.1): ATP {PAPER_GAIN[key]} over Megatron",
                      fontsize=8.5)
-        ax.set_ylabel("TFLOPS per GPU")
+        ax.set_ylabel("TFLOPS per GPU (1e12 flop/s)")
         ax.margins(y=0.18)
     axes[0, 0].legend(fontsize=8, loc="upper left")
     fig.suptitle("ATP Figure 10 in meshsim: one layer (fwd + bwd), batch 4, seq 2048; "

@@ -10,6 +10,7 @@ import textwrap
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import plotenv  # noqa: E402
+import atp_paper  # noqa: E402
 
 ROWS = [("a100-pcie-shm", "IC1 host-staged, calibrated"),
         ("a100-pcie-shm/ring", "IC1, bridge fitted to 8-GPU ring"),
@@ -17,13 +18,12 @@ ROWS = [("a100-pcie-shm", "IC1 host-staged, calibrated"),
         ("a100-ib", "IC4 InfiniBand"), ("a100-pcie", "IC1 peer-to-peer PCIe, reference")]
 MODELS = ["atp-m1", "atp-m2", "atp-m3", "atp-m4"]
 # The paper's numbers, one place (ATP paper §5.1, the text of Figure 10, and Table 3's "Baseline"
-# rows: ATP on its optimal mesh without chunks, 8 GPUs — the same runs as Figure 10's ATP bars on
-# IC1–IC3; M1 is not in Table 3 and Table 3's IC4 has 8 GPUs, not 16).
-PAPER_ATP_TFLOPS = {
-    "a100-pcie-shm": {"atp-m2": 3.45, "atp-m3": 6.68, "atp-m4": 10.71},
-    "a100-nvlink2": {"atp-m2": 42.82, "atp-m3": 73.61, "atp-m4": 96.83},
-    "dgx-a100": {"atp-m2": 97.45, "atp-m3": 151.98, "atp-m4": 178.19},
-}
+# rows, results/common/atp_paper.py: ATP on its optimal mesh without chunks, 8 GPUs — the same runs
+# as Figure 10's ATP bars on IC1–IC3; M1 is not in Table 3 and Table 3's IC4 has 8 GPUs, not 16),
+# as printed: 2^40 flop/s (in_1e12 gives meshsim's unit).
+PAPER_ATP_TFLOPS = {system: {m: atp_paper.TABLE3[m][ic][0] for m in atp_paper.TABLE3}
+                    for system, ic in (("a100-pcie-shm", "IC1"), ("a100-nvlink2", "IC2"),
+                                       ("dgx-a100", "IC3"))}
 PAPER_ATP_TFLOPS["a100-pcie-shm/ring"] = PAPER_ATP_TFLOPS["a100-pcie-shm"]
 PAPER_ATP_MESH = {"a100-pcie-shm": "2x4", "a100-pcie-shm/ring": "2x4", "a100-nvlink2": "8x1",
                   "dgx-a100": "8x1", "a100-ib": "8x2"}
@@ -69,11 +69,12 @@ def main():
                         f"{tf(k, m, 'tp2d'):.2f} ({r['tp2d_mesh']})",
                         f"{tf(k, m, 'atp'):.2f} ({r['atp_mesh']})",
                         plotenv.num(gain(k, m), 1, True, "%"),
-                        f"{p:.2f} ({PAPER_ATP_MESH[k]})" if p else "—"])
+                        f"{atp_paper.in_1e12(p):.2f} ({PAPER_ATP_MESH[k]})" if p else "—"])
     plotenv.readme_table(readme, "atp10-measured",
                          ["interconnect (GPUs)", "model", "Megatron-LM", "2D/2.5D (mesh)",
                           "ATP (searched mesh)", "ATP vs Megatron",
-                          "paper ATP (Table 3 baseline)"], out, align="llrrrrr")
+                          "paper ATP (Table 3 baseline, in 1e12 flop/s)"], out,
+                         align="llrrrrr")
 
     def gains(k):
         g = [gain(k, m) for m in MODELS]
