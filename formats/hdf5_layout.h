@@ -6,6 +6,7 @@
 #ifndef MESHSIM_FORMATS_HDF5_LAYOUT_H_
 #define MESHSIM_FORMATS_HDF5_LAYOUT_H_
 
+#include <fcntl.h>
 #include <hdf5.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -308,6 +309,12 @@ absl::Status ProbeUntrustedArchive(const std::string& path, Read read) {
   if (child < 0) return absl::OkStatus();  // Cannot probe: read directly, as before.
   if (child == 0) {
     g_in_probe = true;
+    // What a crashing libhdf5 or the C library prints on its way down ("free(): invalid
+    // pointer") is not for the user: the parent reports the crash in one line.
+    if (const int null_fd = ::open("/dev/null", O_WRONLY); null_fd >= 0) {
+      ::dup2(null_fd, STDOUT_FILENO);
+      ::dup2(null_fd, STDERR_FILENO);
+    }
     read();
     ::_exit(0);
   }
