@@ -577,9 +577,10 @@ void FairShare::SolveGroup(uint32_t g, uint32_t seed) {
       const uint32_t slot = SlotOf(r, g);
       for (uint32_t a = grp.adj_begin[slot]; a < grp.adj_begin[slot + 1]; ++a) {
         const uint32_t k = grp.adj[a];
-        Flow& flow = flows_[grp.members[k]];
-        if (flow.mark == epoch_) continue;
-        flow.mark = epoch_;
+        const uint32_t idx = grp.members[k];
+        if (flow_marks_[idx] == epoch_) continue;
+        flow_marks_[idx] = epoch_;
+        const Flow& flow = flows_[idx];
         grp.walk.push_back(k);
         for (ResourceId r2 : flow.resources) {
           Resource& res = resources_[r2.value()];
@@ -598,7 +599,7 @@ void FairShare::SolveGroup(uint32_t g, uint32_t seed) {
     grp.walk = shape->walk;
     comp_resources_ = shape->comp_resources;
     for (uint32_t r : comp_resources_) resources_[r].mark = epoch_;
-    for (uint32_t k : grp.walk) flows_[grp.members[k]].mark = epoch_;
+    for (uint32_t k : grp.walk) flow_marks_[grp.members[k]] = epoch_;
   } else {
     if (grp.several) {
       // Its resources are consecutive in the dirty list in first-touch order (none was dirty
@@ -803,6 +804,7 @@ uint32_t FairShare::NewFlow() {
   }
   flows_.emplace_back();
   positions_.emplace_back();
+  flow_marks_.push_back(0);
   on_done_.emplace_back();
   return static_cast<uint32_t>(flows_.size() - 1);
 }
@@ -885,6 +887,26 @@ void FairShare::Solve() {
     SolveComponent();
   }
   dirty_.clear();
+  // Where the walks stopped: every component that reached one is solved, so its flows' rates are
+  // final (see "Where a walk stops").
+  const Time now = sim_.Now();
+  for (uint32_t r : boundary_) {
+    Resource& res = resources_[r];
+    res.boundary = false;
+    if (!res.Decoupled()) {
+      SumLoad(r);
+      continue;
+    }
+    FillDecoupled(r);
+    for (const Member& m : res.flows) {
+      Flow& f = flows_[m.flow];
+      if (f.resources.size() > 1 || (f.new_rate == f.rate && f.completion.valid())) continue;
+      Settle(f, now);
+      f.rate = f.new_rate;
+      ScheduleCompletion(m.flow);
+    }
+  }
+  boundary_.clear();
 }
 
 void FairShare::SolveAlone(uint32_t r) {
@@ -955,26 +977,65 @@ void FairShare::CollectComponent(uint32_t seed) {
   comp_flows_.clear();
   comp_dirty_.clear();
   stack_.clear();
+  comp_closed_ = true;
   stack_.push_back(seed);
   resources_[seed].mark = epoch_;
   while (!stack_.empty()) {
     const uint32_t r = stack_.back();
     stack_.pop_back();
+    Resource& here = resources_[r];
+    if (here.dirty_mark != epoch_ && !InPart(here)) {  // Clean and in no part: stop here.
+      here.boundary = true;
+      boundary_.push_back(r);
+      comp_closed_ = false;
+      continue;
+    }
     comp_resources_.push_back(r);
-    if (resources_[r].dirty_mark == epoch_) comp_dirty_.push_back(r);
-    for (const Member& m : resources_[r].flows) {
-      Flow& flow = flows_[m.flow];
-      if (flow.mark == epoch_) continue;
-      flow.mark = epoch_;
+    if (here.dirty_mark == epoch_) comp_dirty_.push_back(r);
+    for (const Member& m : here.flows) {
+      if (flow_marks_[m.flow] == epoch_) continue;
+      flow_marks_[m.flow] = epoch_;
       comp_flows_.push_back(m.flow);
-      for (ResourceId r2 : flow.resources) {
+      for (ResourceId r2 : flows_[m.flow].resources) {
         Resource& res = resources_[r2.value()];
-        if (res.mark == epoch_) continue;
+        if (res.mark == epoch_) {
+          comp_closed_ = comp_closed_ && !res.boundary;  // Met by an earlier walk of this solve.
+          continue;
+        }
         res.mark = epoch_;
         stack_.push_back(r2.value());
       }
     }
   }
+}
+
+void FairShare::FillDecoupled(uint32_t r) {
+  Resource& res = resources_[r];
+  // Its local flows take what the crossing ones (final now: every part is filled) leave, as the
+  // joint fill would account them (in list rather than freeze order): equal rates, the usual
+  // case, give the same bits either way.
+  double remaining = res.capacity, load = 0;
+  for (const Member& m : res.flows) {
+    const Flow& f = flows_[m.flow];
+    if (f.resources.size() == 1) continue;
+    remaining -= f.new_rate;
+    load += f.new_rate;
+  }
+  if (!res.groups.empty()) {  // Group members are crossing flows too.
+    const double reserved = Reserved(r);
+    remaining -= reserved;
+    load += reserved;
+  }
+  flows_refilled_ += res.flows.size() - res.crossing;
+  SetLoad(r, FillLocal(r, remaining, load));
+}
+
+void FairShare::SumLoad(uint32_t r) {
+  const Resource& res = resources_[r];
+  double load = 0;
+  for (const Member& m : res.flows) load += flows_[m.flow].new_rate;
+  if (!res.groups.empty()) load += Reserved(r);
+  SetLoad(r, load);
 }
 
 void FairShare::CollectBindingPart(uint32_t seed_flow) {
@@ -1044,7 +1105,7 @@ void FairShare::SolveComponent() {
   // fill but stay out of its heap (they never pop).
   // A decoupled resource (see the header) rules the whole fill out: its crossing flows are
   // filled in parts without it, its local flows after them (FillLocal).
-  bool whole = true;
+  bool whole = comp_closed_;
   for (uint32_t r : comp_resources_) {
     const Resource& res = resources_[r];
     whole = whole && (res.dirty_mark == epoch_ || res.CanBind()) && !res.Decoupled();
@@ -1082,32 +1143,13 @@ void FairShare::SolveComponent() {
   for (uint32_t r : comp_resources_) {
     Resource& res = resources_[r];
     if (!whole && res.Decoupled()) {
-      // Its local flows take what the crossing ones (final now: every part is filled) leave,
-      // as the joint fill would account them (in list rather than freeze order): equal rates,
-      // the usual case, give the same bits either way.
-      double remaining = res.capacity, load = 0;
-      for (const Member& m : res.flows) {
-        const Flow& f = flows_[m.flow];
-        if (f.resources.size() == 1) continue;
-        remaining -= f.new_rate;
-        load += f.new_rate;
-      }
-      if (!res.groups.empty()) {  // Group members are crossing flows too.
-        const double reserved = Reserved(r);
-        remaining -= reserved;
-        load += reserved;
-      }
-      flows_refilled_ += res.flows.size() - res.crossing;
-      SetLoad(r, FillLocal(r, remaining, load));
+      FillDecoupled(r);
     } else if (res.sub_mark == epoch_) {  // Filled: its flows' rates summed in freeze order.
       SetLoad(r, res.groups.empty() ? res.new_load : res.new_load + Reserved(r));
     } else if (res.CanBind()) {  // In a part not re-filled: unchanged.
       SetLoad(r, res.load);
     } else {  // Carries the sum of its flows' rates, none of which it limits.
-      double load = 0;
-      for (const Member& m : res.flows) load += flows_[m.flow].new_rate;
-      if (!res.groups.empty()) load += Reserved(r);
-      SetLoad(r, load);
+      SumLoad(r);
     }
   }
   for (uint32_t i : comp_flows_) {

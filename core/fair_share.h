@@ -14,8 +14,9 @@
 //
 // Rates change only when a flow starts or finishes. Such changes mark the flow's resources dirty
 // and schedule one solve at the current timestamp, so all starts/finishes at one timestamp are
-// batched. A solve walks the connected components (resources linked by shared flows) that
-// contain a dirty resource, re-fills only the parts that changed (notes at the end), and for
+// batched. A solve walks from each dirty resource through the flows and resources a change can
+// reach (a component, stopping at clean resources that join no fill), re-fills only the parts
+// that changed (notes at the end), and for
 // each flow whose rate changed credits the bytes it moved at its old rate (b_f ← b_f − x_f·Δt)
 // and reschedules its completion at now + ⌈b_f / x_f⌉, in walk order.
 //
@@ -136,7 +137,6 @@ class FairShare {
     Time settled;
     EventId completion;  // Valid exactly while the completion event is pending.
     double max_rate = kNoCap;
-    uint32_t mark = 0;      // Epoch of the last component walk that reached it.
     uint32_t sub_mark = 0;  // Epoch of the last binding-part walk that reached it.
     uint32_t fill = 0;      // Id of the last fill that set its rate (0: none yet).
     bool frozen = false;    // Scratch for one solve.
@@ -218,6 +218,7 @@ class FairShare {
     // its flows are a component of their own (SolveAlone).
     uint32_t crossing = 0;
     bool in_refill = false;  // Scratch for one Refill: a dirty resource of its part.
+    bool boundary = false;   // Scratch for one solve: in boundary_ (see CollectComponent).
     // Second cache line: the fill and the load accounting.
     uint32_t unfrozen = 0;
     uint32_t heap_index = kNotInHeap;  // Its entry in heap_ during a fill.
@@ -396,8 +397,17 @@ class FairShare {
   // left: `remaining` of its capacity, with `load` already on it. Sets their new_rate and
   // frozen; returns `load` plus their rates, summed in freeze order.
   double FillLocal(uint32_t r, double remaining, double load);
-  // Collects the component containing resource `seed` into comp_resources_/comp_flows_.
+  // Collects what a solve from resource `seed` must see into comp_resources_/comp_flows_: the
+  // component walked through the dirty resources and those that take part in fills (InPart).
+  // A clean resource that does not (it cannot bind, or it is decoupled) joins no part, so the
+  // walk stops there: it goes to boundary_ once per solve, and comp_closed_ says whether the
+  // walk met none (then it is the whole component). See "Where a walk stops" in the notes.
   void CollectComponent(uint32_t seed);
+  // The accounts of a resource that joins no fill: a decoupled one's local flows fill what its
+  // crossing flows (their rates final) and group members leave (returns nothing: sets the load
+  // and the local flows' new_rate); a non-binding one's load is the sum of its flows' rates.
+  void FillDecoupled(uint32_t r);
+  void SumLoad(uint32_t r);
   // Credits the component's flows, re-fills its changed binding parts, updates loads and
   // reschedules the completions of flows whose rate changed.
   void SolveComponent();
@@ -461,11 +471,16 @@ class FairShare {
   // By flow index: the index of the flow in each of its resources' `flows` (completions only).
   std::vector<absl::InlinedVector<uint32_t, 8>> positions_;
   std::vector<Callback> on_done_;  // By flow index.
+  // By flow index: the epoch of the last component walk that reached it (apart from the records:
+  // a walk reads it for every flow of every resource it expands, a cache line of its own each).
+  std::vector<uint32_t> flow_marks_;
   std::vector<uint32_t> free_flows_;
   std::vector<uint32_t> dirty_;
   std::vector<uint32_t> comp_resources_, comp_flows_, stack_;
   std::vector<uint32_t> sub_resources_, sub_flows_;
   std::vector<uint32_t> comp_dirty_;  // The dirty resources of the component being solved.
+  bool comp_closed_ = true;           // The walk met no boundary resource.
+  std::vector<uint32_t> boundary_;    // Clean resources where this solve's walks stopped.
   std::vector<uint32_t> refill_dirty_, refill_extra_;  // Scratch of Refill.
   std::array<FillTrace, kTraces> traces_;
   std::array<uint32_t, kTraces> trace_walked_{};  // Flows of each trace in the component.
@@ -557,6 +572,19 @@ class FairShare {
 // capped at u ≥ c_r counts as uncapped (in |L|, not in the sum): while T is unfrozen it freezes,
 // if at all, at a level ≤ s* ≤ max B, and unfrozen it has u ≥ c_r ≥ s*, which is all the
 // argument uses.
+// Where a walk stops. A clean resource r that joins no fill (it cannot bind, or it is
+// decoupled) passes nothing on between the parts it touches: no fill reads its accounts, and
+// the parts a solve re-fills are those holding a dirty resource or a flow over one, which the
+// walk from that dirty resource reaches (every dirty resource is walked from, or reached,
+// in every solve). So CollectComponent does not walk r's other flows: r goes to boundary_, and once
+// every walk of the solve is done (each flow's rate final), its accounts are redone as the
+// whole component's solve would have done them: a decoupled r's local flows fill what its
+// crossing flows leave (FillDecoupled), a non-binding r's load is the sum of its flows' rates.
+// A walk that stopped anywhere, or met a resource where an earlier walk of the solve stopped,
+// is not the whole component and is filled part by part (a whole fill needs every flow of the
+// component). Rates and loads are those of the whole walk; what differs is the order in which
+// completions are rescheduled and load samples recorded within the instant. On a 64-chip
+// fat-tree GPT-3 block the walks visit 18% fewer flows (86 M instead of 105 M).
 // Re-fills that reuse a recorded fill. A fat-tree's shared core links join every flow into one
 // binding part, and a start or finish changes a few of its rates; so a fill of a part of at
 // least kMinTraceFlows flows is recorded: its steps in order (a pop of resource r at key
