@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Figure 6's tables in README.md, generated from fig6.csv: the measured times
-(`fig6-measured`) and §5.1.2's claims with their verdicts (`fig6-claims`), each computed here
-with its tolerance written beside it. plot.py calls this; so does results/check_readmes.sh."""
+(`fig6-measured`), §5.1.2's claims with their verdicts (`fig6-claims`), each computed here
+with its tolerance written beside it, and case 4 under a per-call cost (`fig6-call-overhead`,
+from call_overhead.csv). plot.py calls this; so does results/check_readmes.sh."""
 import os
 import sys
 
@@ -83,6 +84,16 @@ def main():
     ]
     plotenv.readme_table(readme, "fig6-claims", ["claim", "meshsim", "holds?"], claims,
                          align="lll")
+
+    # A per-call cost on every point-to-point call, case 4 (run.py's sweep).
+    sweep = plotenv.read_csv(plotenv.require(__file__, "call_overhead.csv"))
+    ts = {(r["call_overhead"], r["method"]): float(r["time_s"]) for r in sweep}
+    costs = list(dict.fromkeys(r["call_overhead"] for r in sweep))
+    plotenv.readme_table(
+        readme, "fig6-call-overhead",
+        ["`stack.p2p.call_overhead`", "Alpa (s)", "Ours (s)", "Alpa / Ours"],
+        [[c, f"{ts[(c, 'Alpa')]:.3f}", f"{ts[(c, 'Ours')]:.3f}",
+          plotenv.ratio(ts[(c, "Alpa")] / ts[(c, "Ours")])] for c in costs], align="lrrr")
 
 
 if __name__ == "__main__":
