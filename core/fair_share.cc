@@ -83,6 +83,7 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
     return FlowId(idx);
   }
   f.resources.assign(resources.begin(), resources.end());
+  f.local = resources.size() == 1;
   auto& positions = positions_[idx];
   positions.resize(resources.size());
   const bool crossing = resources.size() > 1;
@@ -148,6 +149,7 @@ void FairShare::StartGroup(double bytes, std::span<const ResourceId> resources,
     f.completion = EventId();
     on_done_[idx] = std::move(on_done[k]);
     f.resources.assign(resources.begin() + begin, resources.begin() + route_ends[k]);
+    f.local = f.resources.size() == 1;
     begin = route_ends[k];
     f.active = true;
     ++active_;
@@ -900,7 +902,7 @@ void FairShare::Solve() {
     FillDecoupled(r);
     for (const Member& m : res.flows) {
       Flow& f = flows_[m.flow];
-      if (f.resources.size() > 1 || (f.new_rate == f.rate && f.completion.valid())) continue;
+      if (!f.local || (f.new_rate == f.rate && f.completion.valid())) continue;
       Settle(f, now);
       f.rate = f.new_rate;
       ScheduleCompletion(m.flow);
@@ -939,7 +941,7 @@ double FairShare::FillLocal(uint32_t r, double remaining, double load) {
   uint32_t n = 0;
   for (const Member& m : res.flows) {
     Flow& f = flows_[m.flow];
-    if (f.resources.size() > 1) continue;
+    if (!f.local) continue;
     ++n;
     f.frozen = false;
     if (std::isfinite(f.max_rate)) caps_.push_back({f.max_rate, m.flow});
@@ -965,7 +967,7 @@ double FairShare::FillLocal(uint32_t r, double remaining, double load) {
   if (unfrozen > 0) share = std::max(share, res.capacity * 1e-12);
   for (const Member& m : res.flows) {
     Flow& f = flows_[m.flow];
-    if (f.frozen || f.resources.size() > 1) continue;
+    if (f.frozen || !f.local) continue;
     f.new_rate = share;
     load += share;
   }
@@ -1017,7 +1019,7 @@ void FairShare::FillDecoupled(uint32_t r) {
   double remaining = res.capacity, load = 0;
   for (const Member& m : res.flows) {
     const Flow& f = flows_[m.flow];
-    if (f.resources.size() == 1) continue;
+    if (f.local) continue;
     remaining -= f.new_rate;
     load += f.new_rate;
   }
@@ -1122,8 +1124,8 @@ void FairShare::SolveComponent() {
       const bool decoupled = resources_[r].Decoupled();
       for (const Member& m : resources_[r].flows) {
         const Flow& f = flows_[m.flow];
-        if (!reuse_fills_ || f.sub_mark == epoch_ || (decoupled && f.resources.size() == 1) ||
-            !HasTrace(f) || (tried >> f.trace & 1) != 0) {
+        if (!reuse_fills_ || f.sub_mark == epoch_ || (decoupled && f.local) || !HasTrace(f) ||
+            (tried >> f.trace & 1) != 0) {
           continue;
         }
         tried |= 1u << f.trace;
@@ -1134,7 +1136,7 @@ void FairShare::SolveComponent() {
       const bool decoupled = resources_[r].Decoupled();
       for (const Member& m : resources_[r].flows) {
         const Flow& f = flows_[m.flow];
-        if (f.sub_mark == epoch_ || (decoupled && f.resources.size() == 1)) continue;
+        if (f.sub_mark == epoch_ || (decoupled && f.local)) continue;
         CollectBindingPart(m.flow);
         FillPart(sub_resources_, sub_flows_, /*record=*/true);
       }
@@ -1281,7 +1283,7 @@ bool FairShare::Refill(uint8_t slot) {
       if (res.Decoupled()) {
         for (const Member& m : res.flows) {
           const Flow& f = flows_[m.flow];
-          ok = ok && !(f.resources.size() == 1 && f.fill == old_fill);
+          ok = ok && !(f.local && f.fill == old_fill);
         }
       }
       continue;

@@ -143,6 +143,9 @@ class FairShare {
     bool active = false;
     bool extra = false;        // Scratch for one Refill: joins the fill unfrozen.
     uint8_t trace = kNoTrace;  // traces_ slot of that fill, if it was recorded.
+    // Exactly one resource: what the fills of a resource's local flows ask of every flow on it,
+    // here rather than from `resources` (the second cache line).
+    bool local = false;
     // Second cache line. Eight inline: a fat-tree route (two HBMs, six links) needs no heap.
     absl::InlinedVector<ResourceId, 8> resources;
   };
