@@ -16,9 +16,9 @@
 // and schedule one solve at the current timestamp, so all starts/finishes at one timestamp are
 // batched. A solve walks from each dirty resource through the flows and resources a change can
 // reach (a component, stopping at clean resources that join no fill), re-fills only the parts
-// that changed (notes at the end), and for
-// each flow whose rate changed credits the bytes it moved at its old rate (b_f ← b_f − x_f·Δt)
-// and reschedules its completion at now + ⌈b_f / x_f⌉, in walk order.
+// that changed (notes at the end), and for each flow whose rate changed credits the bytes it
+// moved at its old rate (b_f ← b_f − x_f·Δt) and reschedules its completion at
+// now + ⌈b_f / x_f⌉, in walk order.
 //
 // Why the shortcuts a solve takes (non-binding and decoupled resources, recorded fills,
 // single-resource components) give the same allocation: the notes at the end of this file.
