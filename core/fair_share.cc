@@ -807,6 +807,8 @@ uint32_t FairShare::NewFlow() {
   flows_.emplace_back();
   positions_.emplace_back();
   flow_marks_.push_back(0);
+  batch_of_.push_back(kNoFlow);
+  batch_pos_.push_back(0);
   on_done_.emplace_back();
   return static_cast<uint32_t>(flows_.size() - 1);
 }
@@ -867,6 +869,7 @@ void FairShare::AddBound(uint32_t r, double bound, bool crossing, int sign) {
 
 void FairShare::Solve() {
   solve_pending_ = false;
+  solving_ = true;
   ++solves_;
   ++epoch_;  // Resources marked dirty since the last solve now have dirty_mark == epoch_.
   // Groups started since the last solve first, each from its first resource in the dirty list:
@@ -902,13 +905,15 @@ void FairShare::Solve() {
     FillDecoupled(r);
     for (const Member& m : res.flows) {
       Flow& f = flows_[m.flow];
-      if (!f.local || (f.new_rate == f.rate && f.completion.valid())) continue;
+      if (!f.local || (f.new_rate == f.rate && Pending(f))) continue;
       Settle(f, now);
       f.rate = f.new_rate;
       ScheduleCompletion(m.flow);
     }
   }
   boundary_.clear();
+  solving_ = false;
+  FlushCompletions();
 }
 
 void FairShare::SolveAlone(uint32_t r) {
@@ -927,7 +932,7 @@ void FairShare::SolveAlone(uint32_t r) {
   SetLoad(r, FillLocal(r, res.capacity - reserved, reserved));
   for (const Member& m : res.flows) {
     Flow& f = flows_[m.flow];
-    if (f.new_rate == f.rate && f.completion.valid()) continue;
+    if (f.new_rate == f.rate && Pending(f)) continue;
     Settle(f, now);
     f.rate = f.new_rate;
     ScheduleCompletion(m.flow);
@@ -1156,7 +1161,7 @@ void FairShare::SolveComponent() {
   }
   for (uint32_t i : comp_flows_) {
     Flow& f = flows_[i];
-    if (f.new_rate == f.rate && f.completion.valid()) continue;
+    if (f.new_rate == f.rate && Pending(f)) continue;
     Settle(f, now);
     f.rate = f.new_rate;
     ScheduleCompletion(i);
@@ -1492,9 +1497,86 @@ void FairShare::HeapRemove(size_t i) {
 void FairShare::ScheduleCompletion(uint32_t idx) {
   Flow& f = flows_[idx];
   const Time when = sim_.Now() + TransferTime(f.remaining, f.rate);
-  // In place when the completion is pending: ordered exactly as a cancel and a new schedule.
-  if (sim_.Reschedule(f.completion, when)) return;
-  f.completion = sim_.ScheduleAt(when, [this, idx] { Complete(idx); });
+  if (!solving_) {  // A flow without resources, at its start: its own event.
+    f.completion = sim_.ScheduleAt(when, [this, idx] { Complete(idx); });
+    return;
+  }
+  // As a cancel and a new schedule: the completion takes the next sequence number now.
+  Unschedule(idx);
+  f.batched = true;
+  batch_of_[idx] = kNoFlow;
+  batch_pos_[idx] = static_cast<uint32_t>(completions_.size());
+  completions_.push_back({when, sim_.ReserveSequence(1), idx});
+}
+
+void FairShare::Unschedule(uint32_t idx) {
+  Flow& f = flows_[idx];
+  if (f.completion.valid()) {
+    sim_.Cancel(f.completion);
+    f.completion = EventId();
+  }
+  if (!f.batched) return;
+  f.batched = false;
+  const uint32_t b = batch_of_[idx];
+  if (b == kNoFlow) {
+    completions_[batch_pos_[idx]].flow = kNoFlow;
+    return;
+  }
+  Batch& batch = batches_[b];
+  batch.flows[batch_pos_[idx]] = kNoFlow;
+  if (--batch.live == 0) {
+    sim_.Cancel(batch.event);
+    batch.flows.clear();
+    free_batches_.push_back(b);
+  }
+}
+
+void FairShare::FlushCompletions() {
+  new_batches_.clear();
+  for (const PendingCompletion& c : completions_) {
+    if (c.flow == kNoFlow) continue;
+    auto [it, added] = batch_at_.try_emplace(c.when.ps(), 0);
+    if (added) {
+      uint32_t b;
+      if (!free_batches_.empty()) {
+        b = free_batches_.back();
+        free_batches_.pop_back();
+      } else {
+        b = static_cast<uint32_t>(batches_.size());
+        batches_.emplace_back();
+      }
+      Batch& batch = batches_[b];
+      batch.when = c.when;
+      batch.first_seq = c.seq;
+      batch.live = 0;
+      it->second = b;
+      new_batches_.push_back(b);
+    }
+    Batch& batch = batches_[it->second];
+    batch_of_[c.flow] = it->second;
+    batch_pos_[c.flow] = static_cast<uint32_t>(batch.flows.size());
+    batch.flows.push_back(c.flow);
+    ++batch.live;
+  }
+  for (uint32_t b : new_batches_) {
+    batches_[b].event = sim_.ScheduleAtSequence(batches_[b].when, batches_[b].first_seq,
+                                                [this, b] { RunBatch(b); });
+  }
+  completions_.clear();
+  batch_at_.clear();
+}
+
+void FairShare::RunBatch(uint32_t b) {
+  // Members' callbacks start flows and request solves, which run in later events: no batch is
+  // made or changed before this loop ends (a taken-back member would read kNoFlow).
+  for (size_t k = 0; k < batches_[b].flows.size(); ++k) {
+    const uint32_t idx = batches_[b].flows[k];
+    if (idx == kNoFlow) continue;
+    flows_[idx].batched = false;
+    Complete(idx);
+  }
+  batches_[b].flows.clear();
+  free_batches_.push_back(b);
 }
 
 void FairShare::SetLoad(uint32_t r, double load) {

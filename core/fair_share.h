@@ -18,7 +18,8 @@
 // reach (a component, stopping at clean resources that join no fill), re-fills only the parts
 // that changed (notes at the end), and for each flow whose rate changed credits the bytes it
 // moved at its old rate (b_f ← b_f − x_f·Δt) and reschedules its completion at
-// now + ⌈b_f / x_f⌉, in walk order.
+// now + ⌈b_f / x_f⌉, in walk order; the completions a solve schedules for one instant are one
+// event (notes: "Batched completions").
 //
 // Why the shortcuts a solve takes (non-binding and decoupled resources, recorded fills,
 // single-resource components) give the same allocation: the notes at the end of this file.
@@ -135,7 +136,9 @@ class FairShare {
     double new_rate = 0;   // Scratch for one solve.
     double remaining = 0;  // Bytes still to move as of `settled`.
     Time settled;
-    EventId completion;  // Valid exactly while the completion event is pending.
+    // Its completion's own event, valid exactly while pending (a flow without resources, a
+    // zero-byte flow, a split group's member); completions a solve schedules are in batches.
+    EventId completion;
     double max_rate = kNoCap;
     uint32_t sub_mark = 0;  // Epoch of the last binding-part walk that reached it.
     uint32_t fill = 0;      // Id of the last fill that set its rate (0: none yet).
@@ -146,6 +149,7 @@ class FairShare {
     // Exactly one resource: what the fills of a resource's local flows ask of every flow on it,
     // here rather than from `resources` (the second cache line).
     bool local = false;
+    bool batched = false;  // Its completion is in a batch, or pending in this solve's list.
     // Second cache line. Eight inline: a fat-tree route (two HBMs, six links) needs no heap.
     absl::InlinedVector<ResourceId, 8> resources;
   };
@@ -459,6 +463,15 @@ class FairShare {
   void SetLoad(uint32_t resource_index, double load);
   void Freeze(uint32_t flow_index, double rate);
   void ScheduleCompletion(uint32_t flow_index);
+  // Whether flow f's completion is scheduled (its own event or a batch).
+  static bool Pending(const Flow& f) { return f.completion.valid() || f.batched; }
+  // Takes a scheduled completion back (from its event or its batch).
+  void Unschedule(uint32_t flow_index);
+  // The end of a solve: the completions it scheduled, one batch per instant (see "Batched
+  // completions" in the notes).
+  void FlushCompletions();
+  // A batch's event: Complete of its members in sequence order.
+  void RunBatch(uint32_t batch);
   // Credits f with the bytes it moved at its rate since it was last settled. Only when its rate
   // changes: a flow's remaining bytes then depend on its own rate history alone, not on which
   // solves happened to walk past it (see "Lazy accounts" in the notes).
@@ -535,6 +548,29 @@ class FairShare {
   uint64_t groups_split_ = 0;
   bool flow_groups_ = true;
   bool solve_pending_ = false;
+  bool solving_ = false;  // Inside Solve(): completions go to completions_, then to batches.
+  // The completions a solve schedules, in call order, each with the sequence number it took.
+  struct PendingCompletion {
+    Time when;
+    uint64_t seq;
+    uint32_t flow;  // kNoFlow: taken back later in the same solve.
+  };
+  static constexpr uint32_t kNoFlow = UINT32_MAX;
+  std::vector<PendingCompletion> completions_;
+  // Completions at one instant from one solve: one event at the first member's sequence number.
+  struct Batch {
+    Time when;
+    uint64_t first_seq = 0;
+    EventId event;
+    std::vector<uint32_t> flows;  // In sequence order; kNoFlow: taken back.
+    uint32_t live = 0;
+  };
+  std::vector<Batch> batches_;
+  std::vector<uint32_t> free_batches_;
+  absl::flat_hash_map<int64_t, uint32_t> batch_at_;  // Scratch of FlushCompletions: ps -> batch.
+  std::vector<uint32_t> new_batches_;                // Scratch of FlushCompletions.
+  // By flow index, while batched: its batch (kNoFlow: this solve's completions_) and position.
+  std::vector<uint32_t> batch_of_, batch_pos_;
   bool record_counters_ = false;
   bool reuse_fills_ = true;
   TimelineBudget* timeline_budget_ = nullptr;
@@ -694,6 +730,20 @@ class FairShare {
 // lazily, it depends on the flow's own rate history alone. That is what lets a flow group leave
 // its members unvisited while local flows come and go on its HBMs (see "Flow groups"), with the
 // same results as the per-flow path.
+// Batched completions. Each completion a solve schedules takes the next sequence number at that
+// call (as a cancel and a new schedule would), and the engine runs events by (time, sequence
+// number). The numbers a solve hands out are consecutive, and only its completions take them
+// (its groups' events take theirs before its main loop), so among the events of one instant t,
+// the completions this solve scheduled for t have no other event between them: any other event
+// for t has a number from before the solve, and runs first, or from after it, and runs later.
+// So they run as one event at the first one's number, completing the flows in number order:
+// the order, and every callback's view of the state, of their separate events. A flow whose
+// completion moves before its batch runs leaves the batch (its number is simply not used); an
+// emptied batch's event is cancelled. Chips that run in step (a GeMM's prefetches on every
+// HBM, a ring's flows flow by flow) end many flows at one instant: at 1024 chips the engine ran
+// 7.2 M events before, 2.8 M now, for the same fingerprint. Completions scheduled outside a
+// solve (a flow without resources, a zero-byte flow) and a split group's members keep events
+// of their own.
 // Completions unlink a flow from its resources in O(|R_f|) (stored positions). A resource whose
 // flows cross no other resource (an HBM with only local traffic: most solves) is a component of
 // its own: progressive filling on it freezes the caps below the running share c_r' / n', then

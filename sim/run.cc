@@ -296,6 +296,7 @@ absl::StatusOr<formats::RunRecord> RunGraph(const RunOptions& o, const algorithm
   rec.metrics.emplace_back("events_cancelled", static_cast<double>(sim.events_cancelled()));
   rec.metrics.emplace_back("fair_share_solves", static_cast<double>(fair_share.solves()));
   rec.metrics.emplace_back("flows", static_cast<double>(fair_share.flows_started()));
+  rec.metrics.emplace_back("flow_groups", static_cast<double>(fair_share.groups_formed()));
   const uint64_t fp = exec.fingerprint();
   rec.metrics.emplace_back("fingerprint_hi", static_cast<double>(fp >> 32));
   rec.metrics.emplace_back("fingerprint_lo", static_cast<double>(fp & 0xffffffffu));

@@ -266,6 +266,38 @@ TEST(FairShareTest, FatTreeScenariosReuseFillsBitForBit) {
   }
 }
 
+// Batched completions (header notes): the completions one solve schedules for one instant run
+// as one event, in the order their own events would have run, and a completion that moves
+// leaves its batch. 8 flows of 1 MB on 8 resources of 1 GB/s all end at 1 ms: one solve and one
+// batch, completed in start order. Started together with them, a 9th flow on resource 0 halves
+// flow 0's rate: flow 0 then ends at 2 ms (1 MB at 0.5 GB/s) and the 9th with it, while flows
+// 1–7 keep their batch at 1 ms.
+TEST(FairShareTest, CompletionsOfOneInstantRunAsOneEventInStartOrder) {
+  for (bool ninth : {false, true}) {
+    Simulator sim;
+    FairShare fs(sim);
+    std::vector<ResourceId> r;
+    for (int k = 0; k < 8; ++k) r.push_back(fs.AddResource(Res(kGBps)));
+    std::vector<std::pair<int, int64_t>> done;  // (flow, ps)
+    for (int k = 0; k < 8; ++k) {
+      fs.StartFlow(1e6, {r[k]}, [&, k] { done.push_back({k, sim.Now().ps()}); });
+    }
+    if (ninth) fs.StartFlow(1e6, {r[0]}, [&] { done.push_back({8, sim.Now().ps()}); });
+    sim.Run();
+    std::vector<std::pair<int, int64_t>> want;
+    for (int k = ninth ? 1 : 0; k < 8; ++k) want.push_back({k, 1'000'000'000});
+    if (ninth) {
+      want.push_back({0, 2'000'000'000});
+      want.push_back({8, 2'000'000'000});
+    }
+    EXPECT_EQ(done, want) << ninth;
+    // Per instant: a solve, then one event for its completions (flow by flow they would be 8, or
+    // 7 and 2, events); a last solve after the last ones.
+    EXPECT_EQ(fs.solves(), ninth ? 3u : 2u) << ninth;
+    EXPECT_EQ(sim.events_executed(), ninth ? 5u : 3u) << ninth;
+  }
+}
+
 TEST(FairShareTest, ReplayStopsAtAResourceWhoseRecordedFlowsAllCompleted) {
   // f1..f16 share L (16) and are recorded with k (over G and L) and g (over G, Z, H2): G (0.5)
   // pops first. b (capped, over the non-binding H2 and H, which f1 crosses too) keeps them in

@@ -430,11 +430,12 @@ TEST(NetworkModelTest, RecordsPhaseRowsPerMember) {
   EXPECT_EQ(bytes, 4 * 3 * (1 << 20));  // Each member forwards (P−1) shards.
 }
 
-// A ring step without reductions costs its sync, one completion per flow, two fair-share solves
-// (after the flows start, after they finish) and one event for the step's end — not one more
-// per flow for its arrival after the route latency: an AllGather of P members and d directions
-// runs 1 + (P−1)·(1 + d·P + 2 + 1) events (launch, then per step), plus what the executor
-// spends on any one op, the same in every case.
+// A ring step without reductions costs its sync, one event for its flows' completions (they end
+// together: a flow group, or one batch of completions), two fair-share solves (after the flows
+// start, after they finish) and one event for the step's end — not one more per flow for its
+// arrival after the route latency: an AllGather of P members and d directions runs
+// 1 + (P−1)·(1 + 1 + 2 + 1) events (launch, then per step), plus what the executor spends on
+// any one op, the same in every case.
 TEST(NetworkModelTest, RingStepCostsOneEventPerFlowPlusSyncAndEnd) {
   std::vector<int64_t> executor_events;
   for (bool groups : {false, true}) {
@@ -445,9 +446,10 @@ TEST(NetworkModelTest, RingStepCostsOneEventPerFlowPlusSyncAndEnd) {
         rig.graph.Add(
             Op::Collective(CollectiveKind::kAllGather, rig.Group(Rig::Range(0, p)), 1 << 20));
         rig.Run();
-        // Per step: the sync, the flows' completions (one event for a flow group: the ring's
-        // flows are alone on their links and HBMs), the two solves and the step's end.
-        const int completions = groups ? 1 : d * p;
+        // Per step: the sync, the flows' completions (one event: a flow group's — the ring's
+        // flows are alone on their links and HBMs — or, flow by flow, the batch of the
+        // completions one solve scheduled at one instant), the two solves and the step's end.
+        const int completions = 1;
         const int64_t network = 1 + int64_t{p - 1} * (1 + completions + 2 + 1);
         executor_events.push_back(static_cast<int64_t>(rig.sim.events_executed()) - network);
         EXPECT_EQ(rig.fs.groups_formed(), groups ? uint64_t(p - 1) : 0u) << p;
