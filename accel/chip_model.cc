@@ -108,7 +108,7 @@ void ChipModel::Launch(uint32_t chip) {
       return;
     }
     const Time start = exec_->sim().Now();
-    exec_->sim().ScheduleAfter(kernel_launch_, [this, chip, start, body] {
+    exec_->sim().ScheduleAfterInBatch(kernel_launch_, [this, chip, start, body] {
       exec_->Record(exec_->MakeRow(chips_[chip].current, ChipId(chip), Phase::kLaunch,
                                    UnitKind::kChip, 0, start, exec_->sim().Now()));
       body();
@@ -247,7 +247,8 @@ void ChipModel::TryCompute(uint32_t slot) {
   const int64_t step = r.next_step;
   if (step + 1 < r.num_steps) Prefetch(slot, step + 1);
   const Time dt = chips_[slot / config_.cores].step_time[StepEdges(slot, step)];
-  exec_->sim().ScheduleAfter(dt, [this, slot] { OnComputed(slot); });
+  // Never cancelled: chips in step end their cores' tiles in one engine event.
+  exec_->sim().ScheduleAfterInBatch(dt, [this, slot] { OnComputed(slot); });
 }
 
 void ChipModel::OnComputed(uint32_t slot) {
@@ -460,7 +461,7 @@ void ChipModel::StartStepBody(uint32_t chip) {
     ++c.pending;
     fs_.StartFlow(double(bytes), {l2_[chip]}, [this, chip] { OnStepPart(chip); });
   }
-  exec_->sim().ScheduleAfter(dt, [this, chip] { OnStepPart(chip); });
+  exec_->sim().ScheduleAfterInBatch(dt, [this, chip] { OnStepPart(chip); });
 }
 
 void ChipModel::OnStepPart(uint32_t chip) {

@@ -34,6 +34,31 @@ EventId Simulator::ScheduleAtSequence(Time when, uint64_t seq, Callback cb) {
   return EventId(slot, s.generation);
 }
 
+void Simulator::ScheduleAfterInBatch(Time delay, Callback cb) {
+  const Time when = now_ + delay;
+  if (tail_slot_ != kNotQueued && tail_seq_ + 1 == next_seq_ && tail_time_ps_ == when.ps()) {
+    Slot& s = slots_[tail_slot_];
+    if (s.batch == kNoBatch) {
+      if (!free_batches_.empty()) {
+        s.batch = free_batches_.back();
+        free_batches_.pop_back();
+      } else {
+        s.batch = static_cast<uint32_t>(batches_.size());
+        batches_.emplace_back();
+      }
+    }
+    batches_[s.batch].push_back(std::move(cb));
+    tail_seq_ = next_seq_++;
+    return;
+  }
+  const uint64_t seq = next_seq_++;
+  const EventId id = ScheduleAtSequence(when, seq, std::move(cb));
+  if (!id.valid()) return;  // Past the horizon: refused.
+  tail_slot_ = id.slot_;
+  tail_time_ps_ = when.ps();
+  tail_seq_ = seq;
+}
+
 // 4-ary heap: the children of i are 4i+1 … 4i+4. Sifts move a hole instead of swapping, and
 // every entry placed records its index in heap_pos_ (for Reschedule).
 void Simulator::HeapPush(const Entry& e) {
@@ -129,18 +154,39 @@ void Simulator::RunLoop(int64_t limit_ps) {
     Callback cb = std::move(s.cb);
     s.cb = nullptr;
     s.live = false;
+    const uint32_t batch = s.batch;
+    s.batch = kNoBatch;
     ++s.generation;  // Invalidates the EventId before the callback can reschedule the slot.
     free_slots_.push_back(top.slot);
+    if (top.slot == tail_slot_) tail_slot_ = kNotQueued;  // Joined by no later call.
     if (!live) continue;
     --live_;
     MESHSIM_CHECK(top.time_ps >= now_.ps()) << "time went backwards";
     now_ = Time::Picoseconds(top.time_ps);
     ++executed_;
     cb();
+    if (batch != kNoBatch) RunBatch(batch, top);
     if (executed_ >= next_progress_) {
       next_progress_ = executed_ + progress_every_;
       progress_();
     }
+  }
+}
+
+void Simulator::RunBatch(uint32_t batch, const Entry& top) {
+  // The callbacks took the sequence numbers after top.seq, one each, in this order.
+  std::vector<Callback> cbs = std::move(batches_[batch]);
+  batches_[batch].clear();
+  free_batches_.push_back(batch);
+  for (size_t k = 0; k < cbs.size(); ++k) {
+    if (stopped_ || horizon_exceeded_) {
+      // Stopped between two of them: the rest stay pending, as their own events would.
+      for (size_t j = k; j < cbs.size(); ++j) {
+        ScheduleAtSequence(Time::Picoseconds(top.time_ps), top.seq + 1 + j, std::move(cbs[j]));
+      }
+      return;
+    }
+    cbs[k]();
   }
 }
 

@@ -158,6 +158,61 @@ TEST(SimulatorTest, RescheduleFailsOnCancelledAndRefusesPastTheHorizon) {
   EXPECT_EQ(ran, 0);
 }
 
+// ScheduleAfterInBatch runs exactly what ScheduleAfter would, in the same order: the same script
+// of calls (batched calls for one instant, one interrupted by a plain event at that instant,
+// others at other instants, some scheduled from callbacks) gives the same (time, label) trace
+// both ways, in fewer events; a Stop() between two batched callbacks (7 and 8) leaves the rest
+// pending, and they run, in order, when the run resumes.
+TEST(SimulatorTest, BatchedEventsRunAsTheirOwnEventsWould) {
+  const auto script = [](bool batched, bool stop_at_7) {
+    Simulator sim;
+    std::vector<std::pair<int64_t, int>> trace;
+    const auto at = [&](int64_t ps, int label) {
+      auto cb = [&, label] {
+        trace.push_back({sim.Now().ps(), label});
+        if (label == 7 && stop_at_7) sim.Stop();
+        if (label == 1) {  // Schedules from inside a batch: after every member of its instant.
+          if (batched) {
+            sim.ScheduleAfterInBatch(Time::Zero(), [&] { trace.push_back({sim.Now().ps(), 10}); });
+          } else {
+            sim.ScheduleAfter(Time::Zero(), [&] { trace.push_back({sim.Now().ps(), 10}); });
+          }
+        }
+      };
+      if (batched) {
+        sim.ScheduleAfterInBatch(Time::Picoseconds(ps), cb);
+      } else {
+        sim.ScheduleAfter(Time::Picoseconds(ps), cb);
+      }
+    };
+    at(5, 1);
+    at(5, 2);
+    at(7, 3);  // Another instant: ends the first batch.
+    at(5, 4);
+    sim.ScheduleAfter(Time::Picoseconds(5), [&] { trace.push_back({sim.Now().ps(), 5}); });
+    at(5, 6);  // After a plain event of the same instant: a batch of its own.
+    at(7, 7);
+    at(7, 8);
+    sim.Run();
+    const uint64_t first_run = sim.events_executed();
+    if (stop_at_7) sim.Run();
+    return std::make_tuple(trace, first_run, sim.events_executed());
+  };
+  for (bool stop : {false, true}) {
+    const auto [plain, plain_first, plain_events] = script(false, stop);
+    const auto [batched, batched_first, batched_events] = script(true, stop);
+    EXPECT_EQ(batched, plain) << stop;
+    // Plain: 9 events. Batched: {1,2} {4} {5} {6} at 5 ps, {10} after them, {3} {7,8} at 7 ps;
+    // stopped after 7, 8 waits as an event of its own.
+    EXPECT_EQ(plain_events, 9u);
+    EXPECT_EQ(batched_events, stop ? 8u : 7u);
+    if (stop) {
+      EXPECT_EQ(plain_first, 8u);
+      EXPECT_EQ(batched_first, 7u);
+    }
+  }
+}
+
 TEST(SimulatorTest, RunUntilStopsAtLimitAndAdvancesClock) {
   Simulator sim;
   std::vector<int> order;
