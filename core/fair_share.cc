@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/check.h"
+#include "core/slot_pool.h"
 
 namespace meshsim::core {
 
@@ -118,14 +119,7 @@ void FairShare::StartGroup(double bytes, std::span<const ResourceId> resources,
     one_by_one();
     return;
   }
-  uint32_t g;
-  if (!free_groups_.empty()) {
-    g = free_groups_.back();
-    free_groups_.pop_back();
-  } else {
-    g = static_cast<uint32_t>(groups_.size());
-    groups_.emplace_back();
-  }
+  const uint32_t g = TakeSlot(free_groups_, groups_);
   if (!GroupEligible(g, bytes, resources, route_ends, max_rate)) {
     FreeGroup(g);
     one_by_one();
@@ -904,11 +898,7 @@ void FairShare::Solve() {
     }
     FillDecoupled(r);
     for (const Member& m : res.flows) {
-      Flow& f = flows_[m.flow];
-      if (!f.local || (f.new_rate == f.rate && Pending(f))) continue;
-      Settle(f, now);
-      f.rate = f.new_rate;
-      ScheduleCompletion(m.flow);
+      if (flows_[m.flow].local) TakeNewRate(m.flow, now);
     }
   }
   boundary_.clear();
@@ -930,13 +920,7 @@ void FairShare::SolveAlone(uint32_t r) {
   flows_walked_ += n;
   flows_refilled_ += n;
   SetLoad(r, FillLocal(r, res.capacity - reserved, reserved));
-  for (const Member& m : res.flows) {
-    Flow& f = flows_[m.flow];
-    if (f.new_rate == f.rate && Pending(f)) continue;
-    Settle(f, now);
-    f.rate = f.new_rate;
-    ScheduleCompletion(m.flow);
-  }
+  for (const Member& m : res.flows) TakeNewRate(m.flow, now);
 }
 
 double FairShare::FillLocal(uint32_t r, double remaining, double load) {
@@ -1159,13 +1143,7 @@ void FairShare::SolveComponent() {
       SumLoad(r);
     }
   }
-  for (uint32_t i : comp_flows_) {
-    Flow& f = flows_[i];
-    if (f.new_rate == f.rate && Pending(f)) continue;
-    Settle(f, now);
-    f.rate = f.new_rate;
-    ScheduleCompletion(i);
-  }
+  for (uint32_t i : comp_flows_) TakeNewRate(i, now);
 }
 
 uint32_t FairShare::NextFill() {
@@ -1537,14 +1515,7 @@ void FairShare::FlushCompletions() {
     if (c.flow == kNoFlow) continue;
     auto [it, added] = batch_at_.try_emplace(c.when.ps(), 0);
     if (added) {
-      uint32_t b;
-      if (!free_batches_.empty()) {
-        b = free_batches_.back();
-        free_batches_.pop_back();
-      } else {
-        b = static_cast<uint32_t>(batches_.size());
-        batches_.emplace_back();
-      }
+      const uint32_t b = TakeSlot(free_batches_, batches_);
       Batch& batch = batches_[b];
       batch.when = c.when;
       batch.first_seq = c.seq;

@@ -465,6 +465,15 @@ class FairShare {
   void ScheduleCompletion(uint32_t flow_index);
   // Whether flow f's completion is scheduled (its own event or a batch).
   static bool Pending(const Flow& f) { return f.completion.valid() || f.batched; }
+  // The end of a solve for flow idx: when its rate changed (or nothing is scheduled yet), credits
+  // it at the old rate, takes new_rate and schedules its completion.
+  void TakeNewRate(uint32_t idx, Time now) {
+    Flow& f = flows_[idx];
+    if (f.new_rate == f.rate && Pending(f)) return;
+    Settle(f, now);
+    f.rate = f.new_rate;
+    ScheduleCompletion(idx);
+  }
   // Takes a scheduled completion back (from its event or its batch).
   void Unschedule(uint32_t flow_index);
   // The end of a solve: the completions it scheduled, one batch per instant (see "Batched

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/check.h"
+#include "core/slot_pool.h"
 
 namespace meshsim::core {
 
@@ -38,15 +39,7 @@ void Simulator::ScheduleAfterInBatch(Time delay, Callback cb) {
   const Time when = now_ + delay;
   if (tail_slot_ != kNotQueued && tail_seq_ + 1 == next_seq_ && tail_time_ps_ == when.ps()) {
     Slot& s = slots_[tail_slot_];
-    if (s.batch == kNoBatch) {
-      if (!free_batches_.empty()) {
-        s.batch = free_batches_.back();
-        free_batches_.pop_back();
-      } else {
-        s.batch = static_cast<uint32_t>(batches_.size());
-        batches_.emplace_back();
-      }
-    }
+    if (s.batch == kNoBatch) s.batch = TakeSlot(free_batches_, batches_);
     batches_[s.batch].push_back(std::move(cb));
     tail_seq_ = next_seq_++;
     return;

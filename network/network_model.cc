@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "core/check.h"
+#include "core/slot_pool.h"
 
 namespace meshsim::network {
 
@@ -528,14 +529,7 @@ void NetworkModel::Start(core::OpId id, const core::Op& op, core::Executor& exec
 }
 
 void NetworkModel::Begin(core::OpId id, const core::Op& op, core::Executor& exec) {
-  uint32_t slot;
-  if (!free_runs_.empty()) {
-    slot = free_runs_.back();
-    free_runs_.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(runs_.size());
-    runs_.emplace_back();
-  }
+  const uint32_t slot = core::TakeSlot(free_runs_, runs_);
   Run& r = runs_[slot];
   r.id = id;
   r.op = &op;
