@@ -99,8 +99,8 @@ class Executor {
   bool finished(OpId id) const { return state_[id.value()] == State::kFinished; }
   Time makespan() const { return makespan_; }
   size_t finished_count() const { return finished_count_; }
-  const std::vector<TimelineRow>& timeline() const { return timeline_; }
-  std::vector<TimelineRow> TakeTimeline() { return std::move(timeline_); }
+  const TimelineRows& timeline() const { return timeline_; }
+  TimelineRows TakeTimeline() { return std::move(timeline_); }
   // Hash of every op's (id, finish time): equal runs, equal fingerprints. Independent of the
   // order in which events at one instant ran, which is not a result of the simulation.
   uint64_t fingerprint() const { return fingerprint_; }
@@ -125,7 +125,7 @@ class Executor {
   std::vector<State> state_;
   std::vector<Time> start_, end_;
   std::vector<uint32_t> ready_;  // Min-heap of op ids ready to start.
-  std::vector<TimelineRow> timeline_;
+  TimelineRows timeline_;
   TimelineSink* sink_ = nullptr;
   TimelineBudget* timeline_budget_ = nullptr;
   Time makespan_;

@@ -109,8 +109,8 @@ class FairShare {
   // Bounds the recorded samples' memory, shared with the executor's timeline (not owned; null =
   // unbounded). Once exhausted, samples are dropped and the simulator is stopped.
   void set_timeline_budget(TimelineBudget* budget) { timeline_budget_ = budget; }
-  const std::vector<CounterSample>& counters() const { return counters_; }
-  std::vector<CounterSample> TakeCounters() { return std::move(counters_); }
+  const CounterSamples& counters() const { return counters_; }
+  CounterSamples TakeCounters() { return std::move(counters_); }
 
   size_t num_resources() const { return resources_.size(); }
   // The description given to AddResource (its `bytes` and `busy` are in ResourceReport()).
@@ -537,7 +537,7 @@ class FairShare {
   std::vector<HeapEntry> refill_keys_;  // Refill: the heap keys of its dirty resources.
   std::vector<std::pair<double, uint32_t>> caps_;
   size_t unfrozen_ = 0;
-  std::vector<CounterSample> counters_;
+  CounterSamples counters_;
   uint32_t epoch_ = 0;
   size_t active_ = 0;
   uint64_t solves_ = 0;

@@ -1,6 +1,7 @@
 #include "core/time.h"
 
 #include <cmath>
+#include <cstdlib>
 
 #include "absl/strings/str_format.h"
 #include "core/check.h"
@@ -25,13 +26,23 @@ std::string Time::ToString() const {
 std::ostream& operator<<(std::ostream& os, Time t) { return os << t.ToString(); }
 
 namespace {
+[[noreturn, gnu::noinline, gnu::cold]] void BadRateConversion(double amount, double per_s) {
+  MESHSIM_CHECK(false) << "bad rate conversion " << amount << "/" << per_s;
+  std::abort();
+}
+
+// ⌈amount / per_s⌉ in picoseconds, saturated at the horizon. The fair-share solver calls this for
+// every flow whose rate changes, so the failure path stays out of line and the ceiling is taken
+// on the integer (x86-64's baseline has no rounding instruction; libm's ceil cost 5% of a run):
+// for 0 ≤ x < 2^63, trunc(x) + (trunc(x) < x) is ⌈x⌉.
 Time CeilPicoseconds(double amount, double per_s) {
-  MESHSIM_CHECK(amount >= 0 && per_s > 0) << "bad rate conversion " << amount << "/" << per_s;
-  const double ps = std::ceil(amount / per_s * 1e12);
+  if (!(amount >= 0 && per_s > 0)) BadRateConversion(amount, per_s);
+  const double ps = amount / per_s * 1e12;
   const int64_t beyond = Time::Horizon().ps() + 1;
   // Saturate: the simulator refuses events past the horizon and the run reports it.
   if (!(ps < static_cast<double>(beyond))) return Time::Picoseconds(beyond);
-  return Time::Picoseconds(static_cast<int64_t>(ps));
+  const int64_t whole = static_cast<int64_t>(ps);
+  return Time::Picoseconds(whole + (static_cast<double>(whole) < ps));
 }
 }  // namespace
 

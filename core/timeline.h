@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/ids.h"
+#include "core/large_vector.h"
 #include "core/op.h"
 #include "core/time.h"
 
@@ -55,6 +56,9 @@ struct TimelineRow {
 };
 static_assert(sizeof(TimelineRow) == 64, "rows are kept by the million; keep them one line");
 
+// A run's kept rows and samples: millions of them, grown without copies (core/large_vector.h).
+using TimelineRows = LargeVector<TimelineRow>;
+
 // A capacity resource of the fair-share solver, described for reports and traces.
 enum class ResourceKind : uint8_t { kHbm, kLink, kDma, kOther };
 const char* ToString(ResourceKind kind);
@@ -83,6 +87,7 @@ struct CounterSample {
   ResourceId resource;
   double rate_bytes_per_s = 0;
 };
+using CounterSamples = LargeVector<CounterSample>;
 
 // The memory a run's kept timeline may take: the executor's rows and the fair-share solver's
 // counter samples share one budget of bytes. Rows grow with events, not with ops (a collective
@@ -111,13 +116,14 @@ class TimelineBudget {
   // Doubles the capacity of `v` (full: size() == capacity(); to 1024 elements from empty)
   // within the budget; false, and exhausted() from now on, when that would pass it.
   // O(v.size()): the copy.
-  template <typename T>
-  bool Grow(std::vector<T>& v) {
+  template <typename Table>
+  bool Grow(Table& v) {
     const size_t before = v.capacity();
-    const size_t want = NewCapacity(before, sizeof(T));
+    const size_t want = NewCapacity(before, sizeof(typename Table::value_type));
     if (want == 0) return false;
     v.reserve(want);
-    committed_bytes_ += static_cast<int64_t>((v.capacity() - before) * sizeof(T));
+    committed_bytes_ +=
+        static_cast<int64_t>((v.capacity() - before) * sizeof(typename Table::value_type));
     return true;
   }
 

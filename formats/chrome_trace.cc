@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -298,7 +299,7 @@ struct CoreMerge {
   }
 };
 
-CoreMerge ChipsToMerge(const std::vector<TimelineRow>& timeline, size_t num_chips,
+CoreMerge ChipsToMerge(std::span<const TimelineRow> timeline, size_t num_chips,
                        int64_t max_core_threads) {
   CoreMerge m{std::vector<bool>(num_chips, false), std::vector<int64_t>(num_chips, 0), 0};
   if (max_core_threads < 0) return m;
@@ -321,7 +322,7 @@ CoreMerge ChipsToMerge(const std::vector<TimelineRow>& timeline, size_t num_chip
 }
 
 // Op slices per chip after the merge: one per (op, chip) of a merged chip.
-std::vector<int64_t> OpSlicesPerChip(const std::vector<TimelineRow>& timeline, size_t num_chips,
+std::vector<int64_t> OpSlicesPerChip(std::span<const TimelineRow> timeline, size_t num_chips,
                                      const CoreMerge& m) {
   std::vector<int64_t> op_slices(num_chips, 0);
   std::vector<std::pair<core::OpId, ChipId>> merged_keys;
@@ -340,7 +341,7 @@ std::vector<int64_t> OpSlicesPerChip(const std::vector<TimelineRow>& timeline, s
 
 // The chips kept under max_op_slices: the longest prefix within budget (the cluster's op rows
 // count first).
-size_t KeptChips(const std::vector<TimelineRow>& timeline, const std::vector<int64_t>& op_slices,
+size_t KeptChips(std::span<const TimelineRow> timeline, const std::vector<int64_t>& op_slices,
                  int64_t max_op_slices) {
   if (max_op_slices < 0) return op_slices.size();
   int64_t total = 0;
@@ -354,8 +355,8 @@ size_t KeptChips(const std::vector<TimelineRow>& timeline, const std::vector<int
 
 // One row per (op, chip) of the `core_rows` (sorted by chip, op, index): first start, last end,
 // sums, on the compute thread.
-void AppendMergedRows(const std::vector<TimelineRow>& timeline,
-                      const std::vector<uint32_t>& core_rows, std::vector<TimelineRow>& rows) {
+void AppendMergedRows(std::span<const TimelineRow> timeline, const std::vector<uint32_t>& core_rows,
+                      std::vector<TimelineRow>& rows) {
   for (size_t g = 0; g < core_rows.size();) {
     TimelineRow row = timeline[core_rows[g]];
     row.unit_index = kComputeUnit;
@@ -377,7 +378,7 @@ void AppendMergedRows(const std::vector<TimelineRow>& timeline,
 
 // Busy cores of each merged chip over time: +1 at each core row's start, -1 at its end, one
 // sample per distinct time at which the count changes.
-std::vector<Occupancy> MergedOccupancy(const std::vector<TimelineRow>& timeline,
+std::vector<Occupancy> MergedOccupancy(std::span<const TimelineRow> timeline,
                                        const std::vector<uint32_t>& core_rows,
                                        const std::vector<int64_t>& cores) {
   std::vector<Occupancy> occupancy;
@@ -407,7 +408,7 @@ std::vector<Occupancy> MergedOccupancy(const std::vector<TimelineRow>& timeline,
 
 // Applies max_core_threads (merges the core rows of many-core chips per op and records their
 // occupancy) and max_op_slices (leaves out the op rows of the highest-numbered chips).
-TraceRows SelectRows(const std::vector<TimelineRow>& timeline, int64_t chips,
+TraceRows SelectRows(std::span<const TimelineRow> timeline, int64_t chips,
                      const ChromeTraceOptions& options) {
   TraceRows out;
   int64_t max_chip = chips - 1;
@@ -449,7 +450,8 @@ class Exporter {
  public:
   Exporter(const RunRecord& run, const TraceRows& selected, const ChromeTraceOptions& options)
       : run_(run),
-        rows_(selected.replaced ? selected.rows : run.timeline),
+        rows_(selected.replaced ? std::span<const TimelineRow>(selected.rows)
+                                : std::span<const TimelineRow>(run.timeline)),
         selected_(selected),
         options_(options) {}
 
@@ -1127,7 +1129,7 @@ class Exporter {
   }
 
   const RunRecord& run_;
-  const std::vector<TimelineRow>& rows_;
+  std::span<const TimelineRow> rows_;
   const TraceRows& selected_;
   const ChromeTraceOptions& options_;
   Layout layout_;

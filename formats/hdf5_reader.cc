@@ -74,12 +74,12 @@ absl::StatusOr<Table> OpenTable(hid_t loc, const char* name, H5T_class_t type_cl
 
 // Reads the whole dataset `name` into `out`, converting from the file's types to `mem_type`: a
 // 1-D table, or with `cols` a 2-D matrix, row-major, whose number of columns goes to `*cols`.
-template <typename T>
+template <typename Vector>
 absl::Status ReadTable(hid_t loc, const char* name, H5T_class_t type_class, hid_t mem_type,
-                       std::vector<T>* out, const std::string& where, size_t* cols = nullptr) {
+                       Vector* out, const std::string& where, size_t* cols = nullptr) {
   MESHSIM_ASSIGN_OR_RETURN(Table table, OpenTable(loc, name, type_class, cols != nullptr, where));
   if (cols != nullptr) *cols = table.cols;
-  out->assign(table.rows * table.cols, T{});
+  out->assign(table.rows * table.cols, typename Vector::value_type{});
   if (out->empty()) return absl::OkStatus();
   IdConversion conversion{.writing = false};
   MESHSIM_ASSIGN_OR_RETURN(Handle xfer, MakeTransfer(&conversion, where));

@@ -65,14 +65,14 @@ struct RunRecord {
   std::vector<std::pair<std::string, std::string>> requested;
   // Scalar results, e.g. {"makespan_s", 1.2e-3}, in a stable order.
   std::vector<std::pair<std::string, double>> metrics;
-  std::vector<std::string> names;           // Indexed by TimelineRow::name.
-  std::vector<core::TimelineRow> timeline;  // Empty when the run kept no rows.
+  std::vector<std::string> names;  // Indexed by TimelineRow::name.
+  core::TimelineRows timeline;     // Empty when the run kept no rows.
   // The GeMM spans of the run (sim/metrics.h), filled by Simulate and by reading an archive
   // (its `gemms` table; an archive written before that table derives them from its timeline).
   std::vector<GemmSpan> gemms;
   std::vector<DepEdge> edges;
   std::vector<core::ResourceInfo> resources;  // Indexed by CounterSample::resource.
-  std::vector<core::CounterSample> counters;
+  core::CounterSamples counters;
   // Why the run failed (`sweep --keep-going` stores such runs: config, no metrics, no timeline);
   // empty for a run that finished. Stored as the run group's attribute `error`.
   std::string error;
@@ -85,9 +85,9 @@ struct RunRecord {
   // (compare, sweep): config, metrics, GeMM spans and resources stay for the printed summary.
   void ReleaseTimeline() {
     std::vector<std::string>().swap(names);
-    std::vector<core::TimelineRow>().swap(timeline);
+    core::TimelineRows().swap(timeline);
     std::vector<DepEdge>().swap(edges);
-    std::vector<core::CounterSample>().swap(counters);
+    core::CounterSamples().swap(counters);
   }
 
   // Value of metric `key`, or `fallback` when absent.

@@ -66,8 +66,8 @@ std::vector<std::pair<std::string, double>> RunMetrics::Pairs() const {
           {"wall_s", wall_s}};
 }
 
-RunMetrics ComputeMetrics(const std::vector<core::TimelineRow>& timeline, int chips,
-                          double peak_flops, core::Time makespan) {
+RunMetrics ComputeMetrics(std::span<const core::TimelineRow> timeline, int chips, double peak_flops,
+                          core::Time makespan) {
   MetricsAccumulator acc(chips, nullptr);
   for (const core::TimelineRow& r : timeline) acc.Add(r);
   return acc.Metrics(peak_flops, makespan);
@@ -113,7 +113,7 @@ void SetGemmShares(std::vector<formats::GemmSpan>& spans) {
   }
 }
 
-std::vector<formats::GemmSpan> GemmSpans(const std::vector<core::TimelineRow>& timeline,
+std::vector<formats::GemmSpan> GemmSpans(std::span<const core::TimelineRow> timeline,
                                          const std::vector<std::string>& names) {
   MetricsAccumulator acc(0, &names);
   for (const core::TimelineRow& r : timeline) acc.Add(r);

@@ -12,6 +12,7 @@
 #define MESHSIM_SIM_METRICS_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -43,7 +44,7 @@ struct RunMetrics {
 // The GeMM problems of a timeline in start order: rows grouped by (layer, pass), labelled by the
 // part of their name before the last '.' ("qkv.fwd.gemm" → "qkv.fwd"). Rows without a layer
 // and pass are grouped under their label prefix alone.
-std::vector<formats::GemmSpan> GemmSpans(const std::vector<core::TimelineRow>& timeline,
+std::vector<formats::GemmSpan> GemmSpans(std::span<const core::TimelineRow> timeline,
                                          const std::vector<std::string>& names);
 
 // Fills GemmSpan::share of every span (see sim/run_record.h): walking the spans in order of
@@ -51,8 +52,8 @@ std::vector<formats::GemmSpan> GemmSpans(const std::vector<core::TimelineRow>& t
 void SetGemmShares(std::vector<formats::GemmSpan>& spans);
 
 // Derives the metrics of a run from its timeline. `peak_flops` is one chip's peak.
-RunMetrics ComputeMetrics(const std::vector<core::TimelineRow>& timeline, int chips,
-                          double peak_flops, core::Time makespan);
+RunMetrics ComputeMetrics(std::span<const core::TimelineRow> timeline, int chips, double peak_flops,
+                          core::Time makespan);
 
 // The metrics and GeMM spans of a run, streamed from its rows in recording order, so that a run
 // need not keep its timeline (millions of rows at thousands of chips). ComputeMetrics and

@@ -963,7 +963,7 @@ TEST(CliTest, GoldenChainScenario) {
       ReadFile(SourceDir() + "/tests/golden/chain_ring4.timeline.csv"), '\n', absl::SkipEmpty());
   ASSERT_FALSE(expected.empty());
   expected.erase(expected.begin());  // Header.
-  std::vector<core::TimelineRow> rows = rec->timeline;
+  std::vector<core::TimelineRow> rows(rec->timeline.begin(), rec->timeline.end());
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.op < b.op; });
   std::vector<std::string> actual;
   for (const core::TimelineRow& row : rows) {

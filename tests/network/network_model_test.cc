@@ -86,7 +86,7 @@ struct Rig {
   std::unique_ptr<NetworkModel> net;
   core::OpGraph graph;
   std::vector<Time> end;
-  std::vector<core::TimelineRow> rows;
+  core::TimelineRows rows;
 };
 
 NetworkConfig Config(int directions) {
