@@ -133,6 +133,7 @@ absl::Status Run(const std::vector<std::string>& args, std::ostream& out, std::o
   }
   MESHSIM_ASSIGN_OR_RETURN(RunOptions options, ResolveRunOptions(raw));
   options.keep_timeline = !options.out.empty() || !options.trace.empty();
+  options.fold = true;  // Where nothing is kept per chip (sim/fold.h).
   options.progress =
       isatty(STDERR_FILENO) != 0 ? RunOptions::Progress::kTerminal : RunOptions::Progress::kLog;
   options.warn = [&err](const std::string& w) { err << "meshsim: warning: " << w << std::endl; };

@@ -223,6 +223,7 @@ absl::StatusOr<std::vector<Point>> Validate(const RunOptions& o,
     r.mesh_rows = mesh.rows;
     r.mesh_cols = mesh.cols;
     r.keep_timeline = false;  // Only the makespan is read.
+    r.fold = true;
     err << "simulating mesh " << mesh.ToString() << ", S " << absl::StrJoin(slices, ",")
         << " ...\n";
     MESHSIM_ASSIGN_OR_RETURN(const formats::RunRecord rec, SimulateWithLayerSlices(r, slices));

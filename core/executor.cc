@@ -123,11 +123,8 @@ void Executor::Finish(OpId id) {
   makespan_ = std::max(makespan_, now);
   ++finished_count_;
   // A sum of one mixed (id, finish time) per op: the same for every order in which equal-time
-  // events ran (splitmix64's finalizer).
-  uint64_t h = static_cast<uint64_t>(now.ps()) * 0x9e3779b97f4a7c15ull ^ i;
-  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
-  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-  fingerprint_ += h ^ (h >> 31);
+  // events ran.
+  fingerprint_ += FingerprintTerm(i, now);
   for (uint32_t j = succ_begin_[i]; j < succ_begin_[i + 1]; ++j) {
     const uint32_t s = succ_[j];
     MESHSIM_CHECK(pending_deps_[s] > 0) << "dependency count of op " << s << " went negative";

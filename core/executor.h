@@ -104,6 +104,14 @@ class Executor {
   // Hash of every op's (id, finish time): equal runs, equal fingerprints. Independent of the
   // order in which events at one instant ran, which is not a result of the simulation.
   uint64_t fingerprint() const { return fingerprint_; }
+  // An op's term of the fingerprint (the fingerprint is their sum over the ops).
+  static uint64_t FingerprintTerm(uint32_t op, Time end) {
+    // splitmix64's finalizer of the mixed (id, finish time).
+    uint64_t h = static_cast<uint64_t>(end.ps()) * 0x9e3779b97f4a7c15ull ^ op;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    return h ^ (h >> 31);
+  }
 
   // The hang report for the current state (empty when every op finished).
   std::string HangReport(size_t max_ops = 20) const;

@@ -44,7 +44,7 @@ absl::Status OpGraph::CheckSize() const {
       absl::StrFormat("the op graph passes its budget of %d ops", max_ops_));
 }
 
-GroupId OpGraph::AddGroup(std::vector<ChipId> members) {
+GroupId OpGraph::AddGroup(std::vector<ChipId> members, bool images) {
   MESHSIM_CHECK(!members.empty()) << "OpGraph::AddGroup: empty group";
   std::vector<uint32_t> key;
   key.reserve(members.size());
@@ -54,14 +54,15 @@ GroupId OpGraph::AddGroup(std::vector<ChipId> members) {
   }
   std::vector<uint32_t> sorted = key;
   std::sort(sorted.begin(), sorted.end());
-  MESHSIM_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end())
-      << "OpGraph::AddGroup: chip listed twice";
+  const bool repeats = std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end();
+  MESHSIM_CHECK(images || !repeats) << "OpGraph::AddGroup: chip listed twice";
   auto it = group_index_.find(key);
   if (it != group_index_.end()) return it->second;
   const GroupId id(static_cast<uint32_t>(groups_.size()));
   max_chip_ = std::max<int>(max_chip_, sorted.back());
   group_index_.emplace(std::move(key), id);
   groups_.push_back(std::move(members));
+  has_images_.push_back(repeats);
   return id;
 }
 

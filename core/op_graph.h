@@ -57,7 +57,10 @@ class OpGraph {
   }
 
   // Interns an ordered chip group (>= 1 chip, no repeats). Same members, same order → same id.
-  GroupId AddGroup(std::vector<ChipId> members);
+  // With `images`, a chip may be listed more than once: a folded graph's ring (sim/fold.h), whose
+  // members are named by their representative chips; a repeated chip stands for an image of its
+  // first listing, which the network does not simulate again.
+  GroupId AddGroup(std::vector<ChipId> members, bool images = false);
 
   NameId Intern(const std::string& name) { return names_.Intern(name); }
 
@@ -81,6 +84,8 @@ class OpGraph {
     return {deps_.data() + dep_begin_[id.value()], deps_.data() + dep_begin_[id.value() + 1]};
   }
   std::span<const ChipId> group(GroupId id) const { return groups_[id.value()]; }
+  // Whether the group lists images (AddGroup's `images` with a repeated chip).
+  bool has_images(GroupId id) const { return has_images_[id.value()]; }
   size_t num_groups() const { return groups_.size(); }
   const StringTable& names() const { return names_; }
 
@@ -98,6 +103,7 @@ class OpGraph {
   std::vector<uint32_t> dep_begin_ = {0};
   std::vector<OpId> deps_;
   std::vector<std::vector<ChipId>> groups_;
+  std::vector<bool> has_images_;  // By group.
   absl::flat_hash_map<std::vector<uint32_t>, GroupId> group_index_;
   StringTable names_;
   int max_chip_ = -1;

@@ -549,8 +549,27 @@ void NetworkModel::Begin(core::OpId id, const core::Op& op, core::Executor& exec
   }
   const int p = static_cast<int>(r.members.size());
   r.step = 0;
-  r.hosts = SplitByHost(op, r.members);
-  r.phases = r.hosts.empty() ? TorusPhases(op, r.members) : std::vector<RingPhase>();
+  r.image_of.clear();
+  if (op.kind == OpKind::kCollective && exec.graph().has_images(op.group)) {
+    // A folded ring: plain ring steps, on a machine without SM or mode bookkeeping (what
+    // sim/fold.h folds).
+    MESHSIM_CHECK(ledger_ == nullptr && arbiter_ == nullptr && !serial_ && !IsChain(op, p) &&
+                  !HalvingDoubling(op, p))
+        << "a folded ring on a machine or collective that folding excludes";
+    r.image_of.resize(p);
+    for (int k = 0; k < p; ++k) {
+      r.image_of[k] = k;
+      for (int j = 0; j < k; ++j) {
+        if (r.members[j] == r.members[k]) {
+          r.image_of[k] = j;
+          break;
+        }
+      }
+    }
+  }
+  r.hosts = r.image_of.empty() ? SplitByHost(op, r.members) : HostSplit();
+  r.phases =
+      r.hosts.empty() && r.image_of.empty() ? TorusPhases(op, r.members) : std::vector<RingPhase>();
   if (!r.hosts.empty()) {
     r.steps = TwoLevelSteps(op, r.hosts);
   } else if (!r.phases.empty()) {
@@ -628,6 +647,7 @@ void NetworkModel::Begin(uint32_t slot) {
   // Transfers record their launch on the sender only; collectives on every member.
   const int launch_rows = r.op->kind == OpKind::kTransfer ? 1 : static_cast<int>(r.members.size());
   for (int i = 0; i < launch_rows; ++i) {
+    if (!r.Simulated(i)) continue;
     exec.Record(
         exec.MakeRow(r.id, r.members[i], Phase::kLaunch, UnitKind::kNic, 0, r.start, launched));
   }
@@ -774,8 +794,10 @@ void NetworkModel::BeginStep(uint32_t slot) {
     return;
   }
   const Time synced = sim.Now() + Time::Seconds(config_.t_sync_s + r.step_s);
-  for (ChipId c : r.members) {
-    r.exec->Record(r.exec->MakeRow(r.id, c, Phase::kSync, UnitKind::kNic, 0, r.step_start, synced));
+  for (int i = 0; i < static_cast<int>(r.members.size()); ++i) {
+    if (!r.Simulated(i)) continue;
+    r.exec->Record(
+        r.exec->MakeRow(r.id, r.members[i], Phase::kSync, UnitKind::kNic, 0, r.step_start, synced));
   }
   sim.ScheduleAt(synced, [this, slot] { StartFlows(slot); });
 }
@@ -853,6 +875,18 @@ void NetworkModel::StartFlows(uint32_t slot) {
   r.last_arrival = r.transfer_start;
   std::fill(r.arrived.begin(), r.arrived.end(), r.transfer_start);
   PlanStep(r, r.step, r.sends);
+  if (!r.image_of.empty()) {
+    // A folded ring: the sends of the members simulated, each to its receiver's representative
+    // (over the representative of the link between them: the route keeps its direction).
+    size_t kept = 0;
+    for (const Send& s : r.sends) {
+      if (!r.Simulated(s.src)) continue;
+      r.sends[kept] = s;
+      r.sends[kept].dst = r.image_of[s.dst];
+      ++kept;
+    }
+    r.sends.resize(kept);
+  }
   r.pending = static_cast<int>(r.sends.size());
   if (r.pending == 0) {
     r.exec->sim().ScheduleAt(r.transfer_start, [this, slot] { EndStep(slot); });
@@ -1031,6 +1065,7 @@ void NetworkModel::StepArrived(uint32_t slot) {
   // Every flow of the step has arrived: record each member's transfer phase, next step.
   const int rows = r.op->kind == OpKind::kTransfer ? 1 : static_cast<int>(r.members.size());
   for (int i = 0; i < rows; ++i) {
+    if (!r.Simulated(i)) continue;
     const Time end = r.op->kind == OpKind::kTransfer ? now : r.arrived[i];
     if (end == r.transfer_start) continue;  // Nothing arrived at this member in this step.
     r.exec->Record(r.exec->MakeRow(r.id, r.members[i], Phase::kTransfer, UnitKind::kNic, 0,
@@ -1046,6 +1081,7 @@ void NetworkModel::EndStep(uint32_t slot) {
   const Time now = exec.sim().Now();
   const int rows = r.op->kind == OpKind::kTransfer ? 1 : static_cast<int>(r.members.size());
   for (int i = 0; i < rows; ++i) {
+    if (!r.Simulated(i)) continue;
     core::TimelineRow row =
         exec.MakeRow(r.id, r.members[i], Phase::kOp, UnitKind::kNic, 0, r.start, now);
     row.bytes = r.sent[i];

@@ -237,6 +237,10 @@ class NetworkModel : public core::OpRunner {
     const core::Op* op = nullptr;
     core::Executor* exec = nullptr;
     std::vector<core::ChipId> members;
+    // A folded ring (its group lists images, sim/fold.h): per member, the first member with the
+    // same chip, whose flows and rows stand for it. Empty for other runs.
+    std::vector<int> image_of;
+    bool Simulated(int member) const { return image_of.empty() || image_of[member] == member; }
     int step = 0;
     int steps = 0;
     int pending = 0;  // Flows and reductions still running in this step.

@@ -30,6 +30,7 @@
 #include "core/simulator.h"
 #include "core/status_macros.h"
 #include "network/network_model.h"
+#include "sim/fold.h"
 #include "sim/machine.h"
 #include "sim/metrics.h"
 #include "sim/ring_check.h"
@@ -211,8 +212,48 @@ class ProgressLine {
   bool drawn_ = false;
 };
 
+// `graph` folded for the run of `o` (sim/fold.h), with the folded machine's options in
+// `folded_options`; nullopt where the run is not folded: not asked for, a timeline kept, or a
+// machine or graph that is not symmetric under the torus's translations. The conditions on the
+// machine: a torus (its wraparound makes every translation a symmetry), routes that do not hash,
+// and nothing that orders one chip's ops by more than the graph (in-order streams, host issue,
+// SMs held by communication kernels, a communicator's serial queue, blocking collectives,
+// two-level collectives).
+std::optional<FoldedGraph> FoldRun(const RunOptions& o, const algorithms::Mesh& mesh,
+                                   const core::OpGraph& graph, RunOptions* folded_options) {
+  const stack::StackConfig& st = o.system.stack;
+  const network::NetworkConfig& net = o.system.net;
+  if (!o.fold || o.keep_timeline || !o.placement.empty() || mesh.placed()) return std::nullopt;
+  if (o.topology != "ring" && o.topology != "torus2d" && o.topology != "torus3d") {
+    return std::nullopt;
+  }
+  if (st.kernel_in_order != 0 || st.comm_ctas > 0 || st.comm_serial != 0 ||
+      st.host_op_overhead_s > 0 || st.host_gemm_overhead_s > 0 || st.host_comm_overhead_s > 0 ||
+      net.collective_overlap == 0 || net.sendrecv_overlap == 0 || net.two_level != 0) {
+    return std::nullopt;
+  }
+  const absl::StatusOr<network::Topology> topology = BuildTopology(o, &mesh);
+  if (!topology.ok() || !topology->RoutesIgnoreHash() || topology->num_chips() != o.chips) {
+    return std::nullopt;
+  }
+  std::vector<int> dims = topology->dims();
+  if (dims.empty()) dims = {o.chips};  // The ring.
+  // A folded extent of 2 needs both links of the pair (a + and a − link per chip, as every chip
+  // of a longer ring has): with torus.length2_links = 1, only if no real extent is 2.
+  if (net.torus_length2_links != 2 && std::count(dims.begin(), dims.end(), 2) > 0) {
+    return std::nullopt;
+  }
+  std::optional<FoldedGraph> folded = FoldTorusGraph(graph, dims, nullptr);
+  if (!folded.has_value()) return std::nullopt;
+  *folded_options = o;
+  folded_options->chips = folded->chips;
+  if (o.topology != "ring") folded_options->dims = folded->periods;
+  folded_options->system.net.torus_length2_links = 2;
+  return folded;
+}
+
 // Runs `graph` on the machine of `o` and fills the record's timeline, edges, counters and base
-// metrics (not its config).
+// metrics (not its config). Folded where FoldRun allows: the record is the whole run's.
 absl::StatusOr<formats::RunRecord> RunGraph(const RunOptions& o, const algorithms::Mesh& mesh,
                                             const core::OpGraph& graph,
                                             std::chrono::steady_clock::time_point wall_start) {
@@ -227,16 +268,20 @@ absl::StatusOr<formats::RunRecord> RunGraph(const RunOptions& o, const algorithm
         "all %d chips; the scenario cannot be simulated: lower its sizes",
         core::Time::Horizon().ToString(), flops, min_seconds, o.chips));
   }
+  RunOptions folded_options;
+  const std::optional<FoldedGraph> folded = FoldRun(o, mesh, graph, &folded_options);
+  const RunOptions& mo = folded.has_value() ? folded_options : o;  // The machine simulated.
+  const core::OpGraph& run_graph = folded.has_value() ? folded->graph : graph;
   core::Simulator sim;
   core::FairShare fair_share(sim);
   fair_share.set_record_counters(o.keep_timeline);
-  MESHSIM_ASSIGN_OR_RETURN(std::unique_ptr<Machine> machine, BuildMachine(o, mesh, fair_share));
-  core::Executor exec(sim, graph);
+  MESHSIM_ASSIGN_OR_RETURN(std::unique_ptr<Machine> machine, BuildMachine(mo, mesh, fair_share));
+  core::Executor exec(sim, run_graph);
   machine->Attach(exec);
   // Rows are streamed into the metrics as they are recorded, and kept only if asked for.
   // Only a pipeline's GeMM table reads the GeMMs' busy times (report.cc): other runs skip their
   // per-row cost on this hot path.
-  MetricsAccumulator metrics(o.chips, &graph.names().all(), WorkloadOf(o).TracksGemmBusyTime());
+  MetricsAccumulator metrics(mo.chips, &graph.names().all(), WorkloadOf(o).TracksGemmBusyTime());
   exec.set_sink(o.keep_timeline ? nullptr : &metrics);
   // The rows and counter samples kept grow with events, not ops: bounded while they grow.
   core::TimelineBudget timeline_budget(o.timeline_budget());
@@ -244,8 +289,8 @@ absl::StatusOr<formats::RunRecord> RunGraph(const RunOptions& o, const algorithm
     exec.set_timeline_budget(&timeline_budget);
     fair_share.set_timeline_budget(&timeline_budget);
   }
-  OrderStreams(o.system.stack, graph, exec);
-  IssueFromHost(o.system.stack, graph, exec);
+  OrderStreams(o.system.stack, run_graph, exec);
+  IssueFromHost(o.system.stack, run_graph, exec);
   const bool report = o.progress != RunOptions::Progress::kNone;
   ProgressLine progress(sim, exec, wall_start, o.progress == RunOptions::Progress::kTerminal);
   if (report || o.cancel != nullptr) {
@@ -276,12 +321,32 @@ absl::StatusOr<formats::RunRecord> RunGraph(const RunOptions& o, const algorithm
   for (uint32_t i = 0; i < graph.size(); ++i) {
     for (core::OpId d : graph.deps(core::OpId(i))) rec.edges.push_back({d, core::OpId(i)});
   }
-  rec.resources = fair_share.ResourceReport();
+  // A folded run's resources are the representative chips' (which only an archive or a trace
+  // would show, and a folded run writes neither).
+  if (!folded.has_value()) rec.resources = fair_share.ResourceReport();
   rec.counters = fair_share.TakeCounters();
 
   for (const core::TimelineRow& row : rec.timeline) metrics.Add(row);
   RunMetrics m = metrics.Metrics(o.system.chip.PeakFlops(), exec.makespan());
   rec.gemms = metrics.Gemms();
+  uint64_t fp = exec.fingerprint();
+  if (folded.has_value()) {
+    // Per-chip averages and utilization are the box's; totals count every chip, which runs its
+    // representative's ops at the same times.
+    const int scale = folded->real_chips / folded->chips;  // Box chips divide the torus.
+    m.chips = o.chips;
+    m.flops *= scale;
+    for (formats::GemmSpan& g : rec.gemms) {
+      g.flops *= scale;
+      g.chip_busy = core::Time::Picoseconds(g.chip_busy.ps() * scale);
+      g.chips *= scale;
+    }
+    fp = 0;
+    for (uint32_t i = 0; i < graph.size(); ++i) {
+      fp +=
+          core::Executor::FingerprintTerm(i, exec.end_time(core::OpId(folded->representative[i])));
+    }
+  }
   m.ops = static_cast<double>(graph.size());
   m.events = static_cast<double>(sim.events_executed());
   m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -294,10 +359,11 @@ absl::StatusOr<formats::RunRecord> RunGraph(const RunOptions& o, const algorithm
     }
   }
   rec.metrics.emplace_back("events_cancelled", static_cast<double>(sim.events_cancelled()));
+  // The chips simulated: fewer than `chips` where the run was folded (sim/fold.h).
+  rec.metrics.emplace_back("simulated_chips", static_cast<double>(mo.chips));
   rec.metrics.emplace_back("fair_share_solves", static_cast<double>(fair_share.solves()));
   rec.metrics.emplace_back("flows", static_cast<double>(fair_share.flows_started()));
   rec.metrics.emplace_back("flow_groups", static_cast<double>(fair_share.groups_formed()));
-  const uint64_t fp = exec.fingerprint();
   rec.metrics.emplace_back("fingerprint_hi", static_cast<double>(fp >> 32));
   rec.metrics.emplace_back("fingerprint_lo", static_cast<double>(fp & 0xffffffffu));
   return rec;

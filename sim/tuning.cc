@@ -65,6 +65,7 @@ absl::Status MeasureAtpBandwidths(const RunOptions& o, algorithms::AtpProblem& p
       r.out.clear();
       r.trace.clear();
       r.keep_timeline = false;
+      r.fold = true;  // Only the makespan is read.
       r.progress = RunOptions::Progress::kNone;
       r.warn = nullptr;
       MESHSIM_ASSIGN_OR_RETURN(const formats::RunRecord rec, Simulate(r));
