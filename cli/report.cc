@@ -202,6 +202,12 @@ void PrintTable(const formats::RunRecord& r, std::ostream& os) {
   line("ops", absl::StrFormat("%.0f", r.Metric("ops")));
   line("events", absl::StrFormat("%.0f (%s in %.3f s wall)", events,
                                  Count(wall > 0 ? events / wall : 0, "events/s"), wall));
+  if (const double simulated = r.Metric("simulated_chips", -1);
+      simulated >= 0 && simulated < r.chips) {
+    line("chips simulated", absl::StrFormat("%.0f of %d (folded: the others run in step with "
+                                            "these, by the torus's symmetry)",
+                                            simulated, r.chips));
+  }
   PrintGemms(r, os);
 }
 
@@ -241,8 +247,8 @@ void PrintJson(const formats::RunRecord& r, std::ostream& os,
                           "model_layers", "model_fc_time_s"}) {
     os << ", " << JsonString(key) << ": " << JsonNumber(r.Metric(key));
   }
-  for (const char* key : {"layer_flops", "tflops_per_gpu", "step_time_s", "step_flops", "tflops",
-                          "pipeline_messages"}) {
+  for (const char* key : {"simulated_chips", "layer_flops", "tflops_per_gpu", "step_time_s",
+                          "step_flops", "tflops", "pipeline_messages"}) {
     if (const double v = r.Metric(key, -1); v >= 0) {
       os << ", " << JsonString(key) << ": " << JsonNumber(v);
     }

@@ -103,6 +103,13 @@ class LargeVector {
     return back();
   }
   void pop_back() { --size_; }
+  // Appends [first, last) (std::vector's insert at end()).
+  template <typename It>
+  void append(It first, It last) {
+    const size_t n = static_cast<size_t>(std::distance(first, last));
+    if (size_ + n > capacity_) Reallocate(std::max(size_ + n, 2 * capacity_));
+    for (; first != last; ++first) data_[size_++] = *first;
+  }
   void resize(size_t n) { resize(n, T{}); }
   void resize(size_t n, const T& v) {
     reserve(n);

@@ -33,7 +33,7 @@ OpId OpGraph::Add(const Op& op, std::span<const OpId> deps) {
   MESHSIM_CHECK(op.bytes >= 0 && op.m >= 0 && op.n >= 0 && op.k >= 0 && op.duration >= Time::Zero())
       << "OpGraph::Add: negative size in " << ToString(op.kind) << " op";
   ops_.push_back(op);
-  deps_.insert(deps_.end(), deps.begin(), deps.end());
+  deps_.append(deps.begin(), deps.end());
   dep_begin_.push_back(static_cast<uint32_t>(deps_.size()));
   return id;
 }

@@ -30,6 +30,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "core/ids.h"
+#include "core/large_vector.h"
 #include "core/op.h"
 
 namespace meshsim::core {
@@ -99,9 +100,11 @@ class OpGraph {
   int num_chips() const { return max_chip_ + 1; }
 
  private:
-  std::vector<Op> ops_;
-  std::vector<uint32_t> dep_begin_ = {0};
-  std::vector<OpId> deps_;
+  // Millions at thousands of chips: grown without copies (core/large_vector.h), so a graph's
+  // peak memory is its size, not twice it while a vector doubles.
+  LargeVector<Op> ops_;
+  LargeVector<uint32_t> dep_begin_ = {0};
+  LargeVector<OpId> deps_;
   std::vector<std::vector<ChipId>> groups_;
   std::vector<bool> has_images_;  // By group.
   absl::flat_hash_map<std::vector<uint32_t>, GroupId> group_index_;

@@ -336,7 +336,7 @@ ITEMS = [
      'overlap ablation, U-Transformer, 2–64 microbatches: Broadcast, Overlap, Eager-1F1B'),
     ('[`scale_pod`](scale_pod/README.md)',
      '— (issue 22)',
-     'GPT-3 175B, one training step, 8 stages × DP × 8x8 MeshSlice slices of a torus3d, 512 and 1024 TPU v4-like chips: where the step goes, and the cost of simulating it'),
+     'GPT-3 175B, one training step, 8 stages × DP × 8x8 MeshSlice slices of a torus3d, 512, 1024 and 8192 TPU v4-like chips: where the step goes, and the cost of simulating it (folded)'),
     ('`common/`',
      '—',
      "`plotenv.py`: interpreter re-exec, paths relative to each script, missing-data message, Markdown tables rewritten between README markers; `meshsim_results.py`: read a sweep's `/summary`, best run per group, shared figure code; `meshsim_reshard.py`, `meshsim_pipeline.py`: the resharding items' runs"),

@@ -317,9 +317,12 @@ absl::StatusOr<formats::RunRecord> RunGraph(const RunOptions& o, const algorithm
   rec.chips = o.chips;
   rec.names = graph.names().all();
   rec.timeline = exec.TakeTimeline();
-  rec.edges.reserve(graph.num_deps());
-  for (uint32_t i = 0; i < graph.size(); ++i) {
-    for (core::OpId d : graph.deps(core::OpId(i))) rec.edges.push_back({d, core::OpId(i)});
+  if (!folded
+           .has_value()) {  // Only archives and traces show them, which folded runs write none of.
+    rec.edges.reserve(graph.num_deps());
+    for (uint32_t i = 0; i < graph.size(); ++i) {
+      for (core::OpId d : graph.deps(core::OpId(i))) rec.edges.push_back({d, core::OpId(i)});
+    }
   }
   // A folded run's resources are the representative chips' (which only an archive or a trace
   // would show, and a folded run writes neither).

@@ -14,7 +14,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import plotenv  # noqa: E402
 
 HEADERS = ["chips", "stages", "dp", "mesh", "step_time_s", "tflops_per_chip", "flop_utilization",
-           "peak_compute_s", "compute_s", "exposed_comm_s", "idle_s", "events", "ops", "command"]
+           "peak_compute_s", "compute_s", "exposed_comm_s", "idle_s", "events", "ops",
+           "simulated_chips", "command"]
 
 
 def main():
@@ -35,7 +36,7 @@ def main():
                       f"{r['tflops_per_gpu']:.2f}", f"{r['flop_utilization']:.4f}",
                       f"{peak_s:.4f}", f"{compute:.4f}", f"{exposed:.4f}",
                       f"{max(0.0, step - compute - exposed):.4f}", int(r["events"]), int(r["ops"]),
-                      r["command"]])
+                      int(r.get("simulated_chips", chips)), r["command"]])
     if not table:
         plotenv.require(__file__, "out/pod_512.json")  # Exits with the run hint.
     plotenv.write_rows(plotenv.here(__file__, "pod.csv"), HEADERS, table)

@@ -2,7 +2,7 @@
 """A pod-scale run a user would make (issue 22): GPT-3 175B, one training step on TPU v4-like chips
 as 8 pipeline stages x D data-parallel replicas x an 8x8 MeshSlice mesh per stage replica, each
 stage replica on its own 8x8 torus slice (torus3d (8·D)x8x8, as TPU v4 wires its slices), for
-D = 1 and 2 (512 and 1024 chips). Runs one at a time (the wall times are measurements) and
+D = 1, 2 and 16 (512, 1024 and 8192 chips). Runs one at a time (the wall times are measurements) and
 writes out/pod_<chips>.json (the run's JSON) and out/pod_wall.csv (chips, wall seconds, peak
 RSS in MB: this machine's, not a result). plot.py turns the JSON into pod.csv and the figure."""
 import json
@@ -17,7 +17,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "common"))
 from meshsim_reshard import binary, write_csv  # noqa: E402
 
 STAGES, MESH, MICROBATCHES, SEQS = 8, 8, 8, 8  # SEQS: sequences per replica per microbatch.
-REPLICAS = [1, 2]
+REPLICAS = [1, 2, 16]  # 512, 1024 and 8192 chips.
+# The 8192-chip graph has 99.4 M ops: past the default --max-ops of a 24 GiB machine (half of it
+# at 200 B per op, the cost of a graph simulated whole); folded, it peaks at ~126 B per op.
+MAX_OPS = 110_000_000
 
 
 def command(dp):
@@ -26,7 +29,8 @@ def command(dp):
             "--stages", str(STAGES), "--dp", str(dp), "--mesh", f"{MESH}x{MESH}",
             "--algorithm", "meshslice", "--microbatches", str(MICROBATCHES),
             "--batch", str(MICROBATCHES * SEQS * dp), "--topology", "torus3d",
-            "--dims", f"{STAGES * dp}x{MESH}x{MESH}", "--format", "json"]
+            "--dims", f"{STAGES * dp}x{MESH}x{MESH}", "--max-ops", str(MAX_OPS),
+            "--format", "json"]
 
 
 def main():
