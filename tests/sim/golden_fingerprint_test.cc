@@ -97,6 +97,20 @@ TEST_P(GoldenFingerprint, MatchesStoredValue) {
   EXPECT_EQ(makespan_ps, g.makespan_ps) << g.name;
 }
 
+// The same runs as `meshsim run` makes them without --out: folded where the torus's symmetry
+// allows (sim/fold.h; the 4×4 tori fold to 2×2), with the stored fingerprints and makespans.
+TEST_P(GoldenFingerprint, FoldedMatchesStoredValue) {
+  const Golden& g = GetParam();
+  absl::StatusOr<RunOptions> o = ResolveRunOptions(GoldenRawOptions(g.args));
+  ASSERT_TRUE(o.ok()) << o.status();
+  o->keep_timeline = false;
+  o->fold = true;
+  absl::StatusOr<formats::RunRecord> r = Simulate(*o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Fingerprint(*r), g.fingerprint) << g.name;
+  EXPECT_EQ(std::llround(r->Metric("makespan_s", -1) * 1e12), g.makespan_ps) << g.name;
+}
+
 INSTANTIATE_TEST_SUITE_P(Runs, GoldenFingerprint, testing::ValuesIn(Goldens()),
                          [](const auto& info) { return info.param.name; });
 
