@@ -184,6 +184,12 @@ std::optional<FoldedGraph> FoldWithPeriods(const core::OpGraph& graph, const Tor
     const auto members = graph.group(core::GroupId(g));
     if (std::optional<Line> line = LineOf(t, members);
         line.has_value() && line->dim >= 0 && periods[line->dim] != t.extent(line->dim)) {
+      // A ring against the dimension's direction would take the − links that the folded
+      // torus's ring steps (routed forward: + links) do not: refused rather than mirrored.
+      if (line->dir < 0) {
+        crossed = line->dim;
+        return std::nullopt;
+      }
       lines[g] = *line;
       place_key[g] = line->Key(chips);
     } else {

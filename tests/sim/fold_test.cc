@@ -117,6 +117,18 @@ TEST(FoldTorusGraphTest, RefusesWhatIsNotSymmetric) {
   ASSERT_TRUE(halves.has_value()) << why;
   EXPECT_EQ(halves->periods, (std::vector<int>{2, 4}));
 
+  // Rings against the dimension's direction (columns 3, 2, 1, 0 of each row): the folded
+  // torus routes ring steps forward, so these rows do not fold along themselves.
+  OpGraph reversed;
+  for (int r = 0; r < 4; ++r) {
+    std::vector<ChipId> row;
+    for (int k = 3; k >= 0; --k) row.push_back(ChipId(r * 4 + k));
+    reversed.Add(Op::Collective(CollectiveKind::kAllGather, reversed.AddGroup(row), 1024));
+  }
+  std::optional<FoldedGraph> against = FoldTorusGraph(reversed, dims, &why);
+  ASSERT_TRUE(against.has_value()) << why;
+  EXPECT_EQ(against->periods, (std::vector<int>{2, 4}));
+
   // Dependencies that differ: chip 0's second GeMM waits for its first, chip 2's does not.
   OpGraph d;
   std::vector<OpId> first(16);
