@@ -145,11 +145,11 @@ CommandDoc RunCommand() {
   d.note =
       "An option given (on the command line or in the --config file) that the run does not "
       "read is refused, e.g. --bytes without --workload collective. Every system parameter "
-      "below is an option too (`--hbm.bandwidth 600GB/s`). Without --out and --trace, a run on "
-      "a torus whose chips run in step (MeshSlice's rings on its rows and columns, a "
+      "below is an option too (`--hbm.bandwidth 600GB/s`). A run on a torus whose chips run in "
+      "step (MeshSlice's rings on its rows and columns, a "
       "pipeline's slices) is folded: meshsim proves the symmetry on the op graph and simulates "
-      "one chip of each class (metric simulated_chips), with the makespan, fingerprint and "
-      "metrics of the whole run (docs/performance.md).";
+      "one chip of each class (metric simulated_chips), with the makespan, fingerprint, "
+      "metrics and --out/--trace timeline of the whole run (docs/performance.md).";
   return d;
 }
 

@@ -33,6 +33,7 @@ class Torus {
     chips_ = dims_.empty() ? 0 : stride_[0] * dims_[0];
   }
   int rank() const { return static_cast<int>(dims_.size()); }
+  const std::vector<int>& extents() const { return dims_; }
   int chips() const { return chips_; }
   int extent(int d) const { return dims_[d]; }
   int Coord(int chip, int d) const { return chip / stride_[d] % dims_[d]; }
@@ -354,7 +355,10 @@ std::optional<FoldedGraph> FoldWithPeriods(const core::OpGraph& graph, const Tor
     return group_ops.at(-1 - int64_t{group_of.at(list_key)})[seq[i]];
   };
   FoldedGraph out;
+  out.dims.assign(t.extents().begin(), t.extents().end());
   out.periods = periods;
+  out.box_chip.resize(chips);
+  for (int c = 0; c < chips; ++c) out.box_chip[c] = static_cast<uint32_t>(t.Folded(c, periods));
   out.chips = box;
   out.real_chips = chips;
   for (const std::string& name : graph.names().all()) out.graph.Intern(name);
@@ -419,6 +423,56 @@ std::optional<FoldedGraph> FoldTorusGraph(const core::OpGraph& graph, std::span<
     if (folded.has_value() || unfold < 0) return folded;
     periods[unfold] = t.extent(unfold);
   }
+}
+
+}  // namespace meshsim::sim
+
+namespace meshsim::sim {
+
+std::optional<core::TimelineRows> ExpandRows(const core::OpGraph& graph, const FoldedGraph& folded,
+                                             std::span<const core::TimelineRow> rows,
+                                             size_t max_rows) {
+  // The ops each box op represents, by box op (counting sort by representative).
+  const size_t n = graph.size();
+  std::vector<uint32_t> begin(folded.graph.size() + 1, 0);
+  for (uint32_t i = 0; i < n; ++i) ++begin[folded.representative[i] + 1];
+  for (size_t b = 0; b < folded.graph.size(); ++b) begin[b + 1] += begin[b];
+  std::vector<uint32_t> represented(n);
+  std::vector<uint32_t> next(begin.begin(), begin.end() - 1);
+  for (uint32_t i = 0; i < n; ++i) represented[next[folded.representative[i]]++] = i;
+
+  core::TimelineRows out;
+  for (const core::TimelineRow& row : rows) {
+    if (out.size() > max_rows) return std::nullopt;
+    const uint32_t b = row.op.value();
+    for (uint32_t k = begin[b]; k < begin[b + 1]; ++k) {
+      const OpId u(represented[k]);
+      const Op& op = graph.op(u);
+      if (!row.chip.valid()) {  // A row of no chip: once per op.
+        core::TimelineRow copy = row;
+        copy.op = u;
+        copy.name = op.tags.name;
+        out.push_back(copy);
+        continue;
+      }
+      const auto emit = [&](ChipId c) {
+        if (folded.box_chip[c.value()] != row.chip.value()) return;
+        core::TimelineRow copy = row;
+        copy.op = u;
+        copy.chip = c;
+        copy.name = op.tags.name;  // Names no GeMM label shares may differ from image to image.
+        out.push_back(copy);
+      };
+      if (op.kind == OpKind::kCollective) {
+        for (ChipId c : graph.group(op.group)) emit(c);
+      } else {
+        emit(op.chip);
+        if (op.kind == OpKind::kTransfer) emit(op.peer);
+      }
+    }
+  }
+  if (out.size() > max_rows) return std::nullopt;
+  return out;
 }
 
 }  // namespace meshsim::sim

@@ -27,9 +27,11 @@
 //     representative of k + 1, over the representative of the link k → k + 1 — the folded torus
 //     keeps both links of each extent-2 pair (torus.length2_links = 2), as the real one has a +
 //     and a − link per chip.
-// Results: the makespan, every op's finish time (so the fingerprint, see FoldedFingerprint) and
-// the per-chip averages are those of the whole run; totals (flops) scale with the chips a box
-// chip stands for. Tests: tests/sim/fold_test.cc runs scenarios folded and whole.
+// Results: the makespan, every op's finish time (so the fingerprint: sim/run.cc sums each op's
+// term at its representative's finish) and the per-chip averages are those of the whole run;
+// totals (flops) scale with the chips a box chip stands for. A run that keeps its timeline gets
+// the whole run's rows (ExpandRows), counter samples and resources (sim/run.cc, ExpandTables).
+// Tests: tests/sim/fold_test.cc runs scenarios folded and whole, with and without timelines.
 #ifndef MESHSIM_SIM_FOLD_H_
 #define MESHSIM_SIM_FOLD_H_
 
@@ -40,17 +42,29 @@
 #include <vector>
 
 #include "core/op_graph.h"
+#include "core/timeline.h"
 
 namespace meshsim::sim {
 
 struct FoldedGraph {
+  std::vector<int> dims;     // The torus's extents.
   std::vector<int> periods;  // Per torus dimension: the folded extent.
   int chips = 0;             // Π periods: the chips simulated.
   int real_chips = 0;        // Π extents.
   core::OpGraph graph;       // Ops of the box; chips renumbered row-major over `periods`.
   // By op id of the whole graph: the id in `graph` of its representative.
   std::vector<uint32_t> representative;
+  // By chip of the whole torus: the box chip it folds onto (its id in `graph`).
+  std::vector<uint32_t> box_chip;
 };
+
+// The whole run's rows from the folded run's `rows`: a row of a box op on box chip b stands for
+// the same row of every op that op represents, on each of that op's chips (its chip, a
+// transfer's peer, a collective's members) that folds onto b. The rows of one instant come in
+// another order than a whole run's. nullopt when there would be more than `max_rows`.
+std::optional<core::TimelineRows> ExpandRows(const core::OpGraph& graph, const FoldedGraph& folded,
+                                             std::span<const core::TimelineRow> rows,
+                                             size_t max_rows);
 
 // The periods FoldTorusGraph would fold `dims` by (2 for even extents ≥ 4, else the extent).
 std::vector<int> FoldPeriods(std::span<const int> dims);

@@ -132,9 +132,9 @@ struct RunOptions {
   // and the Chrome trace need them). Without, the metrics and GeMM spans are streamed from the
   // rows (bit-identical) and memory stays small at thousands of chips. Not a config key.
   bool keep_timeline = true;
-  // Simulate chips that run in step once (sim/fold.h) where the run keeps no timeline and the
-  // graph and machine are symmetric; results are the whole run's. `meshsim run` sets it (a run
-  // that writes --out or --trace keeps every chip's rows and is never folded). Not a config key.
+  // Simulate chips that run in step once (sim/fold.h) where the graph and machine are
+  // symmetric; results are the whole run's (a kept timeline, its counter samples and resources
+  // expanded to every chip). `meshsim run` and the tuners set it. Not a config key.
   bool fold = false;
   // How Simulate reports a long run on stderr (the CLI picks by whether stderr is a terminal):
   // kTerminal redraws a line in place from 2 s of wall time on (events, simulated time, ops

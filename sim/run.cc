@@ -7,8 +7,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -223,7 +225,7 @@ std::optional<FoldedGraph> FoldRun(const RunOptions& o, const algorithms::Mesh& 
                                    const core::OpGraph& graph, RunOptions* folded_options) {
   const stack::StackConfig& st = o.system.stack;
   const network::NetworkConfig& net = o.system.net;
-  if (!o.fold || o.keep_timeline || !o.placement.empty() || mesh.placed()) return std::nullopt;
+  if (!o.fold || !o.placement.empty() || mesh.placed()) return std::nullopt;
   if (o.topology != "ring" && o.topology != "torus2d" && o.topology != "torus3d") {
     return std::nullopt;
   }
@@ -250,6 +252,94 @@ std::optional<FoldedGraph> FoldRun(const RunOptions& o, const algorithms::Mesh& 
   if (o.topology != "ring") folded_options->dims = folded->periods;
   folded_options->system.net.torus_length2_links = 2;
   return folded;
+}
+
+// A folded run's timeline, counter samples and resources as the whole run would have kept
+// them: rows by ExpandRows; each resource of the whole machine (built, not run, for its
+// resources' numbering) takes the samples, bytes and busy time of the box resource it folds
+// onto — the same kind and level on the box chip, or the link between the box chips from the
+// same port (a torus's links come in duplex pairs: the forward entry leaves its sender's +
+// port, the reverse one the other chip's − port). nullopt when a resource has no counterpart or
+// the tables would pass the timeline budget (the whole run then reports it).
+struct ExpandedTables {
+  core::TimelineRows rows;
+  core::CounterSamples samples;
+  std::vector<core::ResourceInfo> resources;
+};
+
+std::optional<ExpandedTables> ExpandTables(const RunOptions& o, const algorithms::Mesh& mesh,
+                                           const core::OpGraph& graph, const FoldedGraph& folded,
+                                           core::Executor& exec, core::FairShare& fair_share) {
+  core::Simulator scratch;
+  core::FairShare whole_share(scratch);
+  if (!BuildMachine(o, mesh, whole_share).ok()) return std::nullopt;
+  const std::vector<core::ResourceInfo> whole = whole_share.ResourceReport();
+  const std::vector<core::ResourceInfo> box = fair_share.ResourceReport();
+  // (kind, chip, peer, level or link port).
+  using Key = std::tuple<int, int64_t, int64_t, std::string>;
+  const auto key = [](const core::ResourceInfo& info, int64_t chip, int64_t peer, int link) {
+    std::string level;
+    if (link >= 0) {
+      level = link % 2 == 0 ? "+" : "-";
+    } else if (const size_t dot = info.name.rfind('.'); dot != std::string::npos) {
+      level = info.name.substr(dot + 1);
+    }
+    return Key{static_cast<int>(info.kind), chip, peer, level};
+  };
+  const auto id = [](core::ChipId c) -> int64_t { return c.valid() ? int64_t{c.value()} : -1; };
+  absl::flat_hash_map<Key, uint32_t> box_of;
+  int links = 0;
+  for (uint32_t r = 0; r < box.size(); ++r) {
+    const core::ResourceInfo& info = box[r];
+    const int link = info.kind == core::ResourceKind::kLink ? links++ : -1;
+    const Key k = key(info, id(info.chip), id(info.peer), link);
+    if (!box_of.emplace(k, r).second) return std::nullopt;  // Two alike: no counterpart.
+  }
+  std::vector<uint32_t> map(whole.size());
+  links = 0;
+  const auto box_chip = [&](core::ChipId c) -> int64_t {
+    return c.valid() ? int64_t{folded.box_chip[c.value()]} : -1;
+  };
+  for (uint32_t r = 0; r < whole.size(); ++r) {
+    const core::ResourceInfo& info = whole[r];
+    const int link = info.kind == core::ResourceKind::kLink ? links++ : -1;
+    const auto it = box_of.find(key(info, box_chip(info.chip), box_chip(info.peer), link));
+    if (it == box_of.end()) return std::nullopt;
+    map[r] = it->second;
+  }
+  // Samples: each box sample for every resource that folds onto its resource.
+  std::vector<uint32_t> begin(box.size() + 1, 0);
+  for (uint32_t m : map) ++begin[m + 1];
+  for (size_t b = 0; b < box.size(); ++b) begin[b + 1] += begin[b];
+  std::vector<uint32_t> onto(map.size());
+  std::vector<uint32_t> next(begin.begin(), begin.end() - 1);
+  for (uint32_t r = 0; r < map.size(); ++r) onto[next[map[r]]++] = r;
+  const core::CounterSamples& box_samples = fair_share.counters();
+  size_t samples = 0;
+  for (const core::CounterSample& s : box_samples) {
+    samples += begin[s.resource.value() + 1] - begin[s.resource.value()];
+  }
+  const int64_t budget = o.timeline_budget();
+  const int64_t sample_bytes = static_cast<int64_t>(samples * sizeof(core::CounterSample));
+  if (sample_bytes > budget) return std::nullopt;
+  std::optional<core::TimelineRows> rows =
+      ExpandRows(graph, folded, exec.timeline(),
+                 static_cast<size_t>((budget - sample_bytes) / sizeof(core::TimelineRow)));
+  if (!rows.has_value()) return std::nullopt;
+  ExpandedTables out;
+  out.rows = std::move(*rows);
+  out.samples.reserve(samples);
+  for (const core::CounterSample& s : box_samples) {
+    for (uint32_t k = begin[s.resource.value()]; k < begin[s.resource.value() + 1]; ++k) {
+      out.samples.push_back({s.time, core::ResourceId(onto[k]), s.rate_bytes_per_s});
+    }
+  }
+  out.resources = whole;
+  for (uint32_t r = 0; r < whole.size(); ++r) {
+    out.resources[r].bytes = box[map[r]].bytes;
+    out.resources[r].busy = box[map[r]].busy;
+  }
+  return out;
 }
 
 // Runs `graph` on the machine of `o` and fills the record's timeline, edges, counters and base
@@ -281,7 +371,9 @@ absl::StatusOr<formats::RunRecord> RunGraph(const RunOptions& o, const algorithm
   // Rows are streamed into the metrics as they are recorded, and kept only if asked for.
   // Only a pipeline's GeMM table reads the GeMMs' busy times (report.cc): other runs skip their
   // per-row cost on this hot path.
-  MetricsAccumulator metrics(mo.chips, &graph.names().all(), WorkloadOf(o).TracksGemmBusyTime());
+  // A folded run that keeps its timeline expands it first: its metrics are the whole run's rows'.
+  MetricsAccumulator metrics(o.keep_timeline ? o.chips : mo.chips, &graph.names().all(),
+                             WorkloadOf(o).TracksGemmBusyTime());
   exec.set_sink(o.keep_timeline ? nullptr : &metrics);
   // The rows and counter samples kept grow with events, not ops: bounded while they grow.
   core::TimelineBudget timeline_budget(o.timeline_budget());
@@ -316,24 +408,34 @@ absl::StatusOr<formats::RunRecord> RunGraph(const RunOptions& o, const algorithm
   formats::RunRecord rec;
   rec.chips = o.chips;
   rec.names = graph.names().all();
-  rec.timeline = exec.TakeTimeline();
-  if (!folded
-           .has_value()) {  // Only archives and traces show them, which folded runs write none of.
+  if (folded.has_value() && o.keep_timeline) {
+    std::optional<ExpandedTables> tables = ExpandTables(o, mesh, graph, *folded, exec, fair_share);
+    if (!tables.has_value()) {  // Simulated whole: its own budget error, or its own resources.
+      RunOptions whole = o;
+      whole.fold = false;
+      return RunGraph(whole, mesh, graph, wall_start);
+    }
+    rec.timeline = std::move(tables->rows);
+    rec.counters = std::move(tables->samples);
+    rec.resources = std::move(tables->resources);
+  } else {
+    rec.timeline = exec.TakeTimeline();
+    rec.counters = fair_share.TakeCounters();
+    // A folded run without a timeline writes no archive or trace, which alone show resources.
+    if (!folded.has_value()) rec.resources = fair_share.ResourceReport();
+  }
+  if (!folded.has_value() || o.keep_timeline) {  // Only archives and traces show them.
     rec.edges.reserve(graph.num_deps());
     for (uint32_t i = 0; i < graph.size(); ++i) {
       for (core::OpId d : graph.deps(core::OpId(i))) rec.edges.push_back({d, core::OpId(i)});
     }
   }
-  // A folded run's resources are the representative chips' (which only an archive or a trace
-  // would show, and a folded run writes neither).
-  if (!folded.has_value()) rec.resources = fair_share.ResourceReport();
-  rec.counters = fair_share.TakeCounters();
 
   for (const core::TimelineRow& row : rec.timeline) metrics.Add(row);
   RunMetrics m = metrics.Metrics(o.system.chip.PeakFlops(), exec.makespan());
   rec.gemms = metrics.Gemms();
   uint64_t fp = exec.fingerprint();
-  if (folded.has_value()) {
+  if (folded.has_value() && !o.keep_timeline) {
     // Per-chip averages and utilization are the box's; totals count every chip, which runs its
     // representative's ops at the same times.
     const int scale = folded->real_chips / folded->chips;  // Box chips divide the torus.
@@ -344,6 +446,8 @@ absl::StatusOr<formats::RunRecord> RunGraph(const RunOptions& o, const algorithm
       g.chip_busy = core::Time::Picoseconds(g.chip_busy.ps() * scale);
       g.chips *= scale;
     }
+  }
+  if (folded.has_value()) {
     fp = 0;
     for (uint32_t i = 0; i < graph.size(); ++i) {
       fp +=

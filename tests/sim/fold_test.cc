@@ -3,7 +3,9 @@
 // every metric but the engine's counts — and a graph that is not symmetric must not fold.
 #include "sim/fold.h"
 
+#include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_split.h"
@@ -165,7 +167,8 @@ struct Scenario {
 
 void PrintTo(const Scenario& s, std::ostream* os) { *os << s.name; }
 
-absl::StatusOr<formats::RunRecord> RunWith(const std::string& args, bool fold) {
+absl::StatusOr<formats::RunRecord> RunWith(const std::string& args, bool fold,
+                                           bool keep_timeline = false) {
   RawOptions raw;
   for (const std::string& kv :
        std::vector<std::string>(absl::StrSplit(args, ' ', absl::SkipEmpty()))) {
@@ -178,9 +181,15 @@ absl::StatusOr<formats::RunRecord> RunWith(const std::string& args, bool fold) {
   }
   absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
   if (!o.ok()) return o.status();
-  o->keep_timeline = false;
+  o->keep_timeline = keep_timeline;
   o->fold = fold;
   return Simulate(*o);
+}
+
+auto RowKey(const core::TimelineRow& r) {
+  return std::make_tuple(r.start.ps(), r.end.ps(), r.bytes, r.flops, r.op.value(), r.chip.value(),
+                         static_cast<int>(r.phase), static_cast<int>(r.unit_kind), r.unit_index,
+                         r.name.value(), static_cast<int>(r.kind));
 }
 
 class Folding : public testing::TestWithParam<Scenario> {};
@@ -215,6 +224,58 @@ TEST_P(Folding, SameRunAsEveryChip) {
   }
   if (s.simulated_chips < whole->chips) {
     EXPECT_LT(folded->Metric("flows"), whole->Metric("flows"));
+  }
+}
+
+// With --out: the folded run's timeline, expanded to every chip (ExpandRows), its counter samples
+// and resources (ExpandTables in sim/run.cc) are the whole run's — every row, sample and
+// resource's bytes and busy time, as sorted sets (one instant's rows come in another order).
+TEST_P(Folding, SameTimelineAsEveryChip) {
+  const Scenario& s = GetParam();
+  absl::StatusOr<formats::RunRecord> whole = RunWith(s.args, false, true);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  absl::StatusOr<formats::RunRecord> folded = RunWith(s.args, true, true);
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  EXPECT_EQ(folded->Metric("simulated_chips"), s.simulated_chips);
+  EXPECT_EQ(Fingerprint(*folded), Fingerprint(*whole));
+  for (size_t i = 0; i < whole->metrics.size(); ++i) {
+    const auto& [key, value] = whole->metrics[i];
+    if (key == "events" || key == "events_cancelled" || key == "flows" || key == "flow_groups" ||
+        key == "fair_share_solves" || key == "wall_s" || key == "simulated_chips") {
+      continue;
+    }
+    EXPECT_EQ(folded->metrics[i].second, value) << key;  // From the same rows: bit for bit.
+  }
+  const auto rows = [](const formats::RunRecord& r) {
+    std::vector<decltype(RowKey(r.timeline[0]))> keys;
+    for (const core::TimelineRow& row : r.timeline) keys.push_back(RowKey(row));
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  };
+  ASSERT_EQ(folded->timeline.size(), whole->timeline.size());
+  ASSERT_FALSE(whole->timeline.empty());
+  EXPECT_TRUE(rows(*folded) == rows(*whole));
+  const auto samples = [](const formats::RunRecord& r) {
+    std::vector<std::tuple<int64_t, uint32_t, double>> keys;
+    for (const core::CounterSample& c : r.counters) {
+      keys.emplace_back(c.time.ps(), c.resource.value(), c.rate_bytes_per_s);
+    }
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  };
+  ASSERT_EQ(folded->counters.size(), whole->counters.size());
+  EXPECT_TRUE(samples(*folded) == samples(*whole));
+  ASSERT_EQ(folded->resources.size(), whole->resources.size());
+  for (size_t i = 0; i < whole->resources.size(); ++i) {
+    EXPECT_EQ(folded->resources[i].name, whole->resources[i].name) << i;
+    EXPECT_EQ(folded->resources[i].bytes, whole->resources[i].bytes) << whole->resources[i].name;
+    EXPECT_EQ(folded->resources[i].busy, whole->resources[i].busy) << whole->resources[i].name;
+  }
+  EXPECT_EQ(folded->edges.size(), whole->edges.size());
+  ASSERT_EQ(folded->gemms.size(), whole->gemms.size());
+  for (size_t i = 0; i < whole->gemms.size(); ++i) {
+    EXPECT_EQ(folded->gemms[i].flops, whole->gemms[i].flops) << i;
+    EXPECT_EQ(folded->gemms[i].chip_busy, whole->gemms[i].chip_busy) << i;
   }
 }
 
