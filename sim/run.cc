@@ -84,21 +84,20 @@ std::string TimelineKeptFor(const RunOptions& o) {
   return o.trace.empty() ? "--out" : "--trace";
 }
 
-// The one-line error of a run stopped because its kept timeline passed --max-timeline-bytes.
-absl::Status TimelineBudgetError(const RunOptions& o, const algorithms::Mesh& mesh,
-                                 const core::Simulator& sim, const core::Executor& exec,
-                                 size_t samples, const core::TimelineBudget& budget) {
+// The one-line error of a run whose kept timeline passed --max-timeline-bytes with `rows` rows
+// and `samples` counter samples, `when` (", at simulated 3 ms with 10 of 20 ops done").
+absl::Status TimelineBudgetError(const RunOptions& o, const algorithms::Mesh& mesh, size_t rows,
+                                 size_t samples, const std::string& when) {
   return absl::InvalidArgumentError(absl::StrFormat(
       "--chips: '%d' is not allowed with %s and %s: the timeline kept for it passes the limit "
-      "of %s %s with %s rows and %s counter samples, at simulated %s with %d of %d ops done; "
+      "of %s %s with %s rows and %s counter samples%s; "
       "use fewer chips, leave out %s (the metrics need no timeline), or raise "
       "--max-timeline-bytes",
-      o.chips, WorkloadOf(o).Describe(o, mesh), TimelineKeptFor(o), MemorySize(budget.max_bytes()),
+      o.chips, WorkloadOf(o).Describe(o, mesh), TimelineKeptFor(o), MemorySize(o.timeline_budget()),
       BudgetSource(o, "max-timeline-bytes", o.max_timeline_bytes,
                    absl::StrFormat("a quarter of %s, the op graph has another",
                                    AvailableMemory().Describe())),
-      Count(static_cast<int64_t>(exec.timeline().size())), Count(static_cast<int64_t>(samples)),
-      sim.Now().ToString(), exec.finished_count(), exec.graph().size(),
+      Count(static_cast<int64_t>(rows)), Count(static_cast<int64_t>(samples)), when,
       o.sweep_timelines ? "--timelines" : TimelineKeptFor(o)));
 }
 
@@ -259,12 +258,15 @@ std::optional<FoldedGraph> FoldRun(const RunOptions& o, const algorithms::Mesh& 
 // resources' numbering) takes the samples, bytes and busy time of the box resource it folds
 // onto — the same kind and level on the box chip, or the link between the box chips from the
 // same port (a torus's links come in duplex pairs: the forward entry leaves its sender's +
-// port, the reverse one the other chip's − port). nullopt when a resource has no counterpart or
-// the tables would pass the timeline budget (the whole run then reports it).
+// port, the reverse one the other chip's − port). nullopt when a resource has no counterpart
+// (the run is then simulated whole); `over_budget` when the tables would pass the timeline
+// budget, with the samples and the rows counted so far.
 struct ExpandedTables {
   core::TimelineRows rows;
   core::CounterSamples samples;
   std::vector<core::ResourceInfo> resources;
+  bool over_budget = false;
+  size_t rows_counted = 0, samples_counted = 0;
 };
 
 std::optional<ExpandedTables> ExpandTables(const RunOptions& o, const algorithms::Mesh& mesh,
@@ -321,12 +323,20 @@ std::optional<ExpandedTables> ExpandTables(const RunOptions& o, const algorithms
   }
   const int64_t budget = o.timeline_budget();
   const int64_t sample_bytes = static_cast<int64_t>(samples * sizeof(core::CounterSample));
-  if (sample_bytes > budget) return std::nullopt;
-  std::optional<core::TimelineRows> rows =
-      ExpandRows(graph, folded, exec.timeline(),
-                 static_cast<size_t>((budget - sample_bytes) / sizeof(core::TimelineRow)));
-  if (!rows.has_value()) return std::nullopt;
   ExpandedTables out;
+  out.samples_counted = samples;
+  if (sample_bytes > budget) {
+    out.over_budget = true;
+    return out;
+  }
+  const size_t max_rows =
+      static_cast<size_t>((budget - sample_bytes) / int64_t{sizeof(core::TimelineRow)});
+  std::optional<core::TimelineRows> rows = ExpandRows(graph, folded, exec.timeline(), max_rows);
+  if (!rows.has_value()) {
+    out.over_budget = true;
+    out.rows_counted = max_rows + 1;
+    return out;
+  }
   out.rows = std::move(*rows);
   out.samples.reserve(samples);
   for (const core::CounterSample& s : box_samples) {
@@ -401,7 +411,10 @@ absl::StatusOr<formats::RunRecord> RunGraph(const RunOptions& o, const algorithm
         absl::StrFormat("cancelled after %d of %d ops", exec.finished_count(), graph.size()));
   }
   if (timeline_budget.exhausted()) {
-    return TimelineBudgetError(o, mesh, sim, exec, fair_share.counters().size(), timeline_budget);
+    return TimelineBudgetError(
+        o, mesh, exec.timeline().size(), fair_share.counters().size(),
+        absl::StrFormat(", at simulated %s with %d of %d ops done", sim.Now().ToString(),
+                        exec.finished_count(), exec.graph().size()));
   }
   MESHSIM_RETURN_IF_ERROR(run_status);
 
@@ -410,10 +423,17 @@ absl::StatusOr<formats::RunRecord> RunGraph(const RunOptions& o, const algorithm
   rec.names = graph.names().all();
   if (folded.has_value() && o.keep_timeline) {
     std::optional<ExpandedTables> tables = ExpandTables(o, mesh, graph, *folded, exec, fair_share);
-    if (!tables.has_value()) {  // Simulated whole: its own budget error, or its own resources.
+    if (!tables.has_value()) {  // Simulated whole, with its own resources.
       RunOptions whole = o;
       whole.fold = false;
       return RunGraph(whole, mesh, graph, wall_start);
+    }
+    if (tables->over_budget) {
+      return TimelineBudgetError(o, mesh, tables->rows_counted, tables->samples_counted,
+                                 tables->rows_counted == 0
+                                     ? ", the samples alone, for every chip of the finished run"
+                                     : ", the rows counted until they passed it, for every chip "
+                                       "of the finished run");
     }
     rec.timeline = std::move(tables->rows);
     rec.counters = std::move(tables->samples);

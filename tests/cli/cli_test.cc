@@ -285,6 +285,12 @@ INSTANTIATE_TEST_SUITE_P(
                 {"--chips", "'16'", "--algorithm summa on mesh 4x4 and --trace",
                  "passes the limit of 64 KiB (--max-timeline-bytes 65536)", "counter samples",
                  "ops done", "raise --max-timeline-bytes"}},
+        // Folded (sim/fold.h): the box's tables fit, the whole run's would not.
+        BadCase{{"run", "--chips", "64", "--mesh", "8x8", "--batch", "16", "--seq", "512", "--out",
+                 "/tmp/meshsim_budget_folded.h5", "--max-timeline-bytes", "8MiB"},
+                {"--chips", "'64'", "passes the limit of 8.0 MiB (--max-timeline-bytes 8388608)",
+                 "276928 counter samples", "for every chip of the finished run",
+                 "raise --max-timeline-bytes"}},
         BadCase{{"run", "--chips", "16", "--algorithm", "tp1d", "--max-ops", "1000"},
                 {"--chips", "'16'", "--algorithm tp1d", "would hold 3702 ops at --slices auto",
                  "1302 at --slices 1, still too many", "limit of 1000 ops (--max-ops 1000)"}},
