@@ -149,7 +149,8 @@ CommandDoc RunCommand() {
       "step (MeshSlice's rings on its rows and columns, a "
       "pipeline's slices) is folded: meshsim proves the symmetry on the op graph and simulates "
       "one chip of each class (metric simulated_chips), with the makespan, fingerprint, "
-      "metrics and --out/--trace timeline of the whole run (docs/performance.md).";
+      "metrics and --out/--trace timeline of the whole run (docs/performance.md); `meshsim "
+      "compare --algorithms A` with the same options simulates every chip, to check it.";
   return d;
 }
 
