@@ -465,6 +465,7 @@ absl::StatusOr<std::vector<RunOptions>> ResolveSweepRuns(const Experiment& e,
     options[i] = std::move(*o);
     // Only stored timelines need the rows in memory.
     options[i].keep_timeline = timelines;
+    options[i].fold = true;  // Where the torus's symmetry allows (sim/fold.h).
     options[i].sweep_timelines = timelines;
   }
   // One file sets a key for runs of several workloads and algorithms (e.g. slices zipped with

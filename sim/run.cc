@@ -253,14 +253,14 @@ std::optional<FoldedGraph> FoldRun(const RunOptions& o, const algorithms::Mesh& 
   return folded;
 }
 
-// A folded run's timeline, counter samples and resources as the whole run would have kept
-// them: rows by ExpandRows; each resource of the whole machine (built, not run, for its
-// resources' numbering) takes the samples, bytes and busy time of the box resource it folds
-// onto — the same kind and level on the box chip, or the link between the box chips from the
-// same port (a torus's links come in duplex pairs: the forward entry leaves its sender's +
-// port, the reverse one the other chip's − port). nullopt when a resource has no counterpart
-// (the run is then simulated whole); `over_budget` when the tables would pass the timeline
-// budget, with the samples and the rows counted so far.
+// A folded run's timeline, counter samples and resources (with a timeline kept; else its
+// resources alone) as the whole run would have kept them: rows by ExpandRows; each resource of the
+// whole machine (built, not run, for its resources' numbering) takes the samples, bytes and busy
+// time of the box resource it folds onto — the same kind and level on the box chip, or the link
+// between the box chips from the same port (a torus's links come in duplex pairs: the forward entry
+// leaves its sender's + port, the reverse one the other chip's − port). nullopt when a resource has
+// no counterpart (the run is then simulated whole); `over_budget` when the tables would pass the
+// timeline budget, with the samples and the rows counted so far.
 struct ExpandedTables {
   core::TimelineRows rows;
   core::CounterSamples samples;
@@ -421,7 +421,7 @@ absl::StatusOr<formats::RunRecord> RunGraph(const RunOptions& o, const algorithm
   formats::RunRecord rec;
   rec.chips = o.chips;
   rec.names = graph.names().all();
-  if (folded.has_value() && o.keep_timeline) {
+  if (folded.has_value()) {  // Without a timeline kept: the resources only.
     std::optional<ExpandedTables> tables = ExpandTables(o, mesh, graph, *folded, exec, fair_share);
     if (!tables.has_value()) {  // Simulated whole, with its own resources.
       RunOptions whole = o;
@@ -441,8 +441,7 @@ absl::StatusOr<formats::RunRecord> RunGraph(const RunOptions& o, const algorithm
   } else {
     rec.timeline = exec.TakeTimeline();
     rec.counters = fair_share.TakeCounters();
-    // A folded run without a timeline writes no archive or trace, which alone show resources.
-    if (!folded.has_value()) rec.resources = fair_share.ResourceReport();
+    rec.resources = fair_share.ResourceReport();
   }
   if (!folded.has_value() || o.keep_timeline) {  // Only archives and traces show them.
     rec.edges.reserve(graph.num_deps());

@@ -216,6 +216,14 @@ TEST_P(Folding, SameRunAsEveryChip) {
     // Per-chip averages are the box's; sums of doubles over more chips may round differently.
     EXPECT_NEAR(folded->metrics[i].second, value, 1e-12 * std::abs(value)) << key;
   }
+  // Resources (what an archive of the run stores): every one of the whole machine's, with its
+  // bytes and busy time.
+  ASSERT_EQ(folded->resources.size(), whole->resources.size());
+  for (size_t i = 0; i < whole->resources.size(); ++i) {
+    EXPECT_EQ(folded->resources[i].name, whole->resources[i].name) << i;
+    EXPECT_EQ(folded->resources[i].bytes, whole->resources[i].bytes) << whole->resources[i].name;
+    EXPECT_EQ(folded->resources[i].busy, whole->resources[i].busy) << whole->resources[i].name;
+  }
   ASSERT_EQ(folded->gemms.size(), whole->gemms.size());
   for (size_t i = 0; i < whole->gemms.size(); ++i) {
     EXPECT_EQ(folded->gemms[i].start, whole->gemms[i].start) << i;
