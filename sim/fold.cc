@@ -429,24 +429,27 @@ std::optional<FoldedGraph> FoldTorusGraph(const core::OpGraph& graph, std::span<
 
 namespace meshsim::sim {
 
+Preimages PreimagesOf(std::span<const uint32_t> map, size_t targets) {
+  Preimages p;
+  p.begin.assign(targets + 1, 0);
+  for (uint32_t t : map) ++p.begin[t + 1];
+  for (size_t t = 0; t < targets; ++t) p.begin[t + 1] += p.begin[t];
+  p.items.resize(map.size());
+  std::vector<uint32_t> next(p.begin.begin(), p.begin.end() - 1);
+  for (uint32_t i = 0; i < map.size(); ++i) p.items[next[map[i]]++] = i;
+  return p;
+}
+
 std::optional<core::TimelineRows> ExpandRows(const core::OpGraph& graph, const FoldedGraph& folded,
                                              std::span<const core::TimelineRow> rows,
                                              size_t max_rows) {
-  // The ops each box op represents, by box op (counting sort by representative).
-  const size_t n = graph.size();
-  std::vector<uint32_t> begin(folded.graph.size() + 1, 0);
-  for (uint32_t i = 0; i < n; ++i) ++begin[folded.representative[i] + 1];
-  for (size_t b = 0; b < folded.graph.size(); ++b) begin[b + 1] += begin[b];
-  std::vector<uint32_t> represented(n);
-  std::vector<uint32_t> next(begin.begin(), begin.end() - 1);
-  for (uint32_t i = 0; i < n; ++i) represented[next[folded.representative[i]]++] = i;
+  const Preimages represented = PreimagesOf(folded.representative, folded.graph.size());
 
   core::TimelineRows out;
   for (const core::TimelineRow& row : rows) {
     if (out.size() > max_rows) return std::nullopt;
-    const uint32_t b = row.op.value();
-    for (uint32_t k = begin[b]; k < begin[b + 1]; ++k) {
-      const OpId u(represented[k]);
+    for (const uint32_t represented_op : represented.of(row.op.value())) {
+      const OpId u(represented_op);
       const Op& op = graph.op(u);
       if (!row.chip.valid()) {  // A row of no chip: once per op.
         core::TimelineRow copy = row;

@@ -58,6 +58,18 @@ struct FoldedGraph {
   std::vector<uint32_t> box_chip;
 };
 
+// The preimages of a map onto [0, targets): those of target t are items[begin[t] ..
+// begin[t + 1]), in increasing order (a counting sort). Folding's inverse maps: the ops a box op
+// represents, the resources of the whole machine a box resource stands for.
+struct Preimages {
+  std::vector<uint32_t> begin;
+  std::vector<uint32_t> items;
+  std::span<const uint32_t> of(uint32_t t) const {
+    return std::span<const uint32_t>(items).subspan(begin[t], begin[t + 1] - begin[t]);
+  }
+};
+Preimages PreimagesOf(std::span<const uint32_t> map, size_t targets);
+
 // The whole run's rows from the folded run's `rows`: a row of a box op on box chip b stands for
 // the same row of every op that op represents, on each of that op's chips (its chip, a
 // transfer's peer, a collective's members) that folds onto b. The rows of one instant come in

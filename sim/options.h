@@ -134,7 +134,8 @@ struct RunOptions {
   bool keep_timeline = true;
   // Simulate chips that run in step once (sim/fold.h) where the graph and machine are
   // symmetric; results are the whole run's (a kept timeline, its counter samples and resources
-  // expanded to every chip). `meshsim run`, `sweep` and the tuners set it (`compare` does not). Not a config key.
+  // expanded to every chip). `meshsim run`, `sweep` and the tuners set it (`compare` does not). Not
+  // a config key.
   bool fold = false;
   // How Simulate reports a long run on stderr (the CLI picks by whether stderr is a terminal):
   // kTerminal redraws a line in place from 2 s of wall time on (events, simulated time, ops

@@ -214,7 +214,7 @@ class ProgressLine {
 };
 
 // `graph` folded for the run of `o` (sim/fold.h), with the folded machine's options in
-// `folded_options`; nullopt where the run is not folded: not asked for, a timeline kept, or a
+// `folded_options`; nullopt where the run is not folded: not asked for (RunOptions::fold), or a
 // machine or graph that is not symmetric under the torus's translations. The conditions on the
 // machine: a torus (its wraparound makes every translation a symmetry), routes that do not hash,
 // and nothing that orders one chip's ops by more than the graph (in-order streams, host issue,
@@ -310,17 +310,10 @@ std::optional<ExpandedTables> ExpandTables(const RunOptions& o, const algorithms
     map[r] = it->second;
   }
   // Samples: each box sample for every resource that folds onto its resource.
-  std::vector<uint32_t> begin(box.size() + 1, 0);
-  for (uint32_t m : map) ++begin[m + 1];
-  for (size_t b = 0; b < box.size(); ++b) begin[b + 1] += begin[b];
-  std::vector<uint32_t> onto(map.size());
-  std::vector<uint32_t> next(begin.begin(), begin.end() - 1);
-  for (uint32_t r = 0; r < map.size(); ++r) onto[next[map[r]]++] = r;
+  const Preimages onto = PreimagesOf(map, box.size());
   const core::CounterSamples& box_samples = fair_share.counters();
   size_t samples = 0;
-  for (const core::CounterSample& s : box_samples) {
-    samples += begin[s.resource.value() + 1] - begin[s.resource.value()];
-  }
+  for (const core::CounterSample& s : box_samples) samples += onto.of(s.resource.value()).size();
   const int64_t budget = o.timeline_budget();
   const int64_t sample_bytes = static_cast<int64_t>(samples * sizeof(core::CounterSample));
   ExpandedTables out;
@@ -340,8 +333,8 @@ std::optional<ExpandedTables> ExpandTables(const RunOptions& o, const algorithms
   out.rows = std::move(*rows);
   out.samples.reserve(samples);
   for (const core::CounterSample& s : box_samples) {
-    for (uint32_t k = begin[s.resource.value()]; k < begin[s.resource.value() + 1]; ++k) {
-      out.samples.push_back({s.time, core::ResourceId(onto[k]), s.rate_bytes_per_s});
+    for (const uint32_t r : onto.of(s.resource.value())) {
+      out.samples.push_back({s.time, core::ResourceId(r), s.rate_bytes_per_s});
     }
   }
   out.resources = whole;

@@ -4,17 +4,15 @@
 // every per-chip metric), every counter sample and every resource's bytes, bit for bit. Rows and
 // samples of one instant may come in another order: a group completes its members in one event,
 // and a resource it shares is accounted by the solve's main loop rather than in its walk.
-#include <algorithm>
 #include <cstdint>
 #include <string>
-#include <tuple>
 #include <vector>
 
-#include "absl/strings/str_split.h"
 #include "core/fair_share.h"
 #include "gtest/gtest.h"
 #include "sim/options.h"
 #include "sim/run.h"
+#include "tests/sim/run_pairs.h"
 
 namespace meshsim::sim {
 namespace {
@@ -28,27 +26,12 @@ struct Scenario {
 void PrintTo(const Scenario& s, std::ostream* os) { *os << s.name; }
 
 absl::StatusOr<formats::RunRecord> RunWith(const std::string& args, bool groups) {
-  RawOptions raw;
-  for (const std::string& kv :
-       std::vector<std::string>(absl::StrSplit(args, ' ', absl::SkipEmpty()))) {
-    const size_t eq = kv.find('=');
-    if (kv.substr(0, eq) == "set") {
-      raw.sets.push_back(kv.substr(eq + 1));
-    } else {
-      raw.values.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-    }
-  }
-  absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
+  absl::StatusOr<RunOptions> o = ResolveRunOptions(ScenarioOptions(args));
   if (!o.ok()) return o.status();
   core::FairShare::set_default_flow_groups(groups);
   absl::StatusOr<formats::RunRecord> r = Simulate(*o);
   core::FairShare::set_default_flow_groups(true);
   return r;
-}
-
-auto RowKey(const core::TimelineRow& r) {
-  return std::make_tuple(r.start.ps(), r.end.ps(), r.bytes, r.flops, r.op.value(), r.chip.value(),
-                         static_cast<int>(r.phase), static_cast<int>(r.unit_kind), r.unit_index);
 }
 
 class FlowGroups : public testing::TestWithParam<Scenario> {};
@@ -78,36 +61,18 @@ TEST_P(FlowGroups, SameRunAsOneFlowAtATime) {
     EXPECT_EQ(grouped->Metric("flow_groups"), 0);
   }
   // Timelines stay per chip: every row, in time order (ties in any order).
-  const auto rows = [](const formats::RunRecord& r) {
-    std::vector<decltype(RowKey(r.timeline[0]))> keys;
-    for (const core::TimelineRow& row : r.timeline) keys.push_back(RowKey(row));
-    std::sort(keys.begin(), keys.end());
-    return keys;
-  };
-  const auto samples = [](const formats::RunRecord& r) {
-    std::vector<std::tuple<int64_t, uint32_t, double>> keys;
-    for (const core::CounterSample& c : r.counters) {
-      keys.emplace_back(c.time.ps(), c.resource.value(), c.rate_bytes_per_s);
-    }
-    std::sort(keys.begin(), keys.end());
-    return keys;
-  };
   ASSERT_EQ(grouped->timeline.size(), per_flow->timeline.size());
   ASSERT_FALSE(per_flow->timeline.empty());
-  const auto grouped_rows = rows(*grouped), per_flow_rows = rows(*per_flow);
+  const auto grouped_rows = SortedRows(*grouped), per_flow_rows = SortedRows(*per_flow);
   for (size_t i = 0; i < per_flow_rows.size(); ++i) {
     ASSERT_EQ(grouped_rows[i], per_flow_rows[i]) << "row " << i;
   }
   ASSERT_EQ(grouped->counters.size(), per_flow->counters.size());
-  const auto grouped_samples = samples(*grouped), per_flow_samples = samples(*per_flow);
+  const auto grouped_samples = SortedSamples(*grouped), per_flow_samples = SortedSamples(*per_flow);
   for (size_t i = 0; i < per_flow_samples.size(); ++i) {
     ASSERT_EQ(grouped_samples[i], per_flow_samples[i]) << "counter sample " << i;
   }
-  ASSERT_EQ(grouped->resources.size(), per_flow->resources.size());
-  for (size_t i = 0; i < per_flow->resources.size(); ++i) {
-    EXPECT_EQ(grouped->resources[i].bytes, per_flow->resources[i].bytes) << i;
-    EXPECT_EQ(grouped->resources[i].busy, per_flow->resources[i].busy) << i;
-  }
+  ExpectSameResources(*per_flow, *grouped);
 }
 
 // clang-format off

@@ -3,17 +3,15 @@
 // every metric but the engine's counts — and a graph that is not symmetric must not fold.
 #include "sim/fold.h"
 
-#include <algorithm>
 #include <string>
-#include <tuple>
 #include <vector>
 
-#include "absl/strings/str_split.h"
 #include "core/op.h"
 #include "core/op_graph.h"
 #include "gtest/gtest.h"
 #include "sim/options.h"
 #include "sim/run.h"
+#include "tests/sim/run_pairs.h"
 
 namespace meshsim::sim {
 namespace {
@@ -169,27 +167,11 @@ void PrintTo(const Scenario& s, std::ostream* os) { *os << s.name; }
 
 absl::StatusOr<formats::RunRecord> RunWith(const std::string& args, bool fold,
                                            bool keep_timeline = false) {
-  RawOptions raw;
-  for (const std::string& kv :
-       std::vector<std::string>(absl::StrSplit(args, ' ', absl::SkipEmpty()))) {
-    const size_t eq = kv.find('=');
-    if (kv.substr(0, eq) == "set") {
-      raw.sets.push_back(kv.substr(eq + 1));
-    } else {
-      raw.values.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-    }
-  }
-  absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
+  absl::StatusOr<RunOptions> o = ResolveRunOptions(ScenarioOptions(args));
   if (!o.ok()) return o.status();
   o->keep_timeline = keep_timeline;
   o->fold = fold;
   return Simulate(*o);
-}
-
-auto RowKey(const core::TimelineRow& r) {
-  return std::make_tuple(r.start.ps(), r.end.ps(), r.bytes, r.flops, r.op.value(), r.chip.value(),
-                         static_cast<int>(r.phase), static_cast<int>(r.unit_kind), r.unit_index,
-                         r.name.value(), static_cast<int>(r.kind));
 }
 
 class Folding : public testing::TestWithParam<Scenario> {};
@@ -218,12 +200,7 @@ TEST_P(Folding, SameRunAsEveryChip) {
   }
   // Resources (what an archive of the run stores): every one of the whole machine's, with its
   // bytes and busy time.
-  ASSERT_EQ(folded->resources.size(), whole->resources.size());
-  for (size_t i = 0; i < whole->resources.size(); ++i) {
-    EXPECT_EQ(folded->resources[i].name, whole->resources[i].name) << i;
-    EXPECT_EQ(folded->resources[i].bytes, whole->resources[i].bytes) << whole->resources[i].name;
-    EXPECT_EQ(folded->resources[i].busy, whole->resources[i].busy) << whole->resources[i].name;
-  }
+  ExpectSameResources(*whole, *folded);
   ASSERT_EQ(folded->gemms.size(), whole->gemms.size());
   for (size_t i = 0; i < whole->gemms.size(); ++i) {
     EXPECT_EQ(folded->gemms[i].start, whole->gemms[i].start) << i;
@@ -254,31 +231,12 @@ TEST_P(Folding, SameTimelineAsEveryChip) {
     }
     EXPECT_EQ(folded->metrics[i].second, value) << key;  // From the same rows: bit for bit.
   }
-  const auto rows = [](const formats::RunRecord& r) {
-    std::vector<decltype(RowKey(r.timeline[0]))> keys;
-    for (const core::TimelineRow& row : r.timeline) keys.push_back(RowKey(row));
-    std::sort(keys.begin(), keys.end());
-    return keys;
-  };
   ASSERT_EQ(folded->timeline.size(), whole->timeline.size());
   ASSERT_FALSE(whole->timeline.empty());
-  EXPECT_TRUE(rows(*folded) == rows(*whole));
-  const auto samples = [](const formats::RunRecord& r) {
-    std::vector<std::tuple<int64_t, uint32_t, double>> keys;
-    for (const core::CounterSample& c : r.counters) {
-      keys.emplace_back(c.time.ps(), c.resource.value(), c.rate_bytes_per_s);
-    }
-    std::sort(keys.begin(), keys.end());
-    return keys;
-  };
+  EXPECT_TRUE(SortedRows(*folded) == SortedRows(*whole));
   ASSERT_EQ(folded->counters.size(), whole->counters.size());
-  EXPECT_TRUE(samples(*folded) == samples(*whole));
-  ASSERT_EQ(folded->resources.size(), whole->resources.size());
-  for (size_t i = 0; i < whole->resources.size(); ++i) {
-    EXPECT_EQ(folded->resources[i].name, whole->resources[i].name) << i;
-    EXPECT_EQ(folded->resources[i].bytes, whole->resources[i].bytes) << whole->resources[i].name;
-    EXPECT_EQ(folded->resources[i].busy, whole->resources[i].busy) << whole->resources[i].name;
-  }
+  EXPECT_TRUE(SortedSamples(*folded) == SortedSamples(*whole));
+  ExpectSameResources(*whole, *folded);
   EXPECT_EQ(folded->edges.size(), whole->edges.size());
   ASSERT_EQ(folded->gemms.size(), whole->gemms.size());
   for (size_t i = 0; i < whole->gemms.size(); ++i) {

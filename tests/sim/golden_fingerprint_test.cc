@@ -17,13 +17,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "formats/hdf5_reader.h"
 #include "formats/hdf5_writer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sim/options.h"
 #include "sim/run.h"
+#include "tests/sim/run_pairs.h"
 #include "tests/test_temp_dir.h"
 
 namespace meshsim::sim {
@@ -64,25 +64,9 @@ void PrintTo(const Golden& g, std::ostream* os) { *os << g.name; }
 
 class GoldenFingerprint : public testing::TestWithParam<Golden> {};
 
-// A golden's "key=value key=value set=K=V" arguments as the options parser leaves them.
-RawOptions GoldenRawOptions(const std::string& args) {
-  RawOptions raw;
-  for (const std::string& kv :
-       std::vector<std::string>(absl::StrSplit(args, ' ', absl::SkipEmpty()))) {
-    const size_t eq = kv.find('=');
-    EXPECT_NE(eq, std::string::npos) << kv;
-    if (kv.substr(0, eq) == "set") {
-      raw.sets.push_back(kv.substr(eq + 1));
-    } else {
-      raw.values.emplace_back(kv.substr(0, eq), eq == std::string::npos ? "" : kv.substr(eq + 1));
-    }
-  }
-  return raw;
-}
-
 TEST_P(GoldenFingerprint, MatchesStoredValue) {
   const Golden& g = GetParam();
-  const RawOptions raw = GoldenRawOptions(g.args);
+  const RawOptions raw = ScenarioOptions(g.args);
   absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
   ASSERT_TRUE(o.ok()) << o.status();
   absl::StatusOr<formats::RunRecord> r = Simulate(*o);
@@ -101,7 +85,7 @@ TEST_P(GoldenFingerprint, MatchesStoredValue) {
 // allows (sim/fold.h; the 4×4 tori fold to 2×2), with the stored fingerprints and makespans.
 TEST_P(GoldenFingerprint, FoldedMatchesStoredValue) {
   const Golden& g = GetParam();
-  absl::StatusOr<RunOptions> o = ResolveRunOptions(GoldenRawOptions(g.args));
+  absl::StatusOr<RunOptions> o = ResolveRunOptions(ScenarioOptions(g.args));
   ASSERT_TRUE(o.ok()) << o.status();
   o->keep_timeline = false;
   o->fold = true;
@@ -120,7 +104,7 @@ INSTANTIATE_TEST_SUITE_P(Runs, GoldenFingerprint, testing::ValuesIn(Goldens()),
 // ways: the record's config as options, and the archive's config as a --config file.
 void ExpectReplaysTheSameRun(const std::string& name, const std::string& args) {
   SCOPED_TRACE(name);
-  const RawOptions raw = GoldenRawOptions(args);
+  const RawOptions raw = ScenarioOptions(args);
   absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
   ASSERT_TRUE(o.ok()) << o.status();
   absl::StatusOr<formats::RunRecord> first = Simulate(*o);
