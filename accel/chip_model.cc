@@ -49,6 +49,7 @@ void ChipModel::set_stack(const stack::StackConfig& stack, core::CoreLedger* led
   pointwise_efficiency_ = stack.pointwise_efficiency;
   reduction_efficiency_ = stack.reduction_efficiency;
   ledger_ = ledger;
+  fifo_dispatch_ = stack.comm_high_priority == 0;
 }
 
 core::ResourceId ChipModel::l2(ChipId chip) const {
@@ -425,9 +426,13 @@ void ChipModel::TryWaveStep(uint32_t chip) {
   }
   // A wave's first step: the cores' first k-tiles must arrive before any compute.
   const Wave& w = c.waves()[c.wave];
-  // A persistent GeMM's CTAs keep their cores while they have tiles: this wave's.
-  if (config_.gemm_persistent && ledger_ != nullptr) {
-    ledger_->SetOccupied(ChipId(chip), static_cast<int>(w.tiles));
+  // A persistent GeMM's CTAs keep their cores while they have tiles: this wave's. A GeMM whose
+  // CTAs are dispatched before a communication kernel's (stack.comm.high_priority = 0) takes
+  // every core that frees until its last wave, which leaves the others over.
+  if (ledger_ != nullptr && (config_.gemm_persistent || fifo_dispatch_)) {
+    const bool last = c.wave + 1 == int64_t(c.waves().size());
+    ledger_->SetOccupied(ChipId(chip), config_.gemm_persistent || last ? static_cast<int>(w.tiles)
+                                                                       : config_.cores);
   }
   if (Narrowed(c, c.wave) && c.narrowed_since == Time::Max()) {
     c.narrowed_since = exec_->sim().Now();  // A narrowed wave (not the GeMM's ragged last one).

@@ -67,6 +67,12 @@
 // at each wave's start the GeMM tells the ledger it occupies that wave's tiles' cores
 // (CoreLedger::SetOccupied; 0 when it ends), so a communication kernel launched meanwhile waits
 // until a wave leaves it enough (CoreLedger::WhenFree), as on an H200.
+// Dispatch order (stack.comm.high_priority = 0, the GPU stacks' presets). The block scheduler
+// dispatches the CTAs of grids of one priority in launch order, so a GeMM of one CTA per tile
+// takes every core that frees until its last wave is dispatched: it occupies all cores until
+// then and its last wave's cores after, and a communication kernel launched meanwhile waits as
+// beside a persistent GeMM. With high_priority = 1 the kernel's CTAs go first: it holds its cores
+// at launch and the GeMM's next waves narrow.
 // HBM bytes per GeMM are PlanL2Gemm's hbm_bytes; NIC flows contend with the panel and C flows on
 // `hbm(chip)`, and only GeMM traffic uses `l2(chip)`. Cost: O(waves · S) ≈ 6 events per step,
 // plus O(tiles) at the start (per-core flops; PlanL2Gemm once per distinct shape); a100 8192³
@@ -240,6 +246,7 @@ class ChipModel : public core::OpRunner {
   core::ModeArbiter* arbiter_ = nullptr;
   core::CoreLedger* ledger_ = nullptr;
   core::Time kernel_launch_;
+  bool fifo_dispatch_ = false;  // !stack.comm.high_priority: GeMMs occupy cores (CoreLedger).
   double pointwise_efficiency_ = 1.0, reduction_efficiency_ = 1.0;
   core::FairShare& fs_;
   ChipConfig config_;

@@ -4,15 +4,17 @@
 // model reads `held` when it starts a wave of tiles (accel/chip_model.h). Nothing here decides
 // timing: it is a count per chip, shared between the two runners like ModeArbiter.
 //
-// Persistent GeMM kernels (accel/chip_model.h) keep their cores until their CTAs run out of
-// tiles, so a communication kernel launched meanwhile cannot take its SMs: the chip model says
-// how many cores such a GeMM occupies (SetOccupied), and a communication kernel asks WhenFree
-// before it holds its cores. It waits only while an occupying GeMM leaves it too few cores on
-// some member; kernels never wait for each other (their holds are not capped), as before.
-//
+// A GeMM's CTAs can keep SMs from a communication kernel too: a persistent GeMM (accel/
+// chip_model.h) keeps its cores until its CTAs run out of tiles, and one CTA per tile keeps
+// taking every core that frees until its last wave when the block scheduler dispatches its CTAs
+// before the kernel's (stack.comm.high_priority = 0). The chip model says how many cores such a
+// GeMM occupies (SetOccupied), and a communication kernel asks WhenFree for its cores: on each
+// chip its CTAs become resident (hold their cores) as soon as they fit there, as each GPU
+// dispatches them on its own, and it starts once it is resident everywhere. Kernels never wait
+// for each other (their holds are not capped).
 // Example:
 //   CoreLedger ledger(num_chips, /*cores_per_chip=*/132);
-//   ledger.WhenFree({chip}, 8, [&] { ledger.Hold(chip, 8); });  // an NCCL kernel of 8 channels
+//   ledger.WhenFree({chip}, 8, [&] { /* its 8 SMs are held: run */ });  // NCCL, 8 channels
 //   int free = cores - ledger.held(chip);
 //   ledger.Release(chip, 8);   // it ends
 #ifndef MESHSIM_CORE_CORE_LEDGER_H_
@@ -55,15 +57,17 @@ class CoreLedger {
   }
   int occupied(ChipId chip) const { return occupied_[chip.value()]; }
 
-  // Runs `start` once a kernel of `cores` CTAs fits on every chip of `chips`: at once unless a
-  // persistent GeMM occupies one of them and leaves fewer than `cores` cores not held; otherwise
-  // when it does (kernels waiting are started in the order they asked). `start` holds the cores.
+  // Holds `cores` cores of each chip of `chips` as soon as they fit there (at once unless a GeMM
+  // occupies it and leaves fewer than `cores` cores not held; otherwise when it does, waiting
+  // kernels in the order they asked), and runs `start` once they are held on every chip.
   void WhenFree(std::vector<ChipId> chips, int cores, std::function<void()> start) {
-    if (Fits(chips, cores)) {
-      start();
+    Waiting w{std::move(chips), {}, cores, std::move(start)};
+    w.resident.assign(w.chips.size(), false);
+    if (TakeWhatFits(w)) {
+      w.start();
       return;
     }
-    waiting_.push_back({std::move(chips), cores, std::move(start)});
+    waiting_.push_back(std::move(w));
   }
   // Kernels waiting for cores.
   size_t waiting() const { return waiting_.size(); }
@@ -81,23 +85,34 @@ class CoreLedger {
 
   struct Waiting {
     std::vector<ChipId> chips;
+    std::vector<bool> resident;  // By position in `chips`: its cores are held.
     int cores;
     std::function<void()> start;
   };
 
-  bool Fits(const std::vector<ChipId>& chips, int cores) const {
-    for (ChipId c : chips) {
-      const int o = occupied_[c.value()];
-      if (o > 0 && cores_ - held_[c.value()] - o < cores) return false;
-    }
-    return true;
+  bool Fits(ChipId c, int cores) const {
+    const int o = occupied_[c.value()];
+    return o == 0 || cores_ - held_[c.value()] - o >= cores;
   }
-  // Starts, in order, every waiting kernel that fits now (each holds its cores as it starts).
+  // Holds the kernel's cores on each chip where they fit now; true once it is resident on all.
+  bool TakeWhatFits(Waiting& w) {
+    bool all = true;
+    for (size_t i = 0; i < w.chips.size(); ++i) {
+      if (!w.resident[i] && Fits(w.chips[i], w.cores)) {
+        w.resident[i] = true;
+        Change(w.chips[i], w.cores);
+      }
+      all = all && w.resident[i];
+    }
+    return all;
+  }
+  // Makes resident, in the order they asked, the waiting kernels' CTAs that fit now, and starts
+  // each kernel that is resident everywhere.
   void Wake() {
     if (waking_) return;  // A start that releases or lowers cores: the loop below goes on.
     waking_ = true;
     for (size_t i = 0; i < waiting_.size();) {
-      if (!Fits(waiting_[i].chips, waiting_[i].cores)) {
+      if (!TakeWhatFits(waiting_[i])) {
         ++i;
         continue;
       }

@@ -615,8 +615,8 @@ void NetworkModel::Launch(uint32_t slot) {
     Begin(slot);
     return;
   }
-  // The kernel's CTAs need free SMs: a persistent GeMM keeps its SMs until its CTAs run out of
-  // tiles. The wait, if any, is an interference row on each member's NIC.
+  // The kernel's CTAs need free SMs, which a GeMM may keep (CoreLedger::WhenFree holds them on
+  // each member as they fit). The wait, if any, is an interference row on each member's NIC.
   const Time asked = r.exec->sim().Now();
   r.awaiting_cores = true;
   ledger_->WhenFree(r.members, r.ctas, [this, slot, asked] {
@@ -629,7 +629,6 @@ void NetworkModel::Launch(uint32_t slot) {
                                  exec.sim().Now()));
       }
     }
-    for (ChipId c : r.members) ledger_->Hold(c, r.ctas);
     Begin(slot);
   });
 }

@@ -146,9 +146,10 @@ class NetworkModel : public core::OpRunner {
   //     least 1 (stack.comm.ctas without a cta_bandwidth); the slowest link is taken over the
   //     routes from each member to the next in group order (a transfer: its own route);
   //   • it holds N cores of every member (a transfer: its sender and its receiver) in `ledger`
-  //     from its launch to its end, which the chip model's GeMMs do not get; where a persistent
-  //     GeMM keeps a member's SMs (CoreLedger::WhenFree), it starts only when N are free there
-  //     (until then a kInterference row on each member's NIC);
+  //     from its launch to its end, which the chip model's GeMMs do not get; where a GeMM keeps
+  //     a member's SMs (a persistent one, or any with stack.comm.high_priority = 0), its CTAs
+  //     become resident there only when N are free (CoreLedger::WhenFree), and it starts once
+  //     resident on every member (until then a kInterference row on each member's NIC);
   //   • its flows leaving one chip in one step move together at most N × cta_bandwidth bytes of
   //     payload per second: each of the k flows a member starts in a step is capped at
   //     N·cta_bw / k (a chain hop's one flow at N·cta_bw);

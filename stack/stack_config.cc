@@ -77,7 +77,7 @@ bool StackConfig::FreeProtocols() const {
 
 bool StackConfig::IsIdeal() const {
   return comm_ctas == 0 && comm_cta_bandwidth_bytes_per_s == 0 && FreeProtocols() &&
-         comm_serial == 0 && kernel_in_order == 0 && kernel_launch_s == 0 &&
+         comm_serial == 0 && comm_high_priority == 1 && kernel_in_order == 0 && kernel_launch_s == 0 &&
          pointwise_efficiency == 1.0 && reduction_efficiency == 1.0 && host_op_overhead_s == 0 &&
          host_gemm_overhead_s == 0 && host_comm_overhead_s == 0 && p2p_call_overhead_s == 0 &&
          p2p == "async";
@@ -98,6 +98,11 @@ std::vector<core::Param> StackConfig::Params() {
        "1 = the collectives of one group of chips (a communicator) run one at a time, in the "
        "order they start; 0 = they may run at once",
        &comm_serial, 0, 1},
+      {"stack.comm.high_priority", Unit::kCount,
+       "1 = communication kernels' CTAs are dispatched before a running GeMM's pending ones (a "
+       "high-priority stream); 0 = in launch order: a kernel launched during a GeMM gets only the "
+       "SMs its last wave leaves over, or waits for its end",
+       &comm_high_priority, 0, 1},
       {"stack.kernel.in_order", Unit::kCount,
        "1 = a chip runs its compute kernels one at a time in program order (one CUDA stream) and "
        "a collective waits for the compute issued before it on each member; 0 = an op starts once "
@@ -175,9 +180,9 @@ std::vector<core::Param> StackConfig::Params() {
                                       "members); 0 = always its full count"),
                          &c.cta_bytes, 0, 1e12});
   }
-  // Insert them after stack.comm.serial, the last of the other comm.* keys.
+  // Insert them after stack.comm.high_priority, the last of the other comm.* keys.
   auto at = params.begin();
-  while (at != params.end() && at->key != "stack.comm.serial") ++at;
+  while (at != params.end() && at->key != "stack.comm.high_priority") ++at;
   params.insert(at == params.end() ? at : at + 1, protocols.begin(), protocols.end());
   return params;
 }
@@ -237,6 +242,14 @@ absl::StatusOr<StackConfig> StackPreset(const std::string& name) {
   // comm.serial: NCCL executes a communicator's operations in order on its stream, and
   // PyTorch's ProcessGroupNCCL gives each process group one NCCL stream per device.
   s.comm_serial = 1;
+  // comm.high_priority 0: NCCL runs on the stream its caller gives it; nccl-tests' and
+  // PyTorch's (ProcessGroupNCCL::Options::is_high_priority_stream, false by default) are of the
+  // default priority, so the block scheduler dispatches their CTAs after those of grids launched
+  // earlier: a kernel launched while a GeMM fills the GPU starts only as the GeMM's last CTAs
+  // leave SMs free ([N1431]: github.com/NVIDIA/nccl/issues/1431, "the next communication kernel
+  // will be delayed until the gemm is completed because there are not enough SM resources";
+  // seen on an H200 beside a persistent GeMM: docs/measurements/gemm_beside_comm.md).
+  s.comm_high_priority = 0;
   s.comm_cta_bandwidth_bytes_per_s = 235e9 / 24;
   s.comm_protocols = "ll,ll128,simple";
   // cta_bytes: [E]'s getAlgoInfo drops a channel while the call's bytes are under channels ×

@@ -104,6 +104,13 @@ struct StackConfig {
   // time, in the order they start: NCCL enqueues a communicator's operations on one stream.
   // 0 = collectives of a group may run at once.
   int comm_serial = 0;
+  // 1 = communication kernels run on a high-priority stream: the block scheduler dispatches
+  // their CTAs before those a running GeMM has not dispatched yet, so a kernel takes its SMs at
+  // launch and the GeMM's later waves narrow. 0 = one priority for every stream: the scheduler
+  // dispatches grids' CTAs in launch order, so a communication kernel launched while a GeMM still
+  // has CTAs to dispatch gets only the SMs the GeMM leaves over (those its last wave does not
+  // use), or waits for its end (core/core_ledger.h).
+  int comm_high_priority = 1;
 
   // --- Kernels. ---
   // 1 = streams: a chip runs its compute kernels (GeMM, element-wise, copies) one at a time in

@@ -307,18 +307,21 @@ core::Time GemmTime(bool with_transfer, double hbm_bytes_per_s) {
   return exec.end_time(gemm) - exec.start_time(gemm);
 }
 
-// An AllGather over chips 0 and 1 launched while a persistent 8192³ GeMM runs on each (the h100
-// system: persistent cuBLAS kernels, nccl stack): its CTAs find every SM kept and start only at
-// the GeMM's last wave, whose 2209 − 16·132 = 97 tiles leave 35 SMs. With gemm.persistent = 0 it
-// starts at once. Returns the collective's start of steps (its launch row's start), the GeMM's
-// end and the NIC interference rows' total on chip 0.
+// An AllGather over chips 0 and 1 launched while an 8192³ GeMM runs on each (the h100 system,
+// nccl stack). A persistent GeMM (cuBLAS on Hopper) keeps every SM until its last wave, whose
+// 2209 − 16·132 = 97 tiles leave 35 SMs; a GeMM of one CTA per tile (gemm.persistent = 0) does
+// the same when the communication kernel's CTAs are dispatched after its pending ones
+// (stack.comm.high_priority = 0, the presets'), and lets it start at once when they go first
+// (high_priority = 1). Returns the collective's start of steps (its launch row's start), the
+// GeMM's end and the NIC interference rows' total on chip 0.
 struct Launched {
   double collective, gemm_end, waited;
 };
-Launched CollectiveBesidePersistentGemm(bool persistent) {
+Launched CollectiveBesideGemm(bool persistent, bool high_priority) {
   RawOptions raw;
   raw.values = {{"system", "h100"}, {"chips", "8"}, {"workload", "chain"}};
-  raw.sets = {std::string("gemm.persistent=") + (persistent ? "1" : "0")};
+  raw.sets = {std::string("gemm.persistent=") + (persistent ? "1" : "0"),
+              std::string("stack.comm.high_priority=") + (high_priority ? "1" : "0")};
   absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
   EXPECT_TRUE(o.ok()) << o.status();
   core::Simulator sim;
@@ -346,16 +349,24 @@ Launched CollectiveBesidePersistentGemm(bool persistent) {
   return l;
 }
 
-TEST(MachineTest, ACollectiveWaitsForTheSmsAPersistentGemmKeeps) {
-  const Launched waves = CollectiveBesidePersistentGemm(false);
-  const Launched persistent = CollectiveBesidePersistentGemm(true);
-  // Without persistent kernels it starts after the tiny GeMM (~µs) and waits for nothing.
-  EXPECT_LT(waves.collective, 20e-6);
-  EXPECT_EQ(waves.waited, 0);
-  // Persistent: at the start of the GeMM's 17th (last) wave, within its last 1/16 of the GeMM.
-  EXPECT_GT(persistent.collective, persistent.gemm_end * 15.0 / 17);
-  EXPECT_LT(persistent.collective, persistent.gemm_end);
-  EXPECT_NEAR(persistent.waited, persistent.collective - waves.collective, 2e-6);
+TEST(MachineTest, ACollectiveWaitsForTheSmsAGemmKeeps) {
+  const Launched first = CollectiveBesideGemm(/*persistent=*/false, /*high_priority=*/true);
+  // Dispatched first, beside a GeMM of one CTA per tile: it starts after the tiny GeMM (~µs).
+  EXPECT_LT(first.collective, 20e-6);
+  EXPECT_EQ(first.waited, 0);
+  for (bool persistent : {false, true}) {
+    for (bool high_priority : {false, true}) {
+      if (!persistent && high_priority) continue;
+      SCOPED_TRACE(testing::Message() << "persistent " << persistent << ", high priority "
+                                      << high_priority);
+      const Launched l = CollectiveBesideGemm(persistent, high_priority);
+      // At the start of the GeMM's 17th (last) wave, within its last 1/16 of the GeMM; the wait
+      // is the interference slice.
+      EXPECT_GT(l.collective, l.gemm_end * 15.0 / 17);
+      EXPECT_LT(l.collective, l.gemm_end);
+      EXPECT_NEAR(l.waited, l.collective - first.collective, 2e-6);
+    }
+  }
 }
 
 TEST(MachineTest, NicTransferSlowsAMemoryBoundGemm) {
