@@ -59,9 +59,11 @@ class CoreLedger {
 
   // Holds `cores` cores of each chip of `chips` as soon as they fit there (at once unless a GeMM
   // occupies it and leaves fewer than `cores` cores not held; otherwise when it does, waiting
-  // kernels in the order they asked), and runs `start` once they are held on every chip.
-  void WhenFree(std::vector<ChipId> chips, int cores, std::function<void()> start) {
-    Waiting w{std::move(chips), {}, cores, std::move(start)};
+  // kernels in the order they asked), calling `resident(i)` (if given) as chips[i]'s are held,
+  // and runs `start` once they are held on every chip.
+  void WhenFree(std::vector<ChipId> chips, int cores, std::function<void()> start,
+                std::function<void(size_t)> resident = nullptr) {
+    Waiting w{std::move(chips), {}, cores, std::move(start), std::move(resident)};
     w.resident.assign(w.chips.size(), false);
     if (TakeWhatFits(w)) {
       w.start();
@@ -88,6 +90,7 @@ class CoreLedger {
     std::vector<bool> resident;  // By position in `chips`: its cores are held.
     int cores;
     std::function<void()> start;
+    std::function<void(size_t)> resident_cb;
   };
 
   bool Fits(ChipId c, int cores) const {
@@ -101,6 +104,7 @@ class CoreLedger {
       if (!w.resident[i] && Fits(w.chips[i], w.cores)) {
         w.resident[i] = true;
         Change(w.chips[i], w.cores);
+        if (w.resident_cb) w.resident_cb(i);
       }
       all = all && w.resident[i];
     }

@@ -51,6 +51,35 @@ void Executor::set_order_edges(const std::vector<std::pair<OpId, OpId>>& edges) 
   for (const auto& [a, b] : edges) order_succ_[fill[a.value()]++] = b.value();
 }
 
+void Executor::set_begin_edges(const std::vector<BeginEdge>& edges) {
+  MESHSIM_CHECK(begin_begin_.empty()) << "set_begin_edges called twice";
+  const size_t n = graph_.size();
+  begin_begin_.assign(n + 1, 0);
+  for (const BeginEdge& e : edges) {
+    MESHSIM_CHECK(e.before.value() < e.after.value() && e.after.value() < n)
+        << "begin edge " << e.before.value() << " -> " << e.after.value() << " is not forward";
+    ++begin_begin_[e.before.value() + 1];
+    ++pending_deps_[e.after.value()];
+  }
+  for (size_t i = 0; i < n; ++i) begin_begin_[i + 1] += begin_begin_[i];
+  begin_succ_.resize(edges.size());
+  std::vector<uint32_t> fill(begin_begin_.begin(), begin_begin_.end() - 1);
+  for (const BeginEdge& e : edges) {
+    begin_succ_[fill[e.before.value()]++] = {e.after.value(), e.chip};
+  }
+}
+
+void Executor::Begun(OpId id, ChipId chip) {
+  if (begin_begin_.empty()) return;
+  const uint32_t i = id.value();
+  for (uint32_t j = begin_begin_[i]; j < begin_begin_[i + 1]; ++j) {
+    const auto& [s, c] = begin_succ_[j];
+    if (c != chip) continue;
+    MESHSIM_CHECK(pending_deps_[s] > 0) << "dependency count of op " << s << " went negative";
+    if (--pending_deps_[s] == 0) Release(s);
+  }
+}
+
 void Executor::SetRunner(OpKind kind, OpRunner* runner) {
   runners_[static_cast<size_t>(kind)] = runner;
 }

@@ -89,6 +89,17 @@ class Executor {
   // (a < b: the program order of a stream, sim/machine.h OrderStreams). Edges the graph already
   // has are the caller's to leave out. Call once, before Run.
   void set_order_edges(const std::vector<std::pair<OpId, OpId>>& edges);
+  // Orders by when kernels begin: for each edge, op `after` also waits until op `before` has
+  // begun on `chip` (Begun; before < after: the one hardware queue of a GPU whose streams share
+  // it, sim/machine.h OrderStreams). Call once, before Run.
+  struct BeginEdge {
+    OpId before, after;
+    ChipId chip;
+  };
+  void set_begin_edges(const std::vector<BeginEdge>& edges);
+  // A runner says that op `id`'s kernel has begun on `chip` (its CTAs dispatched there), which
+  // releases the ops waiting for that (set_begin_edges); nothing for other ops.
+  void Begun(OpId id, ChipId chip);
   TimelineRow MakeRow(OpId id, ChipId chip, Phase phase, UnitKind unit, uint16_t unit_index,
                       Time start, Time end) const;
 
@@ -129,6 +140,9 @@ class Executor {
   std::array<OpRunner*, kNumOpKinds> runners_{};
   std::vector<uint32_t> succ_begin_, succ_;
   std::vector<uint32_t> order_begin_, order_succ_;  // set_order_edges' successors (CSR), or empty.
+  // set_begin_edges' (after, chip) by `before` (CSR), or empty.
+  std::vector<uint32_t> begin_begin_;
+  std::vector<std::pair<uint32_t, ChipId>> begin_succ_;
   std::vector<uint32_t> pending_deps_;
   std::vector<State> state_;
   std::vector<Time> start_, end_;

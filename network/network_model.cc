@@ -612,25 +612,33 @@ void NetworkModel::Launch(uint32_t slot) {
   Run& r = runs_[slot];
   SizeKernel(r);
   if (ledger_ == nullptr) {
+    for (ChipId c : r.members) r.exec->Begun(r.id, c);
     Begin(slot);
     return;
   }
   // The kernel's CTAs need free SMs, which a GeMM may keep (CoreLedger::WhenFree holds them on
-  // each member as they fit). The wait, if any, is an interference row on each member's NIC.
+  // each member as they fit: the kernel has begun there, Executor::Begun). The wait, if any, is
+  // an interference row on each member's NIC.
   const Time asked = r.exec->sim().Now();
   r.awaiting_cores = true;
-  ledger_->WhenFree(r.members, r.ctas, [this, slot, asked] {
-    Run& r = runs_[slot];
-    r.awaiting_cores = false;
-    core::Executor& exec = *r.exec;
-    if (exec.sim().Now() > asked) {
-      for (ChipId c : r.members) {
-        exec.Record(exec.MakeRow(r.id, c, Phase::kInterference, UnitKind::kNic, 0, asked,
-                                 exec.sim().Now()));
-      }
-    }
-    Begin(slot);
-  });
+  ledger_->WhenFree(
+      r.members, r.ctas,
+      [this, slot, asked] {
+        Run& r = runs_[slot];
+        r.awaiting_cores = false;
+        core::Executor& exec = *r.exec;
+        if (exec.sim().Now() > asked) {
+          for (ChipId c : r.members) {
+            exec.Record(exec.MakeRow(r.id, c, Phase::kInterference, UnitKind::kNic, 0, asked,
+                                     exec.sim().Now()));
+          }
+        }
+        Begin(slot);
+      },
+      [this, slot](size_t i) {
+        Run& r = runs_[slot];
+        r.exec->Begun(r.id, r.members[i]);
+      });
 }
 
 void NetworkModel::Begin(uint32_t slot) {

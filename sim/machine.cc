@@ -81,9 +81,22 @@ void OrderStreams(const stack::StackConfig& stack, const core::OpGraph& graph,
   if (stack.kernel_in_order == 0) return;
   constexpr uint32_t kNone = UINT32_MAX;
   std::vector<uint32_t> last;  // Per chip: its latest compute op so far, or kNone.
+  // Per chip, with stack.kernel.single_queue: its latest collective if no op was issued on the
+  // chip after it, else kNone.
+  std::vector<uint32_t> queued;
   std::vector<std::pair<core::OpId, core::OpId>> edges;
+  std::vector<core::Executor::BeginEdge> begin_edges;
   const auto order = [&](uint32_t chip, uint32_t op) {
-    if (chip >= last.size()) last.resize(chip + 1, kNone);
+    if (chip >= last.size()) {
+      last.resize(chip + 1, kNone);
+      queued.resize(chip + 1, kNone);
+    }
+    // One queue: the op begins after the collective issued just before it on the chip has
+    // (the ops before that one began earlier still, in the same order).
+    if (stack.kernel_single_queue == 1 && queued[chip] != kNone) {
+      begin_edges.push_back({core::OpId(queued[chip]), core::OpId(op), core::ChipId(chip)});
+    }
+    queued[chip] = kNone;
     const uint32_t before = last[chip];
     if (before == kNone) return;
     for (core::OpId d : graph.deps(core::OpId(op))) {
@@ -102,13 +115,17 @@ void OrderStreams(const stack::StackConfig& stack, const core::OpGraph& graph,
         break;
       case core::OpKind::kCollective:
         // Members are distinct chips, so their last compute ops are distinct too.
-        for (core::ChipId c : graph.group(op.group)) order(c.value(), i);
+        for (core::ChipId c : graph.group(op.group)) {
+          order(c.value(), i);
+          queued[c.value()] = i;
+        }
         break;
       default:
         break;  // Transfers follow their runtime's semantics (stack.p2p.mode); delays none.
     }
   }
   exec.set_order_edges(edges);
+  if (!begin_edges.empty()) exec.set_begin_edges(begin_edges);
 }
 
 void IssueFromHost(const stack::StackConfig& stack, const core::OpGraph& graph,

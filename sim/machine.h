@@ -52,7 +52,9 @@ absl::StatusOr<std::unique_ptr<Machine>> BuildMachine(const RunOptions& options,
 // With stack.kernel.in_order, the streams of a GPU program as order edges of `exec`
 // (Executor::set_order_edges), in program order (op index order): each compute op (GeMM,
 // element-wise, copy) of a chip waits for the chip's previous compute op, and each collective
-// for the last compute op before it on each member. Nothing without it. Call before Run.
+// for the last compute op before it on each member. With stack.kernel.single_queue too, begin
+// edges (Executor::set_begin_edges): an op issued on a chip after a collective waits until that
+// collective has begun there. Nothing without in_order. Call before Run.
 // Cost: O(ops + Σ group sizes).
 void OrderStreams(const stack::StackConfig& stack, const core::OpGraph& graph,
                   core::Executor& exec);

@@ -77,7 +77,8 @@ bool StackConfig::FreeProtocols() const {
 
 bool StackConfig::IsIdeal() const {
   return comm_ctas == 0 && comm_cta_bandwidth_bytes_per_s == 0 && FreeProtocols() &&
-         comm_serial == 0 && comm_high_priority == 1 && kernel_in_order == 0 && kernel_launch_s == 0 &&
+         comm_serial == 0 && comm_high_priority == 1 && kernel_in_order == 0 &&
+         kernel_single_queue == 0 && kernel_launch_s == 0 &&
          pointwise_efficiency == 1.0 && reduction_efficiency == 1.0 && host_op_overhead_s == 0 &&
          host_gemm_overhead_s == 0 && host_comm_overhead_s == 0 && p2p_call_overhead_s == 0 &&
          p2p == "async";
@@ -108,6 +109,11 @@ std::vector<core::Param> StackConfig::Params() {
        "a collective waits for the compute issued before it on each member; 0 = an op starts once "
        "its inputs are ready",
        &kernel_in_order, 0, 1},
+      {"stack.kernel.single_queue", Unit::kCount,
+       "1 = a chip's kernels, compute and communication, begin in the order the host issued "
+       "them (one hardware queue, CUDA_DEVICE_MAX_CONNECTIONS=1; needs stack.kernel.in_order); "
+       "0 = a queue per stream",
+       &kernel_single_queue, 0, 1},
       {"stack.kernel.launch", Unit::kSeconds,
        "GPU time between a kernel's end and the next one's start on a chip (every kernel)",
        &kernel_launch_s, 0, 1},
@@ -187,7 +193,15 @@ std::vector<core::Param> StackConfig::Params() {
   return params;
 }
 
-absl::Status StackConfig::Validate() { return core::CheckRanges(Params()); }
+absl::Status StackConfig::Validate() {
+  MESHSIM_RETURN_IF_ERROR(core::CheckRanges(Params()));
+  if (kernel_single_queue == 1 && kernel_in_order == 0) {
+    return absl::InvalidArgumentError(
+        "stack.kernel.single_queue: '1' needs stack.kernel.in_order = 1 (the queue takes the "
+        "kernels of the program's streams in issue order); allowed: 0 while in_order = 0");
+  }
+  return absl::OkStatus();
+}
 
 const std::vector<StackInfo>& Stacks() {
   static const auto* stacks = new std::vector<StackInfo>{
@@ -196,7 +210,8 @@ const std::vector<StackInfo>& Stacks() {
        "NCCL kernels (SMs, protocol, latencies), CUDA launches, unfused element-wise kernels; no "
        "host framework"},
       {"pytorch-nccl",
-       "nccl plus PyTorch eager's host time per op and blocking paired p2p (ATP, Megatron)"},
+       "nccl plus PyTorch eager's host time per op, one hardware queue and blocking paired p2p "
+       "(ATP, Megatron)"},
       {"alpa", "nccl with Alpa's runtime: paired, blocking cross-mesh send/recv (MLSys'23)"},
   };
   return *stacks;
@@ -290,6 +305,10 @@ absl::StatusOr<StackConfig> StackPreset(const std::string& name) {
   // NCCL, batched per step (send_forward_recv_backward, ...) and waited on before the next
   // compute: blocking, matched pairs.
   s.p2p = "paired";
+  // kernel.single_queue: ATP sets CUDA_DEVICE_MAX_CONNECTIONS=1 "to prevent the communication
+  // kernel from being delayed" (ATP §4.2), as Megatron-LM's training scripts do for its
+  // tensor-parallel overlap: one hardware queue takes every stream's kernels in issue order.
+  s.kernel_single_queue = 1;
   return s;
 }
 

@@ -119,6 +119,13 @@ struct StackConfig {
   // before it on each member (PyTorch's ProcessGroupNCCL makes the NCCL stream wait for the
   // compute stream). 0 = an op starts once its inputs are ready.
   int kernel_in_order = 0;
+  // 1 = one hardware queue (CUDA_DEVICE_MAX_CONNECTIONS=1): the GPU takes a chip's kernels, its
+  // compute and communication streams' alike, in the order the host issued them, so a kernel
+  // begins only once every kernel issued before it on that chip has begun — a compute kernel
+  // issued after a collective waits until the collective's CTAs are dispatched (which a
+  // communicator's earlier collective may hold back), and a collective never waits for the SMs
+  // of compute issued after it. Needs kernel_in_order. 0 = each stream has its own queue.
+  int kernel_single_queue = 0;
   // GPU time between one kernel's end and the next one's start on a chip (the launch as the GPU
   // sees it, host already ahead); paid by GeMM, element-wise and communication kernels alike.
   double kernel_launch_s = 0;

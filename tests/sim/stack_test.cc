@@ -1,6 +1,8 @@
 // The software stack as a run sees it: presets, --stack and stack.* keys, `list stacks`, and the
 // host that issues ops (IssueFromHost).
+#include <algorithm>
 #include <cmath>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -242,6 +244,83 @@ TEST(OrderStreamsTest, ComputeRunsInProgramOrderAndCollectivesWaitForTheComputeB
   EXPECT_EQ(stack::StackPreset("ideal")->kernel_in_order, 0);
   for (const char* name : {"nccl", "pytorch-nccl", "alpa"}) {
     EXPECT_EQ(stack::StackPreset(name)->kernel_in_order, 1) << name;
+  }
+}
+
+// Collectives of one communicator one at a time (each op.bytes microseconds), as NCCL runs a
+// communicator's calls in order: a collective begins when the previous one ends, on its first
+// member then, on the others 1 us later.
+class SerialCommRunner : public core::OpRunner {
+ public:
+  void Start(core::OpId id, const core::Op& op, core::Executor& exec) override {
+    const core::Time begin = std::max(exec.sim().Now(), busy_until_);
+    busy_until_ = begin + core::Time::Microseconds(op.bytes);
+    const std::span<const core::ChipId> g = exec.graph().group(op.group);
+    const std::vector<core::ChipId> members(g.begin(), g.end());
+    exec.sim().ScheduleAt(begin, [&exec, id, members] {
+      exec.Begun(id, members[0]);
+      exec.sim().ScheduleAfter(core::Time::Microseconds(1), [&exec, id, members] {
+        for (size_t i = 1; i < members.size(); ++i) exec.Begun(id, members[i]);
+      });
+    });
+    exec.sim().ScheduleAt(busy_until_, [&exec, id] { exec.Finish(id); });
+  }
+
+ private:
+  core::Time busy_until_;
+};
+
+TEST(OrderStreamsTest, OneQueueHoldsLaterKernelsUntilTheCollectiveBeforeThemBegins) {
+  // Program order: A0, a collective of chips 0 and 1 (20 us); G0 chip 0 (2 us); A1 on the same
+  // chips after G0 (5 us); G1 chip 0 (3 us) and G2 chip 1 (1 us), independent of A1 — the next
+  // chunk's kernels. The communicator runs A1 after A0: it begins at 20 us on chip 0, 21 on 1.
+  //   streams:   G0 [0,2], G1 [2,5] (behind G0), G2 [0,1] (chip 1's first kernel).
+  //   one queue: G0 [0,2] (A0 began at 0); G1 waits for A1 to begin on chip 0: [20,23]; G2 for
+  //              A1 on chip 1: [21,22].
+  for (int single_queue : {0, 1}) {
+    core::Simulator sim;
+    core::OpGraph graph;
+    const auto gemm = [&](int chip, int64_t us, std::initializer_list<core::OpId> deps) {
+      core::Op g = core::Op::Gemm(core::ChipId(chip), 1, 1, 1);
+      g.bytes = us;
+      return graph.Add(g, deps);
+    };
+    const core::GroupId pair = graph.AddGroup({core::ChipId(0), core::ChipId(1)});
+    const auto collective = [&](int64_t us, std::initializer_list<core::OpId> deps) {
+      return graph.Add(core::Op::Collective(core::CollectiveKind::kAllReduce, pair, us), deps);
+    };
+    const core::OpId a0 = collective(20, {});
+    const core::OpId g0 = gemm(0, 2, {});
+    const core::OpId a1 = collective(5, {g0});
+    const core::OpId g1 = gemm(0, 3, {});
+    const core::OpId g2 = gemm(1, 1, {});
+    core::Executor exec(sim, graph);
+    FixedTimeRunner fixed;
+    SerialCommRunner comm;
+    exec.SetRunner(core::OpKind::kGemm, &fixed);
+    exec.SetRunner(core::OpKind::kCollective, &comm);
+    stack::StackConfig s;
+    s.kernel_in_order = 1;
+    s.kernel_single_queue = single_queue;
+    ASSERT_TRUE(s.Validate().ok());
+    OrderStreams(s, graph, exec);
+    ASSERT_TRUE(exec.Run().ok());
+    const auto us = [&](core::OpId id) { return exec.start_time(id).ps() / 1000000; };
+    SCOPED_TRACE(single_queue);
+    EXPECT_EQ(us(a0), 0);
+    EXPECT_EQ(us(g0), 0);
+    EXPECT_EQ(exec.end_time(a1), core::Time::Microseconds(25));
+    EXPECT_EQ(us(g1), single_queue ? 20 : 2);
+    EXPECT_EQ(us(g2), single_queue ? 21 : 0);
+  }
+  // One queue needs the streams' program order.
+  stack::StackConfig s;
+  s.kernel_single_queue = 1;
+  EXPECT_THAT(std::string(s.Validate().message()), HasSubstr("stack.kernel.single_queue"));
+  // ATP and Megatron-LM run one queue (CUDA_DEVICE_MAX_CONNECTIONS=1); the others do not.
+  EXPECT_EQ(stack::StackPreset("pytorch-nccl")->kernel_single_queue, 1);
+  for (const char* name : {"ideal", "nccl", "alpa"}) {
+    EXPECT_EQ(stack::StackPreset(name)->kernel_single_queue, 0) << name;
   }
 }
 
