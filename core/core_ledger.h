@@ -12,6 +12,7 @@
 // chip its CTAs become resident (hold their cores) as soon as they fit there, as each GPU
 // dispatches them on its own, and it starts once it is resident everywhere. Kernels never wait
 // for each other (their holds are not capped).
+//
 // Example:
 //   CoreLedger ledger(num_chips, /*cores_per_chip=*/132);
 //   ledger.WhenFree({chip}, 8, [&] { /* its 8 SMs are held: run */ });  // NCCL, 8 channels
