@@ -61,6 +61,9 @@ void Executor::set_begin_edges(const std::vector<BeginEdge>& edges) {
     ++begin_begin_[e.before.value() + 1];
     ++pending_deps_[e.after.value()];
   }
+  begin_pending_.assign(n, 0);
+  queued_since_.assign(n, Time::Max());
+  for (const BeginEdge& e : edges) ++begin_pending_[e.after.value()];
   for (size_t i = 0; i < n; ++i) begin_begin_[i + 1] += begin_begin_[i];
   begin_succ_.resize(edges.size());
   std::vector<uint32_t> fill(begin_begin_.begin(), begin_begin_.end() - 1);
@@ -74,10 +77,37 @@ void Executor::Begun(OpId id, ChipId chip) {
   const uint32_t i = id.value();
   for (uint32_t j = begin_begin_[i]; j < begin_begin_[i + 1]; ++j) {
     const auto& [s, c] = begin_succ_[j];
-    if (c != chip) continue;
-    MESHSIM_CHECK(pending_deps_[s] > 0) << "dependency count of op " << s << " went negative";
-    if (--pending_deps_[s] == 0) Release(s);
+    if (c == chip) Satisfy(s, /*begin=*/true);
   }
+}
+
+void Executor::Satisfy(uint32_t s, bool begin) {
+  MESHSIM_CHECK(pending_deps_[s] > 0) << "dependency count of op " << s << " went negative";
+  --pending_deps_[s];
+  if (begin_pending_.empty()) {
+    if (pending_deps_[s] == 0) Release(s);
+    return;
+  }
+  if (begin) --begin_pending_[s];
+  const Time now = sim_.Now();
+  if (pending_deps_[s] > 0) {
+    // Only begin edges hold it now: the queue's wait starts (or its release time, if later).
+    if (pending_deps_[s] == begin_pending_[s] && !begin) {
+      queued_since_[s] = release_.empty() ? now : std::max(now, release_[s]);
+    }
+    return;
+  }
+  if (begin && queued_since_[s] < now) {
+    const Op& op = graph_.op(OpId(s));
+    if (op.kind == OpKind::kCollective) {
+      for (ChipId c : graph_.group(op.group)) {
+        Record(MakeRow(OpId(s), c, Phase::kQueue, UnitKind::kNic, 0, queued_since_[s], now));
+      }
+    } else if (op.chip.valid()) {
+      Record(MakeRow(OpId(s), op.chip, Phase::kQueue, UnitKind::kChip, 0, queued_since_[s], now));
+    }
+  }
+  Release(s);
 }
 
 void Executor::SetRunner(OpKind kind, OpRunner* runner) {
@@ -97,6 +127,10 @@ absl::Status Executor::Run() {
       << "release times for " << release_.size() << " of " << graph_.size() << " ops";
   for (uint32_t i = 0; i < graph_.size(); ++i) {
     if (pending_deps_[i] == 0) Release(i);
+    // Held by begin edges alone from the start.
+    if (!begin_pending_.empty() && pending_deps_[i] > 0 && pending_deps_[i] == begin_pending_[i]) {
+      queued_since_[i] = release_.empty() ? Time::Zero() : release_[i];
+    }
   }
   sim_.Run();
   if (sim_.horizon_exceeded()) {
@@ -154,16 +188,10 @@ void Executor::Finish(OpId id) {
   // A sum of one mixed (id, finish time) per op: the same for every order in which equal-time
   // events ran.
   fingerprint_ += FingerprintTerm(i, now);
-  for (uint32_t j = succ_begin_[i]; j < succ_begin_[i + 1]; ++j) {
-    const uint32_t s = succ_[j];
-    MESHSIM_CHECK(pending_deps_[s] > 0) << "dependency count of op " << s << " went negative";
-    if (--pending_deps_[s] == 0) Release(s);
-  }
+  for (uint32_t j = succ_begin_[i]; j < succ_begin_[i + 1]; ++j) Satisfy(succ_[j], false);
   if (!order_begin_.empty()) {
     for (uint32_t j = order_begin_[i]; j < order_begin_[i + 1]; ++j) {
-      const uint32_t s = order_succ_[j];
-      MESHSIM_CHECK(pending_deps_[s] > 0) << "dependency count of op " << s << " went negative";
-      if (--pending_deps_[s] == 0) Release(s);
+      Satisfy(order_succ_[j], false);
     }
   }
 }

@@ -98,7 +98,10 @@ class Executor {
   };
   void set_begin_edges(const std::vector<BeginEdge>& edges);
   // A runner says that op `id`'s kernel has begun on `chip` (its CTAs dispatched there), which
-  // releases the ops waiting for that (set_begin_edges); nothing for other ops.
+  // releases the ops waiting for that (set_begin_edges); nothing for other ops. An op that was
+  // held only by begin edges gets a kQueue row from when the rest of its dependencies (and its
+  // release time) allowed it to the moment it is released: on its chip (kChip) or, for a
+  // collective, on each member (kNic).
   void Begun(OpId id, ChipId chip);
   TimelineRow MakeRow(OpId id, ChipId chip, Phase phase, UnitKind unit, uint16_t unit_index,
                       Time start, Time end) const;
@@ -130,6 +133,8 @@ class Executor {
  private:
   enum class State : uint8_t { kWaiting, kReady, kRunning, kFinished };
   void MakeReady(uint32_t op);
+  // One dependency of op `s` is met (`begin`: a begin edge); releases it at the last.
+  void Satisfy(uint32_t s, bool begin);
   void Release(uint32_t op);  // MakeReady now, or at its release time if that is later.
   void Dispatch();
   // Makes room for one more row in a full timeline_; false when the budget forbids it.
@@ -143,6 +148,9 @@ class Executor {
   // set_begin_edges' (after, chip) by `before` (CSR), or empty.
   std::vector<uint32_t> begin_begin_;
   std::vector<std::pair<uint32_t, ChipId>> begin_succ_;
+  // With begin edges, by op: those not yet met, and since when they alone hold it (Max: not yet).
+  std::vector<uint32_t> begin_pending_;
+  std::vector<Time> queued_since_;
   std::vector<uint32_t> pending_deps_;
   std::vector<State> state_;
   std::vector<Time> start_, end_;

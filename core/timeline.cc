@@ -36,6 +36,8 @@ const char* ToString(Phase phase) {
       return "host";
     case Phase::kInterference:
       return "interference";
+    case Phase::kQueue:
+      return "queue";
   }
   return "?";
 }

@@ -28,8 +28,19 @@ enum class UnitKind : uint8_t { kChip, kCore, kNic, kHbm, kVector, kHost };
 // A row covers a whole op (kOp) or one phase of it.
 // kHost: the host issuing the op (the framework's time, stack.host.op_overhead); kInterference:
 // a GeMM running narrower waves while communication kernels hold some of its cores (unit kChip),
-// or a communication kernel waiting for cores a persistent GeMM keeps (unit kNic).
-enum class Phase : uint8_t { kOp, kLaunch, kSync, kTransfer, kCompute, kHost, kInterference };
+// or a communication kernel waiting for cores a GeMM keeps (unit kNic); kQueue: an op ready to
+// run but held in the GPU's one work queue behind a collective issued before it that has not
+// begun (stack.kernel.single_queue; unit kChip, or kNic for a collective).
+enum class Phase : uint8_t {
+  kOp,
+  kLaunch,
+  kSync,
+  kTransfer,
+  kCompute,
+  kHost,
+  kInterference,
+  kQueue
+};
 
 const char* ToString(UnitKind unit);
 const char* ToString(Phase phase);

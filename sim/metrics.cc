@@ -196,6 +196,7 @@ void MetricsAccumulator::Add(const core::TimelineRow& r) {
     case core::Phase::kCompute:
     case core::Phase::kHost:
     case core::Phase::kInterference:
+    case core::Phase::kQueue:
       break;
   }
 }

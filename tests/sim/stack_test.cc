@@ -5,6 +5,7 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -312,6 +313,18 @@ TEST(OrderStreamsTest, OneQueueHoldsLaterKernelsUntilTheCollectiveBeforeThemBegi
     EXPECT_EQ(exec.end_time(a1), core::Time::Microseconds(25));
     EXPECT_EQ(us(g1), single_queue ? 20 : 2);
     EXPECT_EQ(us(g2), single_queue ? 21 : 0);
+    // The waits in the queue are `queue` rows on the chips' tracks: G1 from G0's end, G2 from
+    // the start.
+    std::vector<std::tuple<uint32_t, uint32_t, int64_t, int64_t>> queued;
+    for (const core::TimelineRow& r : exec.timeline()) {
+      if (r.phase != core::Phase::kQueue) continue;
+      EXPECT_EQ(r.unit_kind, core::UnitKind::kChip);
+      queued.emplace_back(r.op.value(), r.chip.value(), r.start.ps() / 1000000,
+                          r.end.ps() / 1000000);
+    }
+    using Q = std::vector<std::tuple<uint32_t, uint32_t, int64_t, int64_t>>;
+    const Q expected = single_queue ? Q{{g1.value(), 0, 2, 20}, {g2.value(), 1, 0, 21}} : Q{};
+    EXPECT_EQ(queued, expected);
   }
   // One queue needs the streams' program order.
   stack::StackConfig s;
