@@ -153,6 +153,9 @@ void ChipModel::StartCopy(OpId id, const core::Op& op) {
 }
 
 void ChipModel::StartVector(uint32_t chip, const core::Op& op) {
+  // Its blocks (one per row, or per few thousand elements) outnumber what the SMs hold many
+  // times over, so with launch-order dispatch it takes every SM that frees until its end.
+  if (ledger_ != nullptr && fifo_dispatch_) ledger_->SetOccupied(ChipId(chip), config_.cores);
   double max_rate =
       double(config_.cores) * config_.vector_flops_per_s * config_.element_bytes * 2.0;
   // An unfused kernel reaches a fraction of the HBM bandwidth (stack.kernel.*_efficiency).

@@ -70,7 +70,8 @@
 // Dispatch order (stack.comm.high_priority = 0, the GPU stacks' presets). The block scheduler
 // dispatches the CTAs of grids of one priority in launch order, so a GeMM of one CTA per tile
 // takes every core that frees until its last wave is dispatched: it occupies all cores until
-// then and its last wave's cores after, and a communication kernel launched meanwhile waits as
+// then and its last wave's cores after (an element-wise kernel, whose blocks outnumber the SMs
+// many times, all cores until its end), and a communication kernel launched meanwhile waits as
 // beside a persistent GeMM. With high_priority = 1 the kernel's CTAs go first: it holds its cores
 // at launch and the GeMM's next waves narrow.
 // HBM bytes per GeMM are PlanL2Gemm's hbm_bytes; NIC flows contend with the panel and C flows on

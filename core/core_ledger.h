@@ -7,8 +7,8 @@
 // A GeMM's CTAs can keep SMs from a communication kernel too: a persistent GeMM (accel/
 // chip_model.h) keeps its cores until its CTAs run out of tiles, and one CTA per tile keeps
 // taking every core that frees until its last wave when the block scheduler dispatches its CTAs
-// before the kernel's (stack.comm.high_priority = 0). The chip model says how many cores such a
-// GeMM occupies (SetOccupied), and a communication kernel asks WhenFree for its cores: on each
+// before the kernel's (stack.comm.high_priority = 0; an element-wise kernel until its end). The
+// chip model says how many cores such a kernel occupies (SetOccupied), and a communication kernel asks WhenFree for its cores: on each
 // chip its CTAs become resident (hold their cores) as soon as they fit there, as each GPU
 // dispatches them on its own, and it starts once it is resident everywhere. Kernels never wait
 // for each other (their holds are not capped).
@@ -48,8 +48,8 @@ class CoreLedger {
   int held(ChipId chip) const { return held_[chip.value()]; }
   int chips() const { return static_cast<int>(held_.size()); }
 
-  // A persistent GeMM on `chip` occupies `cores` cores now (0: none or it ended). Lowering it
-  // starts the waiting kernels that now fit.
+  // A compute kernel on `chip` (a GeMM, an element-wise pass) occupies `cores` cores now (0:
+  // none, or it ended). Lowering it starts the waiting kernels that now fit.
   void SetOccupied(ChipId chip, int cores) {
     int& o = occupied_[chip.value()];
     const bool lower = cores < o;

@@ -357,14 +357,58 @@ TEST(MachineTest, ACollectiveWaitsForTheSmsAGemmKeeps) {
   for (bool persistent : {false, true}) {
     for (bool high_priority : {false, true}) {
       if (!persistent && high_priority) continue;
-      SCOPED_TRACE(testing::Message() << "persistent " << persistent << ", high priority "
-                                      << high_priority);
+      SCOPED_TRACE(testing::Message()
+                   << "persistent " << persistent << ", high priority " << high_priority);
       const Launched l = CollectiveBesideGemm(persistent, high_priority);
       // At the start of the GeMM's 17th (last) wave, within its last 1/16 of the GeMM; the wait
       // is the interference slice.
       EXPECT_GT(l.collective, l.gemm_end * 15.0 / 17);
       EXPECT_LT(l.collective, l.gemm_end);
       EXPECT_NEAR(l.waited, l.collective - first.collective, 2e-6);
+    }
+  }
+}
+
+TEST(MachineTest, ACollectiveWaitsForAnElementWiseKernelLaunchedBeforeIt) {
+  // An element-wise pass over 4 GiB on chip 0 of the h100 system (a few ms at the stack's
+  // share of HBM), and an AllGather of chips 0 and 1 launched 1 us in: its CTAs are dispatched
+  // after the pass's blocks, which fill every SM until its end, unless its stream goes first.
+  for (int high_priority : {0, 1}) {
+    RawOptions raw;
+    raw.values = {{"system", "h100"}, {"chips", "8"}, {"workload", "chain"}};
+    raw.sets = {absl::StrCat("stack.comm.high_priority=", high_priority)};
+    absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
+    ASSERT_TRUE(o.ok()) << o.status();
+    core::Simulator sim;
+    core::FairShare fs(sim);
+    auto machine = BuildMachine(*o, algorithms::Mesh{1, 8}, fs);
+    ASSERT_TRUE(machine.ok()) << machine.status();
+    core::OpGraph graph;
+    core::Op pass;
+    pass.kind = core::OpKind::kVector;
+    pass.chip = core::ChipId(0);
+    pass.bytes = int64_t{4} << 30;
+    const core::OpId v = graph.Add(pass);
+    const core::OpId wait =
+        graph.Add(core::Op::Delay(core::ChipId(1), core::Time::Microseconds(1)));
+    const core::GroupId pair = graph.AddGroup({core::ChipId(0), core::ChipId(1)});
+    const core::OpId ag =
+        graph.Add(core::Op::Collective(core::CollectiveKind::kAllGather, pair, 1 << 20), {wait});
+    core::Executor exec(sim, graph);
+    (*machine)->Attach(exec);
+    ASSERT_TRUE(exec.Run().ok());
+    double launched = -1;
+    for (const core::TimelineRow& r : exec.timeline()) {
+      if (r.op == ag && r.chip == core::ChipId(0) && r.phase == core::Phase::kLaunch) {
+        launched = r.start.seconds();
+      }
+    }
+    SCOPED_TRACE(high_priority);
+    EXPECT_GT(exec.end_time(v).seconds(), 1e-3);
+    if (high_priority) {
+      EXPECT_LT(launched, 5e-6);
+    } else {
+      EXPECT_EQ(launched, exec.end_time(v).seconds());
     }
   }
 }
