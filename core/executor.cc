@@ -264,8 +264,35 @@ std::string Executor::HangReport(size_t max_ops) const {
         }
         deps.push_back(absl::StrCat(d.value()));
       }
+      // Orders the graph does not state: the stream's earlier op, the queue's earlier collective.
+      std::vector<std::string> order, begin;
+      for (size_t a = 0; a + 1 < order_begin_.size(); ++a) {
+        for (uint32_t j = order_begin_[a]; j < order_begin_[a + 1]; ++j) {
+          if (order_succ_[j] == i && state_[a] != State::kFinished) {
+            order.push_back(absl::StrCat(a));
+          }
+        }
+      }
+      for (size_t a = 0; a + 1 < begin_begin_.size(); ++a) {
+        for (uint32_t j = begin_begin_[a]; j < begin_begin_[a + 1]; ++j) {
+          const auto& [s, c] = begin_succ_[j];
+          if (s == i && state_[a] != State::kFinished) {
+            begin.push_back(absl::StrCat(a, " on chip ", c.value()));
+          }
+        }
+      }
       line = absl::StrCat(describe(i), ": waits for op", deps.size() > 1 ? "s " : " ",
                           absl::StrJoin(deps, ", "));
+      if (deps.empty()) line = absl::StrCat(describe(i), ": waits");
+      if (!order.empty()) {
+        absl::StrAppend(&line, deps.empty() ? " for" : ",", " its stream's op",
+                        order.size() > 1 ? "s " : " ", absl::StrJoin(order, ", "));
+      }
+      if (!begin.empty()) {
+        absl::StrAppend(&line, deps.empty() && order.empty() ? " for" : ",",
+                        " the queue's collective", begin.size() > 1 ? "s " : " ",
+                        absl::StrJoin(begin, ", "), " to begin");
+      }
     }
     if (lines.size() < max_ops) lines.push_back(std::move(line));
   }

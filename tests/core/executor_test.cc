@@ -132,6 +132,30 @@ TEST(ExecutorTest, HangReportListsStuckAndWaitingOps) {
   EXPECT_THAT(s.message(), HasSubstr("op 2 'delay' on chip 2: waits for op 1"));
 }
 
+TEST(ExecutorTest, HangReportNamesTheStreamAndTheQueueAnOpWaitsFor) {
+  // A collective that never begins (its runner is stuck), then on chip 0 an op held by the queue
+  // behind it and an op held by the stream behind that one.
+  Simulator sim;
+  OpGraph g;
+  const OpId c =
+      g.Add(Op::Collective(CollectiveKind::kAllReduce, g.AddGroup({ChipId(0), ChipId(1)}), 8));
+  const OpId held = g.Add(Op::Delay(ChipId(0), Time::Nanoseconds(1)));
+  const OpId next = g.Add(Op::Delay(ChipId(0), Time::Nanoseconds(1)));
+  Executor exec(sim, g);
+  DelayRunner delays;
+  StuckRunner never;
+  exec.SetRunner(OpKind::kDelay, &delays);
+  exec.SetRunner(OpKind::kCollective, &never);
+  exec.set_order_edges({{held, next}});
+  exec.set_begin_edges({{c, held, ChipId(0)}});
+  absl::Status s = exec.Run();
+  ASSERT_EQ(s.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(s.message(),
+              HasSubstr("op 1 'delay' on chip 0: waits for the queue's collective 0 on chip 0 to "
+                        "begin"));
+  EXPECT_THAT(s.message(), HasSubstr("op 2 'delay' on chip 0: waits for its stream's op 1"));
+}
+
 uint64_t ChainFingerprint() {
   Simulator sim;
   OpGraph g;
