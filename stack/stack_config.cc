@@ -306,8 +306,10 @@ absl::StatusOr<StackConfig> StackPreset(const std::string& name) {
   // compute: blocking, matched pairs.
   s.p2p = "paired";
   // kernel.single_queue: ATP sets CUDA_DEVICE_MAX_CONNECTIONS=1 "to prevent the communication
-  // kernel from being delayed" (ATP §4.2), as Megatron-LM's training scripts do for its
-  // tensor-parallel overlap: one hardware queue takes every stream's kernels in issue order.
+  // kernel from being delayed" (ATP §4.2), and Megatron-LM refuses sequence parallelism without
+  // it (its message quoted in github.com/alibaba/Megatron-LLaMA/issues/44; what it does:
+  // github.com/NVIDIA/Megatron-LM/issues/533): one hardware queue takes every stream's kernels
+  // in issue order.
   s.kernel_single_queue = 1;
   return s;
 }
