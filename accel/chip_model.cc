@@ -434,8 +434,8 @@ void ChipModel::TryWaveStep(uint32_t chip) {
   // every core that frees until its last wave, which leaves the others over.
   if (ledger_ != nullptr && (config_.gemm_persistent || fifo_dispatch_)) {
     const bool last = c.wave + 1 == int64_t(c.waves().size());
-    ledger_->SetOccupied(ChipId(chip), config_.gemm_persistent || last ? static_cast<int>(w.tiles)
-                                                                       : config_.cores);
+    ledger_->SetOccupied(
+        ChipId(chip), config_.gemm_persistent || last ? static_cast<int>(w.tiles) : config_.cores);
   }
   if (Narrowed(c, c.wave) && c.narrowed_since == Time::Max()) {
     c.narrowed_since = exec_->sim().Now();  // A narrowed wave (not the GeMM's ragged last one).

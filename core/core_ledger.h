@@ -8,10 +8,10 @@
 // chip_model.h) keeps its cores until its CTAs run out of tiles, and one CTA per tile keeps
 // taking every core that frees until its last wave when the block scheduler dispatches its CTAs
 // before the kernel's (stack.comm.high_priority = 0; an element-wise kernel until its end). The
-// chip model says how many cores such a kernel occupies (SetOccupied), and a communication kernel asks WhenFree for its cores: on each
-// chip its CTAs become resident (hold their cores) as soon as they fit there, as each GPU
-// dispatches them on its own, and it starts once it is resident everywhere. Kernels never wait
-// for each other (their holds are not capped).
+// chip model says how many cores such a kernel occupies (SetOccupied), and a communication kernel
+// asks WhenFree for its cores: on each chip its CTAs become resident (hold their cores) as soon as
+// they fit there, as each GPU dispatches them on its own, and it starts once it is resident
+// everywhere. Kernels never wait for each other (their holds are not capped).
 //
 // Example:
 //   CoreLedger ledger(num_chips, /*cores_per_chip=*/132);

@@ -4,6 +4,7 @@
 #include "sim/machine.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -307,6 +308,41 @@ core::Time GemmTime(bool with_transfer, double hbm_bytes_per_s) {
   return exec.end_time(gemm) - exec.start_time(gemm);
 }
 
+// Eight chips of the h100 system (nccl stack) with `sets`, running a graph the caller builds on
+// `graph`: Run() attaches the machine and runs it.
+struct H100Chain {
+  explicit H100Chain(std::vector<std::string> sets) {
+    RawOptions raw;
+    raw.values = {{"system", "h100"}, {"chips", "8"}, {"workload", "chain"}};
+    raw.sets = std::move(sets);
+    absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
+    EXPECT_TRUE(o.ok()) << o.status();
+    auto built = BuildMachine(*o, algorithms::Mesh{1, 8}, fs);
+    EXPECT_TRUE(built.ok()) << built.status();
+    machine = std::move(*built);
+  }
+  core::Executor& Run() {
+    exec = std::make_unique<core::Executor>(sim, graph);
+    machine->Attach(*exec);
+    EXPECT_TRUE(exec->Run().ok());
+    return *exec;
+  }
+  // The start of `op`'s launch row on chip 0 (-1 if none).
+  double LaunchedOnChip0(core::OpId op) const {
+    for (const core::TimelineRow& r : exec->timeline()) {
+      if (r.op == op && r.chip == core::ChipId(0) && r.phase == core::Phase::kLaunch) {
+        return r.start.seconds();
+      }
+    }
+    return -1;
+  }
+  core::Simulator sim;
+  core::FairShare fs{sim};
+  std::unique_ptr<Machine> machine;
+  core::OpGraph graph;
+  std::unique_ptr<core::Executor> exec;
+};
+
 // An AllGather over chips 0 and 1 launched while an 8192³ GeMM runs on each (the h100 system,
 // nccl stack). A persistent GeMM (cuBLAS on Hopper) keeps every SM until its last wave, whose
 // 2209 − 16·132 = 97 tiles leave 35 SMs; a GeMM of one CTA per tile (gemm.persistent = 0) does
@@ -318,34 +354,24 @@ struct Launched {
   double collective, gemm_end, waited;
 };
 Launched CollectiveBesideGemm(bool persistent, bool high_priority) {
-  RawOptions raw;
-  raw.values = {{"system", "h100"}, {"chips", "8"}, {"workload", "chain"}};
-  raw.sets = {std::string("gemm.persistent=") + (persistent ? "1" : "0"),
-              std::string("stack.comm.high_priority=") + (high_priority ? "1" : "0")};
-  absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
-  EXPECT_TRUE(o.ok()) << o.status();
-  core::Simulator sim;
-  core::FairShare fs(sim);
-  auto machine = BuildMachine(*o, algorithms::Mesh{1, 8}, fs);
-  EXPECT_TRUE(machine.ok()) << machine.status();
-  core::OpGraph graph;
+  H100Chain rig({std::string("gemm.persistent=") + (persistent ? "1" : "0"),
+                 std::string("stack.comm.high_priority=") + (high_priority ? "1" : "0")});
+  core::OpGraph& graph = rig.graph;
   const core::OpId g0 = graph.Add(core::Op::Gemm(core::ChipId(0), 8192, 8192, 8192));
   graph.Add(core::Op::Gemm(core::ChipId(1), 8192, 8192, 8192));
   const core::OpId tiny = graph.Add(core::Op::Gemm(core::ChipId(2), 1024, 1024, 1024));
   const core::GroupId pair = graph.AddGroup({core::ChipId(0), core::ChipId(1)});
   const core::OpId ag =
       graph.Add(core::Op::Collective(core::CollectiveKind::kAllGather, pair, 64 << 20), {tiny});
-  core::Executor exec(sim, graph);
-  (*machine)->Attach(exec);
-  EXPECT_TRUE(exec.Run().ok());
-  Launched l{-1, exec.end_time(g0).seconds(), 0};
+  const core::Executor& exec = rig.Run();
+  Launched l{rig.LaunchedOnChip0(ag), exec.end_time(g0).seconds(), 0};
   for (const core::TimelineRow& r : exec.timeline()) {
-    if (r.op != ag || r.chip != core::ChipId(0)) continue;
-    if (r.phase == core::Phase::kLaunch) l.collective = r.start.seconds();
-    if (r.phase == core::Phase::kInterference) l.waited += (r.end - r.start).seconds();
+    if (r.op == ag && r.chip == core::ChipId(0) && r.phase == core::Phase::kInterference) {
+      l.waited += (r.end - r.start).seconds();
+    }
   }
-  EXPECT_EQ((*machine)->ledger->held(core::ChipId(0)), 0);
-  EXPECT_EQ((*machine)->ledger->waiting(), 0u);
+  EXPECT_EQ(rig.machine->ledger->held(core::ChipId(0)), 0);
+  EXPECT_EQ(rig.machine->ledger->waiting(), 0u);
   return l;
 }
 
@@ -374,16 +400,8 @@ TEST(MachineTest, ACollectiveWaitsForAnElementWiseKernelLaunchedBeforeIt) {
   // share of HBM), and an AllGather of chips 0 and 1 launched 1 us in: its CTAs are dispatched
   // after the pass's blocks, which fill every SM until its end, unless its stream goes first.
   for (int high_priority : {0, 1}) {
-    RawOptions raw;
-    raw.values = {{"system", "h100"}, {"chips", "8"}, {"workload", "chain"}};
-    raw.sets = {absl::StrCat("stack.comm.high_priority=", high_priority)};
-    absl::StatusOr<RunOptions> o = ResolveRunOptions(raw);
-    ASSERT_TRUE(o.ok()) << o.status();
-    core::Simulator sim;
-    core::FairShare fs(sim);
-    auto machine = BuildMachine(*o, algorithms::Mesh{1, 8}, fs);
-    ASSERT_TRUE(machine.ok()) << machine.status();
-    core::OpGraph graph;
+    H100Chain rig({absl::StrCat("stack.comm.high_priority=", high_priority)});
+    core::OpGraph& graph = rig.graph;
     core::Op pass;
     pass.kind = core::OpKind::kVector;
     pass.chip = core::ChipId(0);
@@ -394,15 +412,8 @@ TEST(MachineTest, ACollectiveWaitsForAnElementWiseKernelLaunchedBeforeIt) {
     const core::GroupId pair = graph.AddGroup({core::ChipId(0), core::ChipId(1)});
     const core::OpId ag =
         graph.Add(core::Op::Collective(core::CollectiveKind::kAllGather, pair, 1 << 20), {wait});
-    core::Executor exec(sim, graph);
-    (*machine)->Attach(exec);
-    ASSERT_TRUE(exec.Run().ok());
-    double launched = -1;
-    for (const core::TimelineRow& r : exec.timeline()) {
-      if (r.op == ag && r.chip == core::ChipId(0) && r.phase == core::Phase::kLaunch) {
-        launched = r.start.seconds();
-      }
-    }
+    const core::Executor& exec = rig.Run();
+    const double launched = rig.LaunchedOnChip0(ag);
     SCOPED_TRACE(high_priority);
     EXPECT_GT(exec.end_time(v).seconds(), 1e-3);
     if (high_priority) {

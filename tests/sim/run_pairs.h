@@ -6,8 +6,11 @@
 #define MESHSIM_TESTS_SIM_RUN_PAIRS_H_
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -55,6 +58,24 @@ inline std::vector<std::tuple<int64_t, uint32_t, double>> SortedSamples(
   }
   std::sort(keys.begin(), keys.end());
   return keys;
+}
+
+// Every metric of `b` as in `a`, key by key in the same order: equal, or within `rel` of `a`'s
+// value (sums over more chips may round differently), except the keys in `skip` (what the
+// engine did rather than the machine).
+inline void ExpectSameMetrics(const formats::RunRecord& a, const formats::RunRecord& b,
+                              std::initializer_list<std::string_view> skip, double rel = 0) {
+  ASSERT_EQ(b.metrics.size(), a.metrics.size());
+  for (size_t i = 0; i < a.metrics.size(); ++i) {
+    const auto& [key, value] = a.metrics[i];
+    EXPECT_EQ(b.metrics[i].first, key);
+    if (std::find(skip.begin(), skip.end(), key) != skip.end()) continue;
+    if (rel == 0) {
+      EXPECT_EQ(b.metrics[i].second, value) << key;
+    } else {
+      EXPECT_NEAR(b.metrics[i].second, value, rel * std::abs(value)) << key;
+    }
+  }
 }
 
 // Every resource of `b` as in `a`: name, bytes carried and busy time.

@@ -204,6 +204,19 @@ class FixedTimeRunner : public core::OpRunner {
   }
 };
 
+// A GeMM on `chip` that FixedTimeRunner runs for `us` microseconds.
+core::OpId AddTimedGemm(core::OpGraph& graph, int chip, int64_t us,
+                        std::initializer_list<core::OpId> deps = {}) {
+  core::Op g = core::Op::Gemm(core::ChipId(chip), 1, 1, 1);
+  g.bytes = us;
+  return graph.Add(g, deps);
+}
+
+// An op's start in whole microseconds.
+int64_t StartUs(const core::Executor& exec, core::OpId id) {
+  return exec.start_time(id).ps() / 1000000;
+}
+
 TEST(OrderStreamsTest, ComputeRunsInProgramOrderAndCollectivesWaitForTheComputeBeforeThem) {
   // Program order (op index): G0 chip 0 (10 us); C, a collective of chips 0 and 1 (5 us);
   // G1 chip 0 after C (1 us); G2 chip 0, independent (1 us); G3 chip 1, independent (1 us).
@@ -213,18 +226,13 @@ TEST(OrderStreamsTest, ComputeRunsInProgramOrderAndCollectivesWaitForTheComputeB
   for (int in_order : {0, 1}) {
     core::Simulator sim;
     core::OpGraph graph;
-    const auto gemm = [&](int chip, int64_t us, std::initializer_list<core::OpId> deps) {
-      core::Op g = core::Op::Gemm(core::ChipId(chip), 1, 1, 1);
-      g.bytes = us;
-      return graph.Add(g, deps);
-    };
-    const core::OpId g0 = gemm(0, 10, {});
+    const core::OpId g0 = AddTimedGemm(graph, 0, 10, {});
     core::Op c = core::Op::Collective(core::CollectiveKind::kAllReduce,
                                       graph.AddGroup({core::ChipId(0), core::ChipId(1)}), 5);
     const core::OpId cid = graph.Add(c);
-    const core::OpId g1 = gemm(0, 1, {cid});
-    const core::OpId g2 = gemm(0, 1, {});
-    const core::OpId g3 = gemm(1, 1, {});
+    const core::OpId g1 = AddTimedGemm(graph, 0, 1, {cid});
+    const core::OpId g2 = AddTimedGemm(graph, 0, 1, {});
+    const core::OpId g3 = AddTimedGemm(graph, 1, 1, {});
     core::Executor exec(sim, graph);
     FixedTimeRunner fixed;
     exec.SetRunner(core::OpKind::kGemm, &fixed);
@@ -233,13 +241,12 @@ TEST(OrderStreamsTest, ComputeRunsInProgramOrderAndCollectivesWaitForTheComputeB
     s.kernel_in_order = in_order;
     OrderStreams(s, graph, exec);
     ASSERT_TRUE(exec.Run().ok());
-    const auto us = [&](core::OpId id) { return exec.start_time(id).ps() / 1000000; };
     SCOPED_TRACE(in_order);
-    EXPECT_EQ(us(g0), 0);
-    EXPECT_EQ(us(cid), in_order ? 10 : 0);
-    EXPECT_EQ(us(g1), in_order ? 15 : 5);
-    EXPECT_EQ(us(g2), in_order ? 16 : 0);
-    EXPECT_EQ(us(g3), 0);
+    EXPECT_EQ(StartUs(exec, g0), 0);
+    EXPECT_EQ(StartUs(exec, cid), in_order ? 10 : 0);
+    EXPECT_EQ(StartUs(exec, g1), in_order ? 15 : 5);
+    EXPECT_EQ(StartUs(exec, g2), in_order ? 16 : 0);
+    EXPECT_EQ(StartUs(exec, g3), 0);
   }
   // The GPU stacks run streams; the TPU's does not.
   EXPECT_EQ(stack::StackPreset("ideal")->kernel_in_order, 0);
@@ -281,20 +288,15 @@ TEST(OrderStreamsTest, OneQueueHoldsLaterKernelsUntilTheCollectiveBeforeThemBegi
   for (int single_queue : {0, 1}) {
     core::Simulator sim;
     core::OpGraph graph;
-    const auto gemm = [&](int chip, int64_t us, std::initializer_list<core::OpId> deps) {
-      core::Op g = core::Op::Gemm(core::ChipId(chip), 1, 1, 1);
-      g.bytes = us;
-      return graph.Add(g, deps);
-    };
     const core::GroupId pair = graph.AddGroup({core::ChipId(0), core::ChipId(1)});
     const auto collective = [&](int64_t us, std::initializer_list<core::OpId> deps) {
       return graph.Add(core::Op::Collective(core::CollectiveKind::kAllReduce, pair, us), deps);
     };
     const core::OpId a0 = collective(20, {});
-    const core::OpId g0 = gemm(0, 2, {});
+    const core::OpId g0 = AddTimedGemm(graph, 0, 2, {});
     const core::OpId a1 = collective(5, {g0});
-    const core::OpId g1 = gemm(0, 3, {});
-    const core::OpId g2 = gemm(1, 1, {});
+    const core::OpId g1 = AddTimedGemm(graph, 0, 3, {});
+    const core::OpId g2 = AddTimedGemm(graph, 1, 1, {});
     core::Executor exec(sim, graph);
     FixedTimeRunner fixed;
     SerialCommRunner comm;
@@ -306,13 +308,12 @@ TEST(OrderStreamsTest, OneQueueHoldsLaterKernelsUntilTheCollectiveBeforeThemBegi
     ASSERT_TRUE(s.Validate().ok());
     OrderStreams(s, graph, exec);
     ASSERT_TRUE(exec.Run().ok());
-    const auto us = [&](core::OpId id) { return exec.start_time(id).ps() / 1000000; };
     SCOPED_TRACE(single_queue);
-    EXPECT_EQ(us(a0), 0);
-    EXPECT_EQ(us(g0), 0);
+    EXPECT_EQ(StartUs(exec, a0), 0);
+    EXPECT_EQ(StartUs(exec, g0), 0);
     EXPECT_EQ(exec.end_time(a1), core::Time::Microseconds(25));
-    EXPECT_EQ(us(g1), single_queue ? 20 : 2);
-    EXPECT_EQ(us(g2), single_queue ? 21 : 0);
+    EXPECT_EQ(StartUs(exec, g1), single_queue ? 20 : 2);
+    EXPECT_EQ(StartUs(exec, g2), single_queue ? 21 : 0);
     // The waits in the queue are `queue` rows on the chips' tracks: G1 from G0's end, G2 from
     // the start.
     std::vector<std::tuple<uint32_t, uint32_t, int64_t, int64_t>> queued;
