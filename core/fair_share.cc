@@ -72,7 +72,7 @@ FlowId FairShare::StartFlow(double bytes, std::span<const ResourceId> resources,
   f.resources.clear();
   f.active = true;
   ++active_;
-  ++flows_started_;
+  serial_[idx] = flows_started_++;
   if (bytes == 0) {
     f.completion = sim_.ScheduleAt(sim_.Now(), [this, idx] { Complete(idx); });
     return FlowId(idx);
@@ -147,7 +147,7 @@ void FairShare::StartGroup(double bytes, std::span<const ResourceId> resources,
     begin = route_ends[k];
     f.active = true;
     ++active_;
-    ++flows_started_;
+    serial_[idx] = flows_started_++;
   }
   ++unsolved_groups_;
   // MarkDirty of each flow in start order pushes the group's resources in first-touch order:
@@ -176,7 +176,6 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
     grp.shape = static_cast<int>(shape - shapes_.data());
     grp.shape_generation = shape->generation;
     grp.independent = shape->independent;
-    grp.several = shape->several;
     grp.resources = shape->resources;
     grp.adj_begin = shape->adj_begin;
     grp.adj = shape->adj;
@@ -191,27 +190,22 @@ bool FairShare::GroupEligible(uint32_t g, double bytes, std::span<const Resource
       if (fits && !(res.flows.empty() && res.groups.size() == 1)) fits = Fits(g, j);
     }
     grp.rate = *shape->rate;
-    grp.walk.clear();
-    return bytes > 0 && fits && !(grp.several && AnyDirty(g));
+    grp.scratch.clear();
+    return bytes > 0 && fits && !(grp.independent && AnyDirty(g));
   }
   if (!GroupRoutesFree(g, resources, route_ends)) return false;
   grp.independent = route_ends[0] == 1;
   BuildGroupAdjacency(g, resources, route_ends);
   std::optional<double> rate = GroupRate(g, resources, route_ends, max_rate);
-  if (grp.independent) {
-    rate = IndependentRate(g, max_rate);
-    grp.several = true;
-  } else {
-    grp.several = rate.has_value() && !GroupConnected(g, resources, route_ends);
-  }
+  if (grp.independent) rate = IndependentRate(g, max_rate);
   grp.shape = static_cast<int>(KeepShape(g, resources, route_ends, max_rate, rate));
   grp.shape_generation = shapes_[grp.shape].generation;
   if (!rate.has_value()) return false;
   grp.rate = *rate;
-  grp.walk.clear();
-  // (5) Several components are solved in the order of their resources in the dirty list, which
-  // StartGroup's marks give only when none is dirty yet.
-  return bytes > 0 && GroupFits(g) && !(grp.several && AnyDirty(g));
+  grp.scratch.clear();
+  // (5) An independent group's resources are solved alone in dirty-list order, which StartGroup's
+  // marks give only when none is dirty yet.
+  return bytes > 0 && GroupFits(g) && !(grp.independent && AnyDirty(g));
 }
 
 bool FairShare::KeepsGroups(uint32_t r, double sum, uint32_t locals, uint32_t crossing,
@@ -363,14 +357,12 @@ size_t FairShare::KeepShape(uint32_t g, std::span<const ResourceId> resources,
   shape.max_rate = max_rate;
   shape.rate = rate;
   shape.independent = grp.independent;
-  shape.several = grp.several;
   shape.resources = grp.resources;
   shape.adj_begin = grp.adj_begin;
   shape.adj = grp.adj;
   shape.host_sum = grp.host_sum;
   shape.host_max = grp.host_max;
   shape.generation = ++shape_generations_;
-  shape.walk_seed = UINT32_MAX;
   return slot;
 }
 
@@ -426,7 +418,7 @@ std::optional<double> FairShare::GroupRate(uint32_t g, std::span<const ResourceI
   const size_t n = grp.resources.size();
   // (2) The bounds StartFlow's AddBounds would add, in start order, per resource; fills the
   // adjacency entries.
-  std::vector<uint32_t>& fill_at = grp.walk;  // Scratch here: next free adjacency entry.
+  std::vector<uint32_t>& fill_at = grp.scratch;  // Scratch here: next free adjacency entry.
   fill_at.assign(grp.adj_begin.begin(), grp.adj_begin.end() - 1);
   std::vector<double> bound_sum(n, 0.0);
   std::vector<uint32_t> unbounded(n, 0);
@@ -500,34 +492,6 @@ std::optional<double> FairShare::IndependentRate(uint32_t g, double max_rate) co
   return rate;
 }
 
-bool FairShare::GroupConnected(uint32_t g, std::span<const ResourceId> resources,
-                               std::span<const uint32_t> route_ends) {
-  // (4) Connected: one component, solved in one walk (halving-doubling pairs, the rings of a
-  // dimension-order phase or of a two-level step are several components, solved apart).
-  Group& grp = groups_[g];
-  const size_t m = route_ends.size();
-  std::vector<uint32_t>& seen = grp.walk;  // Scratch here, by member position: 1 once reached.
-  seen.assign(m, 0);
-  stack_.clear();
-  stack_.push_back(0);
-  seen[0] = 1;
-  size_t reached = 1;
-  while (!stack_.empty()) {
-    const uint32_t k = stack_.back();
-    stack_.pop_back();
-    for (uint32_t i = k == 0 ? 0 : route_ends[k - 1]; i < route_ends[k]; ++i) {
-      const uint32_t slot = SlotOf(resources[i].value(), g);
-      for (uint32_t a = grp.adj_begin[slot]; a < grp.adj_begin[slot + 1]; ++a) {
-        if (seen[grp.adj[a]] != 0) continue;
-        seen[grp.adj[a]] = 1;
-        ++reached;
-        stack_.push_back(grp.adj[a]);
-      }
-    }
-  }
-  return reached == m;
-}
-
 void FairShare::FreeGroup(uint32_t g) {
   Group& grp = groups_[g];
   // A completed group has left its resources already (CompleteGroup), a split one too.
@@ -545,82 +509,26 @@ void FairShare::FreeGroup(uint32_t g) {
   grp.resources.clear();
   grp.host_sum.clear();
   grp.host_max.clear();
-  grp.walk.clear();
+  grp.scratch.clear();
   grp.completion = EventId();
   grp.solved = false;
   grp.completing = false;
   grp.independent = false;
-  grp.several = false;
   grp.shape = -1;
   free_groups_.push_back(g);
 }
 
-void FairShare::SolveGroup(uint32_t g, uint32_t seed) {
+void FairShare::SolveGroup(uint32_t g) {
   Group& grp = groups_[g];
   MESHSIM_CHECK(!grp.solved) << "flow group solved twice";
   const Time now = sim_.Now();
-  grp.walk.clear();
-  comp_resources_.clear();
-  stack_.clear();
-  // CollectComponent(start) over the group's adjacency: the same visiting order.
-  const auto walk_from = [&](uint32_t start) {
-    stack_.push_back(start);
-    resources_[start].mark = epoch_;
-    while (!stack_.empty()) {
-      const uint32_t r = stack_.back();
-      stack_.pop_back();
-      comp_resources_.push_back(r);
-      const uint32_t slot = SlotOf(r, g);
-      for (uint32_t a = grp.adj_begin[slot]; a < grp.adj_begin[slot + 1]; ++a) {
-        const uint32_t k = grp.adj[a];
-        const uint32_t idx = grp.members[k];
-        if (flow_marks_[idx] == epoch_) continue;
-        flow_marks_[idx] = epoch_;
-        const Flow& flow = flows_[idx];
-        grp.walk.push_back(k);
-        for (ResourceId r2 : flow.resources) {
-          Resource& res = resources_[r2.value()];
-          if (res.mark == epoch_) continue;
-          res.mark = epoch_;
-          stack_.push_back(r2.value());
-        }
-      }
-    }
-  };
-  // The walk is a function of the adjacency and the seed: a shape keeps the last one.
-  GroupShape* shape = grp.shape >= 0 && shapes_[grp.shape].generation == grp.shape_generation
-                          ? &shapes_[grp.shape]
-                          : nullptr;
-  if (shape != nullptr && shape->walk_seed == seed) {
-    grp.walk = shape->walk;
-    comp_resources_ = shape->comp_resources;
-    for (uint32_t r : comp_resources_) resources_[r].mark = epoch_;
-    for (uint32_t k : grp.walk) flow_marks_[grp.members[k]] = epoch_;
-  } else {
-    if (grp.several) {
-      // Its resources are consecutive in the dirty list in first-touch order (none was dirty
-      // before StartGroup): the solve's loop reaches the components in that order, each from
-      // its first resource (an independent group's: SolveAlone of each, its flows in start
-      // order).
-      MESHSIM_CHECK(grp.resources[0] == seed)
-          << "a flow group of several components reached before its first resource";
-      for (uint32_t r : grp.resources) {
-        if (resources_[r].mark != epoch_) walk_from(r);
-      }
-    } else {
-      walk_from(seed);
-    }
-    if (shape != nullptr) {
-      shape->walk_seed = seed;
-      shape->walk = grp.walk;
-      shape->comp_resources = comp_resources_;
-    }
-  }
-  // SolveComponent: credit, one whole fill (every flow at grp.rate), loads in walk order.
+  // What SolveByParts does for the group's flows: one fill (every flow at grp.rate; an
+  // independent group's resources are solved alone, with no fill id), completions in start
+  // order.
   const size_t m = grp.members.size();
-  flows_walked_ += m;
+  flows_solved_ += m;
   flows_refilled_ += m;
-  const uint32_t fill = grp.independent ? 0 : NextFill();  // SolveAlone records no fill.
+  const uint32_t fill = grp.independent ? 0 : NextFill();
   for (uint32_t idx : grp.members) {
     Flow& f = flows_[idx];
     Settle(f, now);
@@ -631,26 +539,21 @@ void FairShare::SolveGroup(uint32_t g, uint32_t seed) {
     f.trace = kNoTrace;
   }
   // The completions: one event with the first of the members' m consecutive numbers.
-  const Flow& first = flows_[grp.members[grp.walk[0]]];
-  grp.completion_time = now + TransferTime(first.remaining, grp.rate);
+  grp.completion_time = now + TransferTime(flows_[CompletionOrder(grp, 0)].remaining, grp.rate);
   grp.completion = sim_.ScheduleAt(grp.completion_time, [this, g] { CompleteGroup(g); });
   grp.first_seq = sim_.ReserveSequence(m - 1) - 1;  // The event took the first.
   grp.solved = true;
   --unsolved_groups_;
-  // Loads in walk order, of the resources that carry only this group's members. The others are
-  // left unmarked to the solve's main loop (they are dirty: SolveAlone or their component, with
-  // Reserved()), so that it reaches them and another group's walk passes through them.
-  for (uint32_t r : comp_resources_) {
+  // Loads, in first-touch order, of the resources that carry only this group's members. The
+  // others are left to the solve's main loop (they are dirty: SolveAlone or SolveByParts, with
+  // Reserved()).
+  for (size_t j = 0; j < grp.resources.size(); ++j) {
+    const uint32_t r = grp.resources[j];
     Resource& res = resources_[r];
-    if (!res.flows.empty() || res.groups.size() > 1) {
-      res.mark = 0;
-      continue;
-    }
+    if (!res.flows.empty() || res.groups.size() > 1) continue;
+    res.mark = epoch_;
     double load = 0;
-    for (uint32_t a = grp.adj_begin[res.groups[0].slot]; a < grp.adj_begin[res.groups[0].slot + 1];
-         ++a) {
-      load += grp.rate;
-    }
+    for (uint32_t a = grp.adj_begin[j]; a < grp.adj_begin[j + 1]; ++a) load += grp.rate;
     SetLoad(r, load);
   }
 }
@@ -681,11 +584,10 @@ void FairShare::CompleteGroup(uint32_t g) {
       }
     }
   }
-  // Complete() of each member in walk order; the lists were never built. Callbacks may add
+  // Complete() of each member in start order; the lists were never built. Callbacks may add
   // groups (groups_ may move): the group is looked up again after each.
-  for (size_t j = 0; j < groups_[g].walk.size(); ++j) {
-    Group& grp = groups_[g];
-    const uint32_t idx = grp.members[grp.walk[j]];
+  for (size_t j = 0; j < groups_[g].members.size(); ++j) {
+    const uint32_t idx = CompletionOrder(groups_[g], j);
     Flow& f = flows_[idx];
     MESHSIM_CHECK(f.active) << "flow completed twice";
     MarkDirty(f);
@@ -739,8 +641,8 @@ void FairShare::SplitGroup(uint32_t g) {
   }
   if (grp.solved) {
     sim_.Cancel(grp.completion);
-    for (size_t j = 0; j < grp.walk.size(); ++j) {
-      const uint32_t idx = grp.members[grp.walk[j]];
+    for (size_t j = 0; j < grp.members.size(); ++j) {
+      const uint32_t idx = CompletionOrder(grp, j);
       flows_[idx].completion = sim_.ScheduleAtSequence(grp.completion_time, grp.first_seq + j,
                                                        [this, idx] { Complete(idx); });
     }
@@ -800,7 +702,7 @@ uint32_t FairShare::NewFlow() {
   }
   flows_.emplace_back();
   positions_.emplace_back();
-  flow_marks_.push_back(0);
+  serial_.push_back(0);
   batch_of_.push_back(kNoFlow);
   batch_pos_.push_back(0);
   on_done_.emplace_back();
@@ -872,36 +774,22 @@ void FairShare::Solve() {
     const uint32_t r = dirty_[d];
     for (size_t i = 0; i < resources_[r].groups.size(); ++i) {
       const uint32_t g = resources_[r].groups[i].group;
-      if (!groups_[g].solved) SolveGroup(g, r);
+      if (!groups_[g].solved) SolveGroup(g);
     }
   }
-  // Walk the dirty list by index: it is not modified during the solve.
-  for (uint32_t r : dirty_) {
-    if (resources_[r].mark == epoch_) continue;  // Already solved with an earlier component.
+  // The dirty list by index (it is not modified during the solve): a resource that no flow
+  // crosses is solved alone; the first that one crosses solves every dirty resource left that
+  // one crosses, by parts.
+  for (size_t d = 0; d < dirty_.size(); ++d) {
+    const uint32_t r = dirty_[d];
+    if (resources_[r].mark == epoch_) continue;  // Solved already.
     if (resources_[r].crossing == 0) {
       SolveAlone(r);
-      continue;
+    } else {
+      SolveByParts(d);
     }
-    CollectComponent(r);
-    SolveComponent();
   }
   dirty_.clear();
-  // Where the walks stopped: every component that reached one is solved, so its flows' rates are
-  // final (see "Where a walk stops").
-  const Time now = sim_.Now();
-  for (uint32_t r : boundary_) {
-    Resource& res = resources_[r];
-    res.boundary = false;
-    if (!res.Decoupled()) {
-      SumLoad(r);
-      continue;
-    }
-    FillDecoupled(r);
-    for (const Member& m : res.flows) {
-      if (flows_[m.flow].local) TakeNewRate(m.flow, now);
-    }
-  }
-  boundary_.clear();
   solving_ = false;
   FlushCompletions();
 }
@@ -917,7 +805,7 @@ void FairShare::SolveAlone(uint32_t r) {
   }
   const Time now = sim_.Now();
   const uint32_t n = static_cast<uint32_t>(res.flows.size());
-  flows_walked_ += n;
+  flows_solved_ += n;
   flows_refilled_ += n;
   SetLoad(r, FillLocal(r, res.capacity - reserved, reserved));
   for (const Member& m : res.flows) TakeNewRate(m.flow, now);
@@ -933,6 +821,8 @@ double FairShare::FillLocal(uint32_t r, double remaining, double load) {
     if (!f.local) continue;
     ++n;
     f.frozen = false;
+    // Its rate is set outside a fill: a recorded fill holding it does not describe its part.
+    DropTrace(f);
     if (std::isfinite(f.max_rate)) caps_.push_back({f.max_rate, m.flow});
   }
   // FillPart on {r}: a cap below the resource's share freezes first (the share is then
@@ -963,41 +853,97 @@ double FairShare::FillLocal(uint32_t r, double remaining, double load) {
   return load;
 }
 
-void FairShare::CollectComponent(uint32_t seed) {
-  comp_resources_.clear();
-  comp_flows_.clear();
+void FairShare::SolveByParts(size_t from) {
+  // The dirty resources left to this solve that flows cross (SolveAlone takes the others).
   comp_dirty_.clear();
-  stack_.clear();
-  comp_closed_ = true;
-  stack_.push_back(seed);
-  resources_[seed].mark = epoch_;
-  while (!stack_.empty()) {
-    const uint32_t r = stack_.back();
-    stack_.pop_back();
-    Resource& here = resources_[r];
-    if (here.dirty_mark != epoch_ && !InPart(here)) {  // Clean and in no part: stop here.
-      here.boundary = true;
-      boundary_.push_back(r);
-      comp_closed_ = false;
+  comp_flows_.clear();
+  for (size_t d = from; d < dirty_.size(); ++d) {
+    Resource& res = resources_[dirty_[d]];
+    if (res.mark == epoch_) continue;
+    if (res.crossing == 0) {
+      // SolveAlone sets its flows' rates after this (FillLocal forgets their recorded fills):
+      // a recorded fill that holds one of them is not replayed now either.
+      for (const Member& m : res.flows) DropTrace(flows_[m.flow]);
       continue;
     }
-    comp_resources_.push_back(r);
-    if (here.dirty_mark == epoch_) comp_dirty_.push_back(r);
-    for (const Member& m : here.flows) {
-      if (flow_marks_[m.flow] == epoch_) continue;
-      flow_marks_[m.flow] = epoch_;
-      comp_flows_.push_back(m.flow);
-      for (ResourceId r2 : flows_[m.flow].resources) {
-        Resource& res = resources_[r2.value()];
-        if (res.mark == epoch_) {
-          comp_closed_ = comp_closed_ && !res.boundary;  // Met by an earlier walk of this solve.
-          continue;
-        }
-        res.mark = epoch_;
-        stack_.push_back(r2.value());
+    res.mark = epoch_;
+    comp_dirty_.push_back(dirty_[d]);
+  }
+  // The binding parts that change: those of the flows over a dirty resource (a decoupled one's
+  // local flows aside), recorded fills first.
+  uint32_t tried = 0;  // Bit per traces_ slot.
+  for (uint32_t r : comp_dirty_) {
+    const bool decoupled = resources_[r].Decoupled();
+    for (const Member& m : resources_[r].flows) {
+      const Flow& f = flows_[m.flow];
+      if (!reuse_fills_ || f.sub_mark == epoch_ || (decoupled && f.local) || !HasTrace(f) ||
+          (tried >> f.trace & 1) != 0) {
+        continue;
+      }
+      const uint8_t slot = f.trace;
+      tried |= 1u << slot;
+      if (Refill(slot)) {
+        const std::vector<uint32_t>& frozen = traces_[slot].frozen;
+        comp_flows_.insert(comp_flows_.end(), frozen.begin(), frozen.end());
       }
     }
   }
+  for (uint32_t r : comp_dirty_) {
+    const bool decoupled = resources_[r].Decoupled();
+    for (const Member& m : resources_[r].flows) {
+      const Flow& f = flows_[m.flow];
+      if (f.sub_mark == epoch_ || (decoupled && f.local)) continue;
+      CollectBindingPart(m.flow);
+      FillPart(sub_resources_, sub_flows_, /*record=*/true);
+      comp_flows_.insert(comp_flows_.end(), sub_flows_.begin(), sub_flows_.end());
+    }
+  }
+  flows_solved_ += comp_flows_.size();
+  // Loads, each resource's once (comp_dirty_'s are marked already, the others when first met).
+  // A filled resource's is its flows' rates summed in freeze order. One that joins no fill
+  // (cannot bind, or decoupled) takes its accounts once every part is filled: a non-binding
+  // one's load is the sum of its flows' rates; a decoupled one's local flows fill what its
+  // crossing flows leave.
+  boundary_.clear();
+  const auto take_load = [&](uint32_t r) {
+    Resource& res = resources_[r];
+    if (res.sub_mark == epoch_) {
+      SetLoad(r, res.groups.empty() ? res.new_load : res.new_load + Reserved(r));
+    } else {
+      boundary_.push_back(r);
+    }
+  };
+  for (uint32_t r : comp_dirty_) take_load(r);
+  for (uint32_t i : comp_flows_) {
+    for (ResourceId id : flows_[i].resources) {
+      Resource& res = resources_[id.value()];
+      if (res.mark == epoch_) continue;
+      res.mark = epoch_;
+      take_load(id.value());
+    }
+  }
+  for (uint32_t r : boundary_) {
+    Resource& res = resources_[r];
+    if (!res.Decoupled()) {
+      SumLoad(r);
+      continue;
+    }
+    FillDecoupled(r);
+    for (const Member& m : res.flows) {
+      if (flows_[m.flow].local) comp_flows_.push_back(m.flow);
+    }
+  }
+  // The flows whose rate changed (or that have no completion yet), in start order: their
+  // completions take this solve's sequence numbers in that order (see "Solving by parts").
+  const Time now = sim_.Now();
+  resched_.clear();
+  for (uint32_t i : comp_flows_) {
+    const Flow& f = flows_[i];
+    if (f.new_rate != f.rate || !Pending(f)) resched_.push_back(i);
+  }
+  std::sort(resched_.begin(), resched_.end(),
+            [this](uint32_t a, uint32_t b) { return serial_[a] < serial_[b]; });
+  for (uint32_t i : resched_) TakeNewRate(i, now);
 }
 
 void FairShare::FillDecoupled(uint32_t r) {
@@ -1074,76 +1020,6 @@ void FairShare::Freeze(uint32_t idx, double rate) {
       HeapRemove(res.heap_index);
     }
   }
-}
-
-void FairShare::SolveComponent() {
-  const Time now = sim_.Now();
-  flows_walked_ += comp_flows_.size();
-  // Credit every flow with the bytes it moved at its old rate since it was last settled; count
-  // the flows of each recorded fill that are here (Refill needs all of them).
-  trace_walked_.fill(0);
-  for (uint32_t i : comp_flows_) {
-    Flow& f = flows_[i];
-    f.new_rate = f.rate;
-    if (HasTrace(f)) ++trace_walked_[f.trace];
-  }
-  // Re-fill only the binding parts that changed: those holding a dirty resource that can bind,
-  // or a flow over a dirty resource that cannot. The others keep their rates, which a fill
-  // would reproduce bit for bit (their flows, resources and order are unchanged).
-  // When every non-binding resource of the component is dirty, every part is re-filled (a part
-  // either touches one or is the whole component, which holds a dirty resource): then fill the
-  // component as one and skip the part walk; non-binding resources keep their accounts in that
-  // fill but stay out of its heap (they never pop).
-  // A decoupled resource (see the header) rules the whole fill out: its crossing flows are
-  // filled in parts without it, its local flows after them (FillLocal).
-  bool whole = comp_closed_;
-  for (uint32_t r : comp_resources_) {
-    const Resource& res = resources_[r];
-    whole = whole && (res.dirty_mark == epoch_ || res.CanBind()) && !res.Decoupled();
-  }
-  if (whole) {
-    for (uint32_t r : comp_resources_) resources_[r].sub_mark = epoch_;
-    for (uint32_t f : comp_flows_) flows_[f].sub_mark = epoch_;
-    FillPart(comp_resources_, comp_flows_, /*record=*/false);
-  } else {
-    // Parts whose last fill was recorded first: Refill replays what is unchanged. The order in
-    // which parts are filled does not matter (they share no flow and no resource that pops).
-    uint32_t tried = 0;  // Bit per traces_ slot.
-    for (uint32_t r : comp_dirty_) {
-      const bool decoupled = resources_[r].Decoupled();
-      for (const Member& m : resources_[r].flows) {
-        const Flow& f = flows_[m.flow];
-        if (!reuse_fills_ || f.sub_mark == epoch_ || (decoupled && f.local) || !HasTrace(f) ||
-            (tried >> f.trace & 1) != 0) {
-          continue;
-        }
-        tried |= 1u << f.trace;
-        Refill(f.trace);
-      }
-    }
-    for (uint32_t r : comp_dirty_) {
-      const bool decoupled = resources_[r].Decoupled();
-      for (const Member& m : resources_[r].flows) {
-        const Flow& f = flows_[m.flow];
-        if (f.sub_mark == epoch_ || (decoupled && f.local)) continue;
-        CollectBindingPart(m.flow);
-        FillPart(sub_resources_, sub_flows_, /*record=*/true);
-      }
-    }
-  }
-  for (uint32_t r : comp_resources_) {
-    Resource& res = resources_[r];
-    if (!whole && res.Decoupled()) {
-      FillDecoupled(r);
-    } else if (res.sub_mark == epoch_) {  // Filled: its flows' rates summed in freeze order.
-      SetLoad(r, res.groups.empty() ? res.new_load : res.new_load + Reserved(r));
-    } else if (res.CanBind()) {  // In a part not re-filled: unchanged.
-      SetLoad(r, res.load);
-    } else {  // Carries the sum of its flows' rates, none of which it limits.
-      SumLoad(r);
-    }
-  }
-  for (uint32_t i : comp_flows_) TakeNewRate(i, now);
 }
 
 uint32_t FairShare::NextFill() {
@@ -1250,8 +1126,7 @@ void FairShare::FillLoop() {
 bool FairShare::Refill(uint8_t slot) {
   FillTrace& t = traces_[slot];
   const uint32_t old_fill = t.fill;
-  // Every flow of the recorded fill that is still active must be in this component.
-  if (old_fill == 0 || trace_walked_[slot] + t.removed != t.frozen.size()) return false;
+  if (old_fill == 0) return false;
 
   // The dirty resources of the part(s): those of this component that can take part in a fill
   // and carry a recorded flow, and, transitively, those of the flows new to the part (which

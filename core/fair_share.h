@@ -14,12 +14,12 @@
 //
 // Rates change only when a flow starts or finishes. Such changes mark the flow's resources dirty
 // and schedule one solve at the current timestamp, so all starts/finishes at one timestamp are
-// batched. A solve walks from each dirty resource through the flows and resources a change can
-// reach (a component, stopping at clean resources that join no fill), re-fills only the parts
-// that changed (notes at the end), and for each flow whose rate changed credits the bytes it
-// moved at its old rate (b_f ← b_f − x_f·Δt) and reschedules its completion at
-// now + ⌈b_f / x_f⌉, in walk order; the completions a solve schedules for one instant are one
-// event (notes: "Batched completions").
+// batched. A solve re-fills only the binding parts that hold a dirty resource or a flow over
+// one, without walking the rest of their components (notes at the end: "Solving by parts"), and
+// for each flow whose rate changed credits the bytes it moved at its old rate
+// (b_f ← b_f − x_f·Δt) and reschedules its completion at now + ⌈b_f / x_f⌉, in the order the
+// flows started; the completions a solve schedules for one instant are one event (notes:
+// "Batched completions").
 //
 // Why the shortcuts a solve takes (non-binding and decoupled resources, recorded fills,
 // single-resource components) give the same allocation: the notes at the end of this file.
@@ -123,8 +123,9 @@ class FairShare {
   size_t active_flows() const { return active_; }
   uint64_t solves() const { return solves_; }
   uint64_t flows_started() const { return flows_started_; }
-  // Flow visits of the solves so far: walked (credited, checked) and re-filled.
-  uint64_t flows_walked() const { return flows_walked_; }
+  // Flow visits of the solves so far: re-solved (a part re-filled, replayed or not, a group, a
+  // resource solved alone) and re-filled (the flows of fills that were not replayed).
+  uint64_t flows_solved() const { return flows_solved_; }
   uint64_t flows_refilled() const { return flows_refilled_; }
 
  private:
@@ -225,7 +226,6 @@ class FairShare {
     // its flows are a component of their own (SolveAlone).
     uint32_t crossing = 0;
     bool in_refill = false;  // Scratch for one Refill: a dirty resource of its part.
-    bool boundary = false;   // Scratch for one solve: in boundary_ (see CollectComponent).
     // Second cache line: the fill and the load accounting.
     uint32_t unfrozen = 0;
     uint32_t heap_index = kNotInHeap;  // Its entry in heap_ during a fill.
@@ -284,19 +284,18 @@ class FairShare {
     std::vector<uint32_t> resources;  // Distinct resources, in first-touch order.
     // By resource slot: the members over it (positions in `members`, start order), as CSR.
     std::vector<uint32_t> adj_begin, adj;
-    std::vector<uint32_t> walk;  // Member positions in the order a component walk visits them.
+    std::vector<uint32_t> scratch;  // GroupEligible's, by member position.
     // By resource slot: Σ of the members' bounds (∞ if one is unbounded) and the largest one
     // (what they add to the resource's bounds: KeepsGroups). Empty when the group reads them
     // from its shape (HostSum, HostMax).
     std::vector<double> host_sum, host_max;
     double rate = 0;         // Every member's rate once solved.
-    uint64_t first_seq = 0;  // Sequence numbers of the members' completions, in walk order.
+    uint64_t first_seq = 0;  // Sequence numbers of the members' completions, in start order.
     Time completion_time;
     EventId completion;
     bool solved = false;
     bool completing = false;
     bool independent = false;  // Routes of one resource each (header, "Flow groups").
-    bool several = false;      // Several components (independent groups included).
     int shape = -1;            // Its entry in shapes_ (valid while the generation matches).
     uint64_t shape_generation = 0;
   };
@@ -307,14 +306,11 @@ class FairShare {
     std::vector<uint32_t> route_ends;
     double max_rate = 0;
     std::optional<double> rate;  // None: not a group.
-    bool independent = false, several = false;
+    bool independent = false;
     std::vector<uint32_t> resources, adj_begin, adj;
     std::vector<double> host_sum, host_max;
     uint64_t generation = 0;  // Changes whenever the entry is replaced.
     uint64_t hash = 0;        // Of its routes (shape_index_).
-    // The last start solve's walk from `walk_seed`: member positions and resources in order.
-    uint32_t walk_seed = UINT32_MAX;
-    std::vector<uint32_t> walk, comp_resources;
   };
   // Whether the flows qualify as a group (sets rate_ of the group to be); scratch in groups_[g].
   bool GroupEligible(uint32_t g, double bytes, std::span<const ResourceId> resources,
@@ -333,9 +329,6 @@ class FairShare {
                                   std::span<const uint32_t> route_ends, double max_rate);
   // (3') An independent group's rate: what SolveAlone gives every flow, when it is one.
   std::optional<double> IndependentRate(uint32_t g, double max_rate) const;
-  // (4) Whether the flows form one component (else the group has several: condition 5).
-  bool GroupConnected(uint32_t g, std::span<const ResourceId> resources,
-                      std::span<const uint32_t> route_ends);
   // (5) Whether one of group g's resources is dirty already.
   bool AnyDirty(uint32_t g) const;
   // Whether resource r, with flows of Σ finite bounds `sum` (∞: one is unbounded), `locals` of
@@ -383,11 +376,15 @@ class FairShare {
   size_t KeepShape(uint32_t g, std::span<const ResourceId> resources,
                    std::span<const uint32_t> route_ends, double max_rate,
                    std::optional<double> rate);
-  // The start solve of compact group g, reached through its resource `seed`: what
-  // CollectComponent(seed) + SolveComponent() compute for it, without the lists and the fill;
-  // the loads of the resources it shares are left to the solve's main loop.
-  void SolveGroup(uint32_t g, uint32_t seed);
-  // The group's completion event: Complete of every member, in walk order.
+  // The start solve of compact group g: what SolveByParts computes for its flows, without the
+  // lists and the fill; the loads of the resources it shares are left to the solve's main loop.
+  void SolveGroup(uint32_t g);
+  // The j-th member of g to complete: in start order, as SolveByParts schedules them; an
+  // independent group's by resource in first-touch order, as SolveAlone of each would.
+  uint32_t CompletionOrder(const Group& g, size_t j) const {
+    return g.members[g.independent ? g.adj[j] : j];
+  }
+  // The group's completion event: Complete of every member, in CompletionOrder.
   void CompleteGroup(uint32_t g);
   // Makes g's members ordinary flows, exactly as if each had been started by StartFlow.
   void SplitGroup(uint32_t g);
@@ -396,28 +393,19 @@ class FairShare {
   void RequestSolve();
   void Solve();
   // Solves the component of a resource none of whose flows crosses another resource (the common
-  // case: an HBM with only local traffic, perhaps beside group members): what SolveComponent
-  // computes for it, bit for bit, without the walk and the heap. O(n log n) in its capped
-  // flows, O(n) otherwise.
+  // case: an HBM with only local traffic, perhaps beside group members): what SolveByParts
+  // computes for its rates and load, bit for bit, without a part walk or a heap. O(n log n) in its
+  // capped flows, O(n) otherwise.
   void SolveAlone(uint32_t r);
   // Progressive filling of r's local flows (no other resource) on what its crossing flows
   // left: `remaining` of its capacity, with `load` already on it. Sets their new_rate and
   // frozen; returns `load` plus their rates, summed in freeze order.
   double FillLocal(uint32_t r, double remaining, double load);
-  // Collects what a solve from resource `seed` must see into comp_resources_/comp_flows_: the
-  // component walked through the dirty resources and those that take part in fills (InPart).
-  // A clean resource that does not (it cannot bind, or it is decoupled) joins no part, so the
-  // walk stops there: it goes to boundary_ once per solve, and comp_closed_ says whether the
-  // walk met none (then it is the whole component). See "Where a walk stops" in the notes.
-  void CollectComponent(uint32_t seed);
   // The accounts of a resource that joins no fill: a decoupled one's local flows fill what its
   // crossing flows (their rates final) and group members leave (returns nothing: sets the load
   // and the local flows' new_rate); a non-binding one's load is the sum of its flows' rates.
   void FillDecoupled(uint32_t r);
   void SumLoad(uint32_t r);
-  // Credits the component's flows, re-fills its changed binding parts, updates loads and
-  // reschedules the completions of flows whose rate changed.
-  void SolveComponent();
   // Collects the binding part of flow `seed_flow` (flows joined by resources that can bind)
   // into sub_resources_/sub_flows_.
   void CollectBindingPart(uint32_t seed_flow);
@@ -433,6 +421,10 @@ class FairShare {
   // fills the rest. Returns false, having changed nothing, when the recorded fill does not
   // describe the part any more (see the header). O(P) for the replay plus a fill of the rest.
   bool Refill(uint8_t slot);
+  // Solves what the dirty resources from dirty_[from] on (those flows cross) change without
+  // walking their components: re-fills the binding parts of their flows, sets the loads and
+  // reschedules the re-filled flows in fill order. See "Solving by parts" in the notes.
+  void SolveByParts(size_t from);
   // True when r takes part in binding-part fills: it can bind and is not decoupled.
   bool InPart(const Resource& r) const { return r.CanBind() && !r.Decoupled(); }
   // A new fill id; on wrap-around, forgets every recorded fill.
@@ -483,7 +475,7 @@ class FairShare {
   void RunBatch(uint32_t batch);
   // Credits f with the bytes it moved at its rate since it was last settled. Only when its rate
   // changes: a flow's remaining bytes then depend on its own rate history alone, not on which
-  // solves happened to walk past it (see "Lazy accounts" in the notes).
+  // solves happened to re-fill its part (see "Lazy accounts" in the notes).
   static void Settle(Flow& f, Time now) {
     f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.settled).seconds());
     f.settled = now;
@@ -496,19 +488,17 @@ class FairShare {
   // By flow index: the index of the flow in each of its resources' `flows` (completions only).
   std::vector<absl::InlinedVector<uint32_t, 8>> positions_;
   std::vector<Callback> on_done_;  // By flow index.
-  // By flow index: the epoch of the last component walk that reached it (apart from the records:
-  // a walk reads it for every flow of every resource it expands, a cache line of its own each).
-  std::vector<uint32_t> flow_marks_;
+  // By flow index: its start's number (flows_started_ then), the order of its completions
+  // among those one solve schedules.
+  std::vector<uint64_t> serial_;
   std::vector<uint32_t> free_flows_;
   std::vector<uint32_t> dirty_;
-  std::vector<uint32_t> comp_resources_, comp_flows_, stack_;
+  std::vector<uint32_t> comp_flows_, stack_, resched_;
   std::vector<uint32_t> sub_resources_, sub_flows_;
-  std::vector<uint32_t> comp_dirty_;  // The dirty resources of the component being solved.
-  bool comp_closed_ = true;           // The walk met no boundary resource.
-  std::vector<uint32_t> boundary_;    // Clean resources where this solve's walks stopped.
+  std::vector<uint32_t> comp_dirty_;  // The dirty resources a solve by parts starts from.
+  std::vector<uint32_t> boundary_;    // Resources of re-filled flows that join no fill.
   std::vector<uint32_t> refill_dirty_, refill_extra_;  // Scratch of Refill.
   std::array<FillTrace, kTraces> traces_;
-  std::array<uint32_t, kTraces> trace_walked_{};  // Flows of each trace in the component.
   FillTrace* recording_ = nullptr;
   uint32_t fills_ = 0;
   // The fill's bottleneck heap: one entry per resource with unfrozen flows, keyed by (share,
@@ -542,7 +532,7 @@ class FairShare {
   size_t active_ = 0;
   uint64_t solves_ = 0;
   uint64_t flows_started_ = 0;
-  uint64_t flows_walked_ = 0;
+  uint64_t flows_solved_ = 0;
   uint64_t flows_refilled_ = 0;
   std::vector<Group> groups_;
   std::vector<uint32_t> free_groups_;
@@ -596,13 +586,13 @@ class FairShare {
 //   share_r = (c_r − Σ_frozen x_f)/n ≥ (Σ_unfrozen B(f, r) + δ·c_r)/n > min_unfrozen B(g, r)
 // (frozen x_f ≤ B(f, r)); δ dwarfs rounding, so r is never popped in floating point either.
 // Hence dropping r gives the same allocation, bit for bit: the pops of the other resources and
-// every freeze happen in the same order with the same values. A solve therefore splits each
-// walked component into binding parts (flows joined only by resources that can bind — an HBM
-// that carries only NIC transit flows at ≤ link rate does not join them) and re-fills only the
-// parts that hold a dirty binding resource or a flow over a dirty non-binding one; the others
-// keep their rates, which a re-fill would reproduce exactly. A non-binding resource's load is
-// the sum of its flows' rates. Cost of a solve: O(R_c + P_c) to walk and credit a component,
-// plus O((R_p + P_p)·log R_p) per re-filled part with R_p resources and P_p incidences.
+// every freeze happen in the same order with the same values. A solve therefore works on
+// binding parts (flows joined only by resources that can bind — an HBM that carries only NIC
+// transit flows at ≤ link rate does not join them) and re-fills only the parts that hold a
+// dirty binding resource or a flow over a dirty non-binding one; the others keep their rates,
+// which a re-fill would reproduce exactly. A non-binding resource's load is the sum of its
+// flows' rates. Cost of a solve: O((R_p + P_p)·log R_p) per re-filled part with R_p resources
+// and P_p incidences (O(P_p) for the steps of a recorded fill it replays).
 //
 // Decoupled resources. A resource r with local flows L (r is their only resource) beside
 // crossing flows T is decoupled when Σ_{f ∋ r} B(f, r) (finite bounds: T and capped L) +
@@ -613,33 +603,38 @@ class FairShare {
 // r pops only after all of T is frozen, and its pop freezes local flows only. So T's rates
 // are those of the parts without r (r joins nothing, like a non-binding resource), and L
 // fills what T leaves: c_r − Σ_T x_f, caps first, then an equal share (FillLocal, as
-// SolveAlone does with nothing used). A component holding a decoupled resource is filled
-// part by part, never whole, which keeps the fills of big rings joined through busy HBMs small.
+// SolveAlone does with nothing used). A decoupled resource joins no part, which keeps the fills
+// of big rings joined through busy HBMs small.
 // The rates are the same max-min allocation; only the order in which r's remaining capacity
 // is summed differs from the joint fill (last-bit differences of the local rates). A local flow
 // capped at u ≥ c_r counts as uncapped (in |L|, not in the sum): while T is unfrozen it freezes,
 // if at all, at a level ≤ s* ≤ max B, and unfrozen it has u ≥ c_r ≥ s*, which is all the
 // argument uses.
-// Where a walk stops. A clean resource r that joins no fill (it cannot bind, or it is
-// decoupled) passes nothing on between the parts it touches: no fill reads its accounts, and
-// the parts a solve re-fills are those holding a dirty resource or a flow over one, which the
-// walk from that dirty resource reaches (every dirty resource is walked from, or reached,
-// in every solve). So CollectComponent does not walk r's other flows: r goes to boundary_, and once
-// every walk of the solve is done (each flow's rate final), its accounts are redone as the
-// whole component's solve would have done them: a decoupled r's local flows fill what its
-// crossing flows leave (FillDecoupled), a non-binding r's load is the sum of its flows' rates.
-// A walk that stopped anywhere, or met a resource where an earlier walk of the solve stopped,
-// is not the whole component and is filled part by part (a whole fill needs every flow of the
-// component). Rates and loads are those of the whole walk; what differs is the order in which
-// completions are rescheduled and load samples recorded within the instant. On a 64-chip
-// fat-tree GPT-3 block the walks visit 18% fewer flows (86 M instead of 105 M).
+// Solving by parts (SolveByParts). A part that holds no dirty resource and no flow over one has
+// the flows, order, capacities and statuses of its last fill, which a re-fill would reproduce
+// bit for bit. So a solve starts from the dirty resources that flows cross (in dirty-list order),
+// re-fills the part of each flow over them (CollectBindingPart walks only resources that can
+// take part in a fill), and never walks the rest of their components: a resource that joins no
+// fill (it cannot bind, or it is decoupled) passes nothing on between the parts it touches.
+// Such a resource, met by a re-filled flow, takes its accounts once every part is filled (each
+// flow's rate final): a non-binding one's load is the sum of its flows' rates, a decoupled
+// one's local flows fill what its crossing flows leave (FillDecoupled). A filled resource's load
+// is its flows' rates summed in freeze order. The flows whose rates changed (or that have no
+// completion yet) then reschedule their completions in the order the flows started (the
+// number each takes at its start, serial_), so that which parts a solve re-fills, in which
+// order, and whether it replays a recorded fill do not change the order of one instant's
+// events. (Until 2026-11 a solve walked the whole component of each dirty resource and
+// rescheduled in the walk's depth-first order; on a fat-tree, whose core links join nearly every
+// flow into one component, the walk was 43% of a run: docs/performance.md.)
 // Re-fills that reuse a recorded fill. A fat-tree's shared core links join every flow into one
 // binding part, and a start or finish changes a few of its rates; so a fill of a part of at
 // least kMinTraceFlows flows is recorded: its steps in order (a pop of resource r at key
 // (s, r), or a cap u freezing flow g) and the flows each froze, and each flow keeps the id of
 // the fill that set its rate. When the same flows are re-filled, let D be the dirty resources
 // in a fill and J the flows joining (in no recorded fill, or another one). The recording is
-// usable when every recorded flow still active is in the component, each resource in a fill
+// usable when every recorded flow still active has the rate that fill gave it (a flow whose rate
+// is set outside a fill forgets its recorded fill: FillLocal's flows, and at the start of a
+// solve by parts those of the resources SolveAlone is about to solve), each resource in a fill
 // that carries a recorded or joining flow and is clean carries only recorded flows, and every
 // fill resource of a joining flow is dirty (else the part may hold flows it never saw). Then
 // every clean fill resource has the same flows, order, capacity and status as at the recording
@@ -667,33 +662,29 @@ class FairShare {
 // x_f = (u < c_f ? u : c_f), c_f the smallest capacity among f's binding private resources (∞
 // if none), is finite and the same x for every f. Their component is then exactly the group's
 // flows and resources, all dirty (on resources that carry nothing else: see "Shared resources"
-// for the others): SolveComponent fills it whole. In that fill the heap holds
+// for the others): a solve by parts fills it. In that fill the heap holds
 // the private binding resources at share c_r/1 = c_r exactly, the others never pop (notes
 // above), and the caps are all u: f's first resource pops at c_f unless u < c_f, when its cap
 // freezes first (while one of f's resources is in the heap the top is ≤ c_f, so a cap ≥ c_f
 // never wins; while all are above u the cap does). So every flow gets x, a resource carrying k
 // of them has load 0 + x + … + x (k terms, any freeze order), and every completion is at
-// now + ⌈b/x⌉: SolveGroup sets exactly those values, walking the group as CollectComponent
-// would (for the order of loads and completions) over the group's own adjacency, and
-// schedules one event with the first of the m consecutive sequence numbers the completions
-// would have taken (the rest are reserved). The event completes the members in walk order, as
-// their m events would have run (consecutive numbers: nothing runs between them), with the
+// now + ⌈b/x⌉: SolveGroup sets exactly those values and schedules one event with the first of
+// the m consecutive sequence numbers the completions would have taken in start order (the rest
+// are reserved). The event completes the members in start order, as their m events would have
+// run (consecutive numbers: nothing runs between them), with the
 // same dirty marks, free-list order and callbacks; the resources' lists, which end empty, are
 // never built. A flow that could make a group resource limit a member (any flow over a private
 // binding resource; see "Shared resources" for the others) first splits the group: its flows
 // are pushed onto their resources' lists in start order (what StartFlow did, in the same
 // order) and their completions are scheduled with the reserved numbers; from then on they are
-// ordinary flows. Until then no solve can reach the group (no component walk enters it: its
-// flows are on no list), so nothing else about them would have changed.
+// ordinary flows. Until then no solve can reach the group (no part fill enters it: its flows
+// are on no list), so nothing else about them would have changed.
 // Groups of several components: flows that satisfy (1)–(3) but form several components (the
 // rings of a dimension-order phase, the host rings of a two-level step, the pairs of a
-// halving-doubling step) are one group when none of their resources is dirty yet (5). StartGroup
-// then marks the resources dirty consecutively in first-touch order, so the next solve's loop
-// over the dirty list reaches the components in that order, each from its first resource, with
-// nothing in between: SolveGroup walks them so, one after the other, and the m consecutive
-// sequence numbers follow that walk, as the components' solves would have scheduled them.
+// halving-doubling step) are one group as well: a solve by parts re-fills all of them at once
+// and reschedules them in start order, as it does one component's.
 // Independent groups: m flows of one resource each, k on each of their resources (the same k),
-// which carry nothing else and are not dirty yet. Each resource with its k flows is then a
+// which carry nothing else and are not dirty yet (5). Each resource with its k flows is then a
 // component solved alone (SolveAlone: FillLocal gives each flow x = c_r/k when no cap u is
 // below that, or u < c_r when k = 1; the load is 0 + x + … + x; completions at now + ⌈b/x⌉ in
 // list = start order), and StartGroup marks the resources dirty consecutively in first-touch
@@ -725,17 +716,18 @@ class FairShare {
 // that, and they leave r with the group. Solving: groups formed since the last solve are solved
 // first, each from its first resource in the dirty list, and set the loads of the resources that
 // carry only them; the resources they share stay dirty for the solve's main loop, which reaches
-// them as usual (SolveAlone, or their component) with Reserved. So the rings of a torus stay groups
+// them as usual (SolveAlone, or by parts) with Reserved. So the rings of a torus stay groups
 // while GeMM prefetches and write-backs come and go on their HBMs and the row and column rings
 // share them — no ring flow is walked, filled, credited or completed one by one. The results are
 // the per-flow solver's (lazy accounts, below), up to the order in which a shared resource's
 // remaining capacity is summed (the last bit of its local flows' rates; bit for bit in every
 // scenario of the tests), and the events of one instant may run in another order (one group
-// event for its members' events, loads set by the main loop rather than in walk order).
+// event for its members' events, taking its numbers before the main loop's, loads set by the
+// main loop rather than in fill order).
 // Lazy accounts. A flow is credited (b_f ← b_f − x_f·Δt) only when its rate changes, and a
 // resource's bytes and busy time are integrated only when its load changes. Crediting at more
 // instants is the same arithmetic split into more roundings, so an eager account would make a
-// flow's completion (to the picosecond) depend on which unrelated solves walked its component;
+// flow's completion (to the picosecond) depend on which unrelated solves re-filled its part;
 // lazily, it depends on the flow's own rate history alone. That is what lets a flow group leave
 // its members unvisited while local flows come and go on its HBMs (see "Flow groups"), with the
 // same results as the per-flow path.

@@ -448,7 +448,7 @@ TEST(FairShareTest, ThreeLevelWaterFilling) {
 }
 
 TEST(FairShareTest, LoneResourceFreezesCapsBelowItsShareThenSplitsTheRest) {
-  // One resource of 10 GB/s with flows over it alone (solved without a component walk).
+  // One resource of 10 GB/s with flows over it alone (solved alone, without a part walk).
   // Share 10/3: the cap of 1 is below it → f1 = 1; the share becomes (10 − 1)/2 = 4.5, above
   // f2's cap of 6 → the resource pops: f2 = f3 = 4.5. When f1 (1000 bytes at 1 GB/s) ends at
   // 1 us, f2 and f3 get 5 each, and the resource's load stays 10.
@@ -841,8 +841,8 @@ struct SharedRings {
     }
     fs.StartGroup(bytes, path, ends, done);
   }
-  // Runs to the end. One instant's completions come in walk order per component: they are
-  // compared as a set.
+  // Runs to the end. One instant's completions come in start order per solve, a group's before
+  // the other flows the solve reschedules: they are compared as a set.
   RingRun Finish() {
     sim.Run();
     std::sort(out.done.begin(), out.done.end());
