@@ -5,6 +5,7 @@
 #include <queue>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "boost/graph/breadth_first_search.hpp"
 #include "boost/graph/reverse_graph.hpp"
 #include "core/check.h"
@@ -132,27 +133,24 @@ void EcmpRouter::Walk(int src, int root, int hash_src, int hash_dst, uint64_t ha
   const std::vector<int64_t>& dist = Distances(root);
   MESHSIM_CHECK(dist[src] != kUnreachable) << "no path from node " << src << " to " << hash_dst;
   if (link_cost_.empty()) path.reserve(path.size() + dist[src] + 1);
+  // The candidates of a hop in out-link order, found in one pass over the out-links.
+  absl::InlinedVector<std::pair<uint32_t, int>, 16> candidates;  // (link, next node)
   int node = src;
   for (int hop = 0; node != root; ++hop) {
     const int64_t here = dist[node];
-    const auto on_path = [&](auto edge) {
-      const int64_t there = dist[boost::target(edge, g)];
-      return there != kUnreachable && there + Cost(g[edge].link) == here;
-    };
+    candidates.clear();
     const auto [begin, end] = boost::out_edges(node, g);
-    int candidates = 0;
     for (auto it = begin; it != end; ++it) {
-      if (on_path(*it)) ++candidates;
+      const int next = static_cast<int>(boost::target(*it, g));
+      const int64_t there = dist[next];
+      const uint32_t link = g[*it].link;
+      if (there != kUnreachable && there + Cost(link) == here) candidates.push_back({link, next});
     }
-    uint64_t pick = candidates > 1 ? HopHash(hash_src, hash_dst, hash, hop) % candidates : 0;
-    for (auto it = begin; it != end; ++it) {
-      if (!on_path(*it)) continue;
-      if (pick-- == 0) {
-        path.push_back(core::LinkId(g[*it].link));
-        node = static_cast<int>(boost::target(*it, g));
-        break;
-      }
-    }
+    const size_t n = candidates.size();
+    MESHSIM_CHECK(n > 0) << "no least-cost link out of node " << node << " to " << hash_dst;
+    const size_t pick = n > 1 ? HopHash(hash_src, hash_dst, hash, hop) % n : 0;
+    path.push_back(core::LinkId(candidates[pick].first));
+    node = candidates[pick].second;
   }
 }
 
