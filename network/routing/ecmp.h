@@ -6,7 +6,7 @@
 // and one out-link t→p, as every fat-tree or switch chip — D is searched from p instead
 // (D_t(v) = D_p(v) + 1 for v ≠ t), so all chips behind one edge switch share a table: a
 // 4096-chip k = 26 fat-tree needs 316 searches of 4941 nodes, not 4096. Tables are computed on
-// first use and cached (2 bytes per node per table).
+// first use and cached (8 bytes per node per table).
 //
 // Weighted mode (hierarchical, graphviz): with a cost per link, D(v) is the least total cost
 // from v to t (Dijkstra over the reversed graph, integer costs so ties are exact), the leaf
