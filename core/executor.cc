@@ -309,7 +309,7 @@ std::string Executor::HangReport(size_t max_ops) const {
 void DelayRunner::Start(OpId id, const Op& op, Executor& exec) {
   Simulator& sim = exec.sim();
   const Time start = sim.Now();
-  sim.ScheduleAfter(op.duration, [&exec, id, chip = op.chip, unit = op.unit, start] {
+  sim.ScheduleAfter(op.duration(), [&exec, id, chip = op.chip, unit = op.unit, start] {
     exec.Record(exec.MakeRow(id, chip, Phase::kOp, UnitKind::kCore, unit, start, exec.sim().Now()));
     exec.Finish(id);
   });

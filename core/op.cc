@@ -60,7 +60,7 @@ Op Op::Delay(ChipId chip, Time duration) {
   Op op;
   op.kind = OpKind::kDelay;
   op.chip = chip;
-  op.duration = duration;
+  op.m = duration.ps();
   return op;
 }
 

@@ -73,8 +73,7 @@ struct Op {
   uint8_t directions = 0;  // Ring directions of a collective: 1, 2, or 0 = the system default
                            // (SendRecv: 2 = half the buffer to each neighbour).
   int64_t bytes = 0;  // Payload: per chip for collectives (see CLI.md --bytes), total otherwise.
-  int64_t m = 0, n = 0, k = 0;  // GeMM shape.
-  Time duration;                // kDelay only.
+  int64_t m = 0, n = 0, k = 0;  // GeMM shape; a kDelay's duration in ps is `m` (duration()).
   OpTags tags;
 
   static Op Delay(ChipId chip, Time duration);
@@ -82,6 +81,10 @@ struct Op {
   static Op Copy(ChipId chip, int64_t bytes);
   static Op Transfer(ChipId from, ChipId to, int64_t bytes);
   static Op Collective(CollectiveKind kind, GroupId group, int64_t bytes);
+
+  // A kDelay's duration. It lives in `m` (a delay has no GeMM shape): at 10⁸ ops a field of
+  // its own would cost 0.8 GB.
+  Time duration() const { return Time::Picoseconds(m); }
 
   // 2·m·n·k for a GeMM, 0 otherwise.
   double flops() const {

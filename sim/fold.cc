@@ -81,10 +81,9 @@ bool SameWork(const core::OpGraph& graph, const absl::flat_hash_set<std::string_
                                      !gemm_labels.contains(LabelOf(graph, b.tags.name)));
   return a.kind == b.kind && a.collective == b.collective && a.unit == b.unit && a.root == b.root &&
          a.directions == b.directions && a.bytes == b.bytes && a.m == b.m && a.n == b.n &&
-         a.k == b.k && a.duration == b.duration && same_name && a.tags.layer == b.tags.layer &&
-         a.tags.slice == b.tags.slice && a.tags.pass == b.tags.pass &&
-         a.tags.stage == b.tags.stage && a.tags.microbatch == b.tags.microbatch &&
-         a.tags.task == b.tags.task;
+         a.k == b.k && same_name && a.tags.layer == b.tags.layer && a.tags.slice == b.tags.slice &&
+         a.tags.pass == b.tags.pass && a.tags.stage == b.tags.stage &&
+         a.tags.microbatch == b.tags.microbatch && a.tags.task == b.tags.task;
 }
 
 // A collective's place: a whole line of the torus along `dim` in one direction, named by its

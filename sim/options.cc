@@ -215,10 +215,17 @@ BudgetHelp BudgetHelpTexts(BudgetDefaults budgets) {
   const double gib = double(int64_t{1} << 30);
   BudgetHelp help;
   help.max_ops = absl::StrCat(
-      absl::StrFormat("refuse the run before building it when its op graph would hold more ops "
-                      "(default: half of %s at ~%d B per op, a quarter with --out/--trace",
-                      memory, kBytesPerOp),
-      here ? absl::StrFormat(": here %d, %d)", DefaultMaxOps(false), DefaultMaxOps(true)) : ")");
+      absl::StrFormat(
+          "refuse the run before building it when its op graph would hold more ops "
+          "(default: half of %s at ~%d B per op, a quarter with --out/--trace%s; "
+          "on a torus whose graph folds, ~%d B per op%s",
+          memory, kBytesPerOp,
+          here ? absl::StrFormat(": here %d, %d", DefaultMaxOps(false), DefaultMaxOps(true)) : "",
+          kFoldedBytesPerOp,
+          here ? absl::StrFormat(": here %d, %d", DefaultMaxOps(false, kFoldedBytesPerOp),
+                                 DefaultMaxOps(true, kFoldedBytesPerOp))
+               : ""),
+      ")");
   help.max_flows = absl::StrCat(
       absl::StrFormat(
           "--workload collective: refuse the run when one step would start more network flows "
@@ -375,8 +382,8 @@ std::string OptionName(const std::string& key, const std::vector<std::string>& g
 
 }  // namespace
 
-int64_t DefaultMaxOps(bool keep_timeline) {
-  const int64_t ops = AvailableMemory().bytes / (keep_timeline ? 4 : 2) / kBytesPerOp;
+int64_t DefaultMaxOps(bool keep_timeline, int64_t bytes_per_op) {
+  const int64_t ops = AvailableMemory().bytes / (keep_timeline ? 4 : 2) / bytes_per_op;
   return std::clamp<int64_t>(ops, 1, kMaxOpsLimit);
 }
 

@@ -61,13 +61,18 @@ inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 48;
 // in half of the memory this process may use (AvailableMemory(): physical memory, or the
 // cgroup's limit when lower). With the timeline kept, the op graph and the timeline get half of
 // that half each. Measured costs (peak RSS over count, sim/README.md):
-inline constexpr int64_t kBytesPerOp = 200;     // tp1d, fsdp at 256 and 1024 chips.
+inline constexpr int64_t kBytesPerOp = 200;  // tp1d, fsdp at 256 and 1024 chips.
+// A graph lowered whole, folded (sim/fold.h) and simulated on its period box: the whole graph
+// and its fold, 119.6–120.7 B per op at the peak (results/scale_pod at 512, 1024 and 8192
+// chips, 80 B ops).
+inline constexpr int64_t kFoldedBytesPerOp = 125;
 inline constexpr int64_t kBytesPerFlow = 1024;  // All-to-all of every chip: 635 B at 1024 chips,
                                                 // 766 B at 2048; routes grow with the machine.
-// The defaults of --max-ops (kBytesPerOp each in half of AvailableMemory(), a quarter when the
-// run keeps its timeline), --max-flows (kBytesPerFlow each in half) and --max-timeline-bytes (a
-// quarter: the timeline's rows and counter samples, core::TimelineBudget).
-int64_t DefaultMaxOps(bool keep_timeline);
+// The defaults of --max-ops (`bytes_per_op` each in half of AvailableMemory(), a quarter when
+// the run keeps its timeline), --max-flows (kBytesPerFlow each in half) and
+// --max-timeline-bytes (a quarter: the timeline's rows and counter samples,
+// core::TimelineBudget).
+int64_t DefaultMaxOps(bool keep_timeline, int64_t bytes_per_op = kBytesPerOp);
 int64_t DefaultMaxFlows();
 int64_t DefaultMaxTimelineBytes();
 inline constexpr int64_t kMaxOpsLimit = (int64_t{1} << 32) - 1;  // Op ids are 32-bit.
@@ -164,10 +169,18 @@ struct RunOptions {
   // key.
   std::function<void(const std::string&)> warn;
 
-  int64_t op_budget() const {
-    return max_ops > 0 ? max_ops
-                       : std::max<int64_t>(1, DefaultMaxOps(keep_timeline) / concurrent_runs);
+  // Set by Simulate before lowering: the machine folds a graph that is symmetric (sim/fold.h).
+  // The default op budget then counts kFoldedBytesPerOp per op, and a graph that does not fold
+  // is held to kBytesPerOp's before it is simulated. Not a config key.
+  bool may_fold = false;
+
+  // The most ops the graph may hold: --max-ops, else the default at `bytes_per_op`.
+  int64_t op_budget(int64_t bytes_per_op) const {
+    return max_ops > 0
+               ? max_ops
+               : std::max<int64_t>(1, DefaultMaxOps(keep_timeline, bytes_per_op) / concurrent_runs);
   }
+  int64_t op_budget() const { return op_budget(may_fold ? kFoldedBytesPerOp : kBytesPerOp); }
   int64_t flow_budget() const {
     return max_flows > 0 ? max_flows : std::max<int64_t>(1, DefaultMaxFlows() / concurrent_runs);
   }

@@ -50,22 +50,28 @@ namespace {
 using workload_support::BudgetSource;
 using workload_support::Count;
 
-std::string OpBudgetSource(const RunOptions& o) {
+// Where the op budget comes from, its default counted at `bytes_per_op` (kFoldedBytesPerOp: a
+// graph that folds).
+std::string OpBudgetSource(const RunOptions& o, int64_t bytes_per_op) {
   return BudgetSource(
       o, "max-ops", o.max_ops,
-      absl::StrFormat("%s of %s at ~%d B per op%s", o.keep_timeline ? "a quarter" : "half",
-                      AvailableMemory().Describe(), kBytesPerOp,
+      absl::StrFormat("%s of %s at ~%d B per op%s%s", o.keep_timeline ? "a quarter" : "half",
+                      AvailableMemory().Describe(), bytes_per_op,
+                      bytes_per_op == kFoldedBytesPerOp ? " of a graph that folds"
+                      : o.may_fold                      ? " of a graph simulated whole"
+                                                        : "",
                       o.keep_timeline ? ", the timeline kept has another" : ""));
 }
 
-// The one-line error of a run whose op graph passes its budget; `why` says by how much.
+// The one-line error of a run whose op graph passes its budget (counted at `bytes_per_op`);
+// `why` says by how much.
 absl::Status OpBudgetError(const RunOptions& o, const algorithms::Mesh& mesh,
-                           const std::string& why) {
+                           const std::string& why, int64_t bytes_per_op) {
   const Workload& w = WorkloadOf(o);
-  return absl::InvalidArgumentError(
-      absl::StrFormat("--chips: '%d' is not allowed with %s: %s %s; use fewer %s, or raise "
-                      "--max-ops",
-                      o.chips, w.Describe(o, mesh), why, OpBudgetSource(o), w.Fewer()));
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--chips: '%d' is not allowed with %s: %s %s; use fewer %s, or raise "
+      "--max-ops",
+      o.chips, w.Describe(o, mesh), why, OpBudgetSource(o, bytes_per_op), w.Fewer()));
 }
 
 // "5.9 GiB", "12.5 MiB", "64 KiB", "100 B": a memory size.
@@ -114,7 +120,7 @@ absl::Status BuildWorkload(const RunOptions& o, const RunPlan& plan, core::OpGra
       graph.full() ? absl::StrFormat("its op graph passes the limit of %s ops while it is built",
                                      Count(o.op_budget()))
                    : std::string(s.message());
-  return OpBudgetError(o, plan.mesh, why);
+  return OpBudgetError(o, plan.mesh, why, o.may_fold ? kFoldedBytesPerOp : kBytesPerOp);
 }
 
 // The logical mesh placed on the chips of --placement (if any).
@@ -213,15 +219,14 @@ class ProgressLine {
   bool drawn_ = false;
 };
 
-// `graph` folded for the run of `o` (sim/fold.h), with the folded machine's options in
-// `folded_options`; nullopt where the run is not folded: not asked for (RunOptions::fold), or a
-// machine or graph that is not symmetric under the torus's translations. The conditions on the
-// machine: a torus (its wraparound makes every translation a symmetry), routes that do not hash,
-// and nothing that orders one chip's ops by more than the graph (in-order streams, host issue,
-// SMs held by communication kernels, a communicator's serial queue, blocking collectives,
-// two-level collectives).
-std::optional<FoldedGraph> FoldRun(const RunOptions& o, const algorithms::Mesh& mesh,
-                                   const core::OpGraph& graph, RunOptions* folded_options) {
+// The torus dimensions a run of `o` on `mesh` folds over where its graph is symmetric; nullopt
+// where the run is not folded: not asked for (RunOptions::fold), or a machine that is not
+// symmetric under the torus's translations. The conditions on the machine: a torus (its
+// wraparound makes every translation a symmetry), routes that do not hash, and nothing that
+// orders one chip's ops by more than the graph (in-order streams, host issue, SMs held by
+// communication kernels, a communicator's serial queue, blocking collectives, two-level
+// collectives).
+std::optional<std::vector<int>> FoldDims(const RunOptions& o, const algorithms::Mesh& mesh) {
   const stack::StackConfig& st = o.system.stack;
   const network::NetworkConfig& net = o.system.net;
   if (!o.fold || !o.placement.empty() || mesh.placed()) return std::nullopt;
@@ -244,7 +249,16 @@ std::optional<FoldedGraph> FoldRun(const RunOptions& o, const algorithms::Mesh& 
   if (net.torus_length2_links != 2 && std::count(dims.begin(), dims.end(), 2) > 0) {
     return std::nullopt;
   }
-  std::optional<FoldedGraph> folded = FoldTorusGraph(graph, dims, nullptr);
+  return dims;
+}
+
+// `graph` folded for the run of `o` (sim/fold.h), with the folded machine's options in
+// `folded_options`; nullopt where FoldDims rules it out or the graph is not symmetric.
+std::optional<FoldedGraph> FoldRun(const RunOptions& o, const algorithms::Mesh& mesh,
+                                   const core::OpGraph& graph, RunOptions* folded_options) {
+  const std::optional<std::vector<int>> dims = FoldDims(o, mesh);
+  if (!dims.has_value()) return std::nullopt;
+  std::optional<FoldedGraph> folded = FoldTorusGraph(graph, *dims, nullptr);
   if (!folded.has_value()) return std::nullopt;
   *folded_options = o;
   folded_options->chips = folded->chips;
@@ -363,6 +377,15 @@ absl::StatusOr<formats::RunRecord> RunGraph(const RunOptions& o, const algorithm
   }
   RunOptions folded_options;
   const std::optional<FoldedGraph> folded = FoldRun(o, mesh, graph, &folded_options);
+  // A graph lowered within the budget of one that folds and does not fold is held to the budget
+  // of a graph simulated whole.
+  if (!folded.has_value() && o.may_fold && graph.size() > size_t(o.op_budget(kBytesPerOp))) {
+    return OpBudgetError(o, mesh,
+                         absl::StrFormat("its op graph of %s ops does not fold (sim/fold.h) and "
+                                         "passes the limit of %s ops of a graph simulated whole",
+                                         Count(graph.size()), Count(o.op_budget(kBytesPerOp))),
+                         kBytesPerOp);
+  }
   const RunOptions& mo = folded.has_value() ? folded_options : o;  // The machine simulated.
   const core::OpGraph& run_graph = folded.has_value() ? folded->graph : graph;
   core::Simulator sim;
@@ -506,6 +529,7 @@ absl::StatusOr<formats::RunRecord> SimulatePlan(const RunOptions& options,
   if (o.warn) {
     for (const std::string& w : warnings) o.warn(w);  // Before a long run starts.
   }
+  o.may_fold = FoldDims(o, plan.mesh).has_value();
   core::OpGraph graph;
   MESHSIM_RETURN_IF_ERROR(BuildWorkload(o, plan, graph));
   MESHSIM_ASSIGN_OR_RETURN(formats::RunRecord rec, RunGraph(o, plan.mesh, graph, wall_start));
@@ -530,8 +554,10 @@ absl::StatusOr<std::string> ResolvedMesh(const RunOptions& options) {
 
 absl::Status CheckRun(const RunOptions& options) {
   MESHSIM_ASSIGN_OR_RETURN(const RunPlan plan, ResolvePlan(options, nullptr));
+  RunOptions o = options;
+  o.may_fold = FoldDims(o, plan.mesh).has_value();
   core::OpGraph graph;
-  return BuildWorkload(options, plan, graph);
+  return BuildWorkload(o, plan, graph);
 }
 
 absl::StatusOr<formats::RunRecord> Simulate(const RunOptions& options) {

@@ -1234,12 +1234,20 @@ TEST(CliBudgetTest, HelpAndRefusalsNameTheMemoryTheDefaultsComeFrom) {
   EXPECT_THAT(squeeze(help.out),
               HasSubstr(squeeze(absl::StrCat("--max-timeline-bytes arg with --out/--trace"))));
   EXPECT_THAT(squeeze(help.out), HasSubstr(squeeze(absl::StrCat("a quarter of ", memory))));
-  // 4096 chips of tp1d (235 M ops) pass the default budget of any machine under 44 GiB.
-  if (AvailableMemory().bytes < (int64_t{44} << 30)) {
+  EXPECT_THAT(squeeze(help.out), HasSubstr(squeeze(absl::StrCat("on a torus whose graph folds, ~",
+                                                                kFoldedBytesPerOp, " B per op"))));
+  // 4096 chips of tp1d (235 M ops) pass the default budget of any machine under 54 GiB: on the
+  // default torus its graph might fold (~125 B per op); on a fat-tree it is simulated whole.
+  if (AvailableMemory().bytes < (int64_t{54} << 30)) {
     const Result r = Cli({"run", "--chips", "4096", "--algorithm", "tp1d"});
     EXPECT_EQ(r.status, 2) << r.err;
-    EXPECT_THAT(r.err,
-                HasSubstr(absl::StrCat("(--max-ops; default: half of ", memory, " at ~200 B")));
+    EXPECT_THAT(r.err, HasSubstr(absl::StrCat("(--max-ops; default: half of ", memory,
+                                              " at ~125 B per op of a graph that folds)")));
+    const Result f =
+        Cli({"run", "--chips", "4096", "--algorithm", "tp1d", "--topology", "fattree"});
+    EXPECT_EQ(f.status, 2) << f.err;
+    EXPECT_THAT(f.err, HasSubstr(absl::StrCat("(--max-ops; default: half of ", memory,
+                                              " at ~200 B per op)")));
   }
 }
 

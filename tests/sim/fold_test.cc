@@ -267,5 +267,59 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, Folding, testing::Values(
     [](const auto& info) { return info.param.name; });
 // clang-format on
 
+// The default op budget of a run that may fold counts kFoldedBytesPerOp per op (the whole graph
+// is lowered, then folded); a graph that then does not fold is held to the budget of one
+// simulated whole (kBytesPerOp per op) before it runs. The runs share the machine's default
+// budgets with `concurrent_runs` others, chosen so that the graph fits the first budget and not
+// the second: DefaultMaxOps(·, 125) / runs ≥ ops > DefaultMaxOps(·, 200) / runs.
+TEST(FoldBudgetTest, AGraphThatDoesNotFoldIsHeldToTheBudgetOfAWholeRun) {
+  const auto run = [](const std::string& args, bool fold, int64_t runs) {
+    absl::StatusOr<RunOptions> o = ResolveRunOptions(ScenarioOptions(args));
+    EXPECT_TRUE(o.ok()) << o.status();
+    o->keep_timeline = false;
+    o->fold = fold;
+    o->concurrent_runs = static_cast<int>(runs);
+    return Simulate(*o);
+  };
+  const auto shared_by = [](double ops) {  // The `runs` that leave the graph between the two.
+    return static_cast<int64_t>(double(DefaultMaxOps(false, kFoldedBytesPerOp)) / ops);
+  };
+  const std::string summa = "chips=16 mesh=4x4 workload=gemm gemm=2048,2048,2048 algorithm=summa";
+  const std::string meshslice =
+      "chips=16 mesh=4x4 workload=gemm gemm=2048,2048,2048 algorithm=meshslice";
+  for (const std::string& args : {summa, meshslice}) {
+    absl::StatusOr<formats::RunRecord> alone = run(args, false, 1);
+    ASSERT_TRUE(alone.ok()) << alone.status();
+    const double ops = alone->Metric("ops");
+    const int64_t runs = shared_by(ops);
+    ASSERT_GT(double(DefaultMaxOps(false, kFoldedBytesPerOp) / runs), ops - 1) << args;
+    ASSERT_LT(double(DefaultMaxOps(false, kBytesPerOp) / runs), ops) << args;
+    // Not folded: the budget of a whole run, before lowering.
+    absl::StatusOr<formats::RunRecord> whole = run(args, false, runs);
+    ASSERT_FALSE(whole.ok()) << args;
+    EXPECT_EQ(whole.status().code(), absl::StatusCode::kInvalidArgument);
+    const std::string refused(whole.status().message());
+    EXPECT_NE(refused.find("at ~200 B per op,"), std::string::npos) << refused;
+    EXPECT_EQ(refused.find("folds"), std::string::npos) << refused;
+    // May fold: lowered within the folding budget; MeshSlice's graph folds and runs, SUMMA's
+    // does not and is refused before it runs.
+    absl::StatusOr<formats::RunRecord> folded = run(args, true, runs);
+    if (args == meshslice) {
+      ASSERT_TRUE(folded.ok()) << folded.status();
+      EXPECT_EQ(folded->Metric("simulated_chips"), 4);
+      EXPECT_EQ(folded->Metric("makespan_s"), alone->Metric("makespan_s"));
+    } else {
+      ASSERT_FALSE(folded.ok());
+      EXPECT_EQ(folded.status().code(), absl::StatusCode::kInvalidArgument);
+      const std::string message(folded.status().message());
+      EXPECT_NE(message.find("does not fold (sim/fold.h) and passes the limit of"),
+                std::string::npos)
+          << message;
+      EXPECT_NE(message.find("at ~200 B per op of a graph simulated whole,"), std::string::npos)
+          << message;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace meshsim::sim
