@@ -216,12 +216,13 @@ class FairShare {
   };
   struct alignas(64) Resource {
     std::vector<Member> flows;  // Active flows over this resource.
-    uint32_t mark = 0;          // Scratch for one solve, from here to `new_load`.
-    uint32_t sub_mark = 0;      // Epoch of the binding part filled with it.
-    uint32_t dirty_mark = 0;    // Epoch of the solve that finds it dirty (epoch_ + 1: pending).
-    int32_t unbounded = 0;      // Flows with an infinite Bound(f, this).
-    double bound_sum = 0;       // Σ finite Bound(f, this) over its flows.
-    double capacity = 0;        // ResourceInfo::capacity_bytes_per_s
+    // Epoch of the solve that solved it (alone, with a group) or set its load (by parts).
+    uint32_t mark = 0;
+    uint32_t sub_mark = 0;    // Epoch of the binding part filled with it.
+    uint32_t dirty_mark = 0;  // Epoch of the solve that finds it dirty (epoch_ + 1: pending).
+    int32_t unbounded = 0;    // Flows with an infinite Bound(f, this).
+    double bound_sum = 0;     // Σ finite Bound(f, this) over its flows.
+    double capacity = 0;      // ResourceInfo::capacity_bytes_per_s
     // Flows over this resource that cross another resource too. While it is 0 the resource and
     // its flows are a component of their own (SolveAlone).
     uint32_t crossing = 0;
@@ -423,7 +424,8 @@ class FairShare {
   bool Refill(uint8_t slot);
   // Solves what the dirty resources from dirty_[from] on (those flows cross) change without
   // walking their components: re-fills the binding parts of their flows, sets the loads and
-  // reschedules the re-filled flows in fill order. See "Solving by parts" in the notes.
+  // reschedules the flows whose rates changed in start order. See "Solving by parts" in the
+  // notes.
   void SolveByParts(size_t from);
   // True when r takes part in binding-part fills: it can bind and is not decoupled.
   bool InPart(const Resource& r) const { return r.CanBind() && !r.Decoupled(); }
