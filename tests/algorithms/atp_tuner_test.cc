@@ -270,8 +270,12 @@ TEST(AtpSearch, Ic4OneLevelReadingPicksAtp2) {
     ASSERT_NE(e, nullptr) << mesh.ToString();
     // T_comm / Δ = Units(T_comm, GroupBW).
     EXPECT_NEAR(Units(p, e->t_comm_s, 300 * kGB), units, 1e-9) << mesh.ToString();
-    if (mesh.rows > 1) EXPECT_NEAR(e->b1_prime, 300 * kGB, 1e-3);
-    if (mesh.cols > 1) EXPECT_NEAR(e->b2_prime, 300 * kGB, 1e-3);
+    if (mesh.rows > 1) {
+      EXPECT_NEAR(e->b1_prime, 300 * kGB, 1e-3);
+    }
+    if (mesh.cols > 1) {
+      EXPECT_NEAR(e->b2_prime, 300 * kGB, 1e-3);
+    }
   }
   // The default reading on the same machine: 4x4.
   EXPECT_EQ(Search(Matrix("a100-ib", 16), p).mesh.ToString(), "4x4");

@@ -260,7 +260,9 @@ TEST(NetworkModelTest, PipelinedReduceReducesEachPacketBeforeForwardingIt) {
     launch += r.phase == core::Phase::kLaunch;
     sync += r.phase == core::Phase::kSync;
     transfer += r.phase == core::Phase::kTransfer;
-    if (r.phase == core::Phase::kTransfer) EXPECT_NE(r.chip, ChipId(2));
+    if (r.phase == core::Phase::kTransfer) {
+      EXPECT_NE(r.chip, ChipId(2));
+    }
     if (r.phase == core::Phase::kOp) {
       EXPECT_EQ(r.bytes, r.chip == ChipId(3) ? 0 : static_cast<int64_t>(b)) << r.chip;
     }

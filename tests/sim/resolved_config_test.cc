@@ -104,7 +104,9 @@ std::map<std::string, JsonValue> ExpectResolvedJson(const std::vector<std::strin
     }
   }
   for (const std::string& key : RunOptionKeys()) {
-    if (!RunReads(key, o)) EXPECT_EQ(config.count(key), 0u) << key << " is not read";
+    if (!RunReads(key, o)) {
+      EXPECT_EQ(config.count(key), 0u) << key << " is not read";
+    }
   }
   return config;
 }

@@ -125,8 +125,12 @@ TEST(LayerTest, DropoutAddsMegatronsThreeMaskedKernelsEachWay) {
   // Bytes: x (e) and y (e) plus a 1-byte mask per element, as kVector bytes (streamed twice):
   // (2e + 1)/2 · elements. Scores: b·a·s² = 16·64² = 65536 → 163840; hidden: T·h = 32768 → 81920.
   for (const LayerOp& op : ops) {
-    if (op.name == "dropout_attn") EXPECT_EQ(op.bytes, 163840) << op.label();
-    if (op.name == "dropout1" || op.name == "dropout2") EXPECT_EQ(op.bytes, 81920) << op.label();
+    if (op.name == "dropout_attn") {
+      EXPECT_EQ(op.bytes, 163840) << op.label();
+    }
+    if (op.name == "dropout1" || op.name == "dropout2") {
+      EXPECT_EQ(op.bytes, 81920) << op.label();
+    }
     if (op.name.rfind("dropout", 0) == 0) {
       EXPECT_EQ(op.kind, LayerOpKind::kVector);
       EXPECT_FALSE(op.reduction);  // Element-wise: stack.kernel.pointwise_efficiency.
