@@ -5,7 +5,6 @@
 #include <queue>
 #include <utility>
 
-#include "absl/container/inlined_vector.h"
 #include "boost/graph/breadth_first_search.hpp"
 #include "boost/graph/reverse_graph.hpp"
 #include "core/check.h"
@@ -48,7 +47,9 @@ EcmpRouter::EcmpRouter(const Graph* graph, int num_chips, std::vector<int64_t> l
       link_cost_(std::move(link_cost)),
       root_(num_chips),
       last_link_(num_chips, kNoLink),
-      dist_(boost::num_vertices(*graph)) {
+      dist_(boost::num_vertices(*graph)),
+      cand_at_(boost::num_vertices(*graph)),
+      cands_(boost::num_vertices(*graph)) {
   const Graph& g = *graph_;
   for (int t = 0; t < num_chips; ++t) {
     root_[t] = t;
@@ -127,35 +128,64 @@ void EcmpRouter::RouteToNode(int src, int dst, uint64_t hash,
   Walk(src, dst, src, dst, hash, path);
 }
 
+uint32_t EcmpRouter::AppendCandidates(int node, const std::vector<int64_t>& dist,
+                                      std::vector<Candidate>& out) const {
+  const Graph& g = *graph_;
+  const int64_t here = dist[node];
+  uint32_t n = 0;
+  const auto [begin, end] = boost::out_edges(node, g);
+  for (auto it = begin; it != end; ++it) {
+    const int next = static_cast<int>(boost::target(*it, g));
+    const int64_t there = dist[next];
+    const uint32_t link = g[*it].link;
+    if (there == kUnreachable || there + Cost(link) != here) continue;
+    out.push_back({link, next});
+    ++n;
+  }
+  return n;
+}
+
 void EcmpRouter::Walk(int src, int root, int hash_src, int hash_dst, uint64_t hash,
                       std::vector<core::LinkId>& path) const {
-  const Graph& g = *graph_;
+  // An unreachable src has no candidate (the check below).
   const std::vector<int64_t>& dist = Distances(root);
-  MESHSIM_CHECK(dist[src] != kUnreachable) << "no path from node " << src << " to " << hash_dst;
-  if (link_cost_.empty()) path.reserve(path.size() + dist[src] + 1);
-  // The candidates of a hop in out-link order, found in one pass over the out-links.
-  absl::InlinedVector<std::pair<uint32_t, int>, 16> candidates;  // (link, next node)
+  std::vector<uint32_t>* at = nullptr;
+  std::vector<Candidate>* kept = nullptr;
+  if (!frozen_) {
+    at = &cand_at_[root];
+    if (at->empty()) at->assign(dist.size(), kNoLink);
+    kept = &cands_[root];
+  }
+  std::vector<Candidate> scanned;  // Without the cache (after Precompute).
   int node = src;
   for (int hop = 0; node != root; ++hop) {
-    const int64_t here = dist[node];
-    candidates.clear();
-    const auto [begin, end] = boost::out_edges(node, g);
-    for (auto it = begin; it != end; ++it) {
-      const int next = static_cast<int>(boost::target(*it, g));
-      const int64_t there = dist[next];
-      const uint32_t link = g[*it].link;
-      if (there != kUnreachable && there + Cost(link) == here) candidates.push_back({link, next});
+    const Candidate* candidates;
+    uint32_t n;
+    if (at != nullptr) {
+      uint32_t start = (*at)[node];
+      if (start == kNoLink) {
+        start = static_cast<uint32_t>(kept->size());
+        kept->push_back({0, 0});
+        (*kept)[start].link = AppendCandidates(node, dist, *kept);
+        (*at)[node] = start;
+      }
+      n = (*kept)[start].link;
+      candidates = kept->data() + start + 1;
+    } else {
+      scanned.clear();
+      n = AppendCandidates(node, dist, scanned);
+      candidates = scanned.data();
     }
-    const size_t n = candidates.size();
-    MESHSIM_CHECK(n > 0) << "no least-cost link out of node " << node << " to " << hash_dst;
-    const size_t pick = n > 1 ? HopHash(hash_src, hash_dst, hash, hop) % n : 0;
-    path.push_back(core::LinkId(candidates[pick].first));
-    node = candidates[pick].second;
+    MESHSIM_CHECK(n > 0) << "no path from node " << node << " to " << hash_dst;
+    const uint64_t pick = n > 1 ? HopHash(hash_src, hash_dst, hash, hop) % n : 0;
+    path.push_back(core::LinkId(candidates[pick].link));
+    node = candidates[pick].next;
   }
 }
 
 void EcmpRouter::Precompute() const {
   for (int root : root_) Distances(root);
+  frozen_ = true;
 }
 
 }  // namespace meshsim::network::internal

@@ -18,8 +18,14 @@
 // index of the link being chosen — so different hashes spread flows over equal-cost paths while
 // the same arguments always give the same path.
 //
-// Thread safety: thread-compatible, not thread-safe — const calls fill the mutable cache. After
-// Precompute() no call writes, so concurrent const use is safe.
+// Candidates. The candidates of a node towards a destination's table are found once (a scan of
+// its out-links reading D of each neighbour: a fat-tree switch has k of them) and kept, per
+// table, in the order of the scan; later routes through the node read them from there.
+//
+// Thread safety: thread-compatible, not thread-safe — const calls fill the mutable caches.
+// After Precompute(), Route and Hops write nothing (candidates are then found by a scan each
+// time, not kept), so their concurrent use is safe; RouteToNode may still search a node's
+// table.
 #ifndef MESHSIM_NETWORK_ROUTING_ECMP_H_
 #define MESHSIM_NETWORK_ROUTING_ECMP_H_
 
@@ -49,7 +55,8 @@ class EcmpRouter {
   // The same to any node `dst` (a NIC, a switch): its own table, no leaf shortcut.
   void RouteToNode(int src, int dst, uint64_t hash, std::vector<core::LinkId>& path) const;
 
-  // Computes every chip's distance table. Cost: one BFS per distinct table.
+  // Computes every chip's distance table and stops keeping candidates, so that later Route
+  // and Hops calls write nothing. Cost: one BFS per distinct table.
   void Precompute() const;
 
  private:
@@ -63,12 +70,26 @@ class EcmpRouter {
   // hash_dst, hash, hop).
   void Walk(int src, int root, int hash_src, int hash_dst, uint64_t hash,
             std::vector<core::LinkId>& path) const;
+  // A least-cost candidate out of a node: the link and the node it leads to.
+  struct Candidate {
+    uint32_t link;
+    int next;
+  };
+  // Appends node's candidates towards the table `dist` (out-link order) to `out`; returns how
+  // many.
+  uint32_t AppendCandidates(int node, const std::vector<int64_t>& dist,
+                            std::vector<Candidate>& out) const;
 
   const Graph* graph_;
   std::vector<int64_t> link_cost_;
   std::vector<int> root_;            // Per chip: the node its table is searched from.
   std::vector<uint32_t> last_link_;  // Per chip: root→chip when the chip is a leaf, else kNoLink.
   mutable std::vector<std::vector<int64_t>> dist_;  // Per root node; empty until used.
+  // Per root node, per node: where its candidates start in cands_[root] (a header entry whose
+  // `link` is their count, then the candidates), kNoLink until found; empty until used.
+  mutable std::vector<std::vector<uint32_t>> cand_at_;
+  mutable std::vector<std::vector<Candidate>> cands_;
+  mutable bool frozen_ = false;  // Precompute() ran: keep nothing more.
 };
 
 }  // namespace meshsim::network::internal
