@@ -368,9 +368,9 @@ size_t FairShare::KeepShape(uint32_t g, std::span<const ResourceId> resources,
 
 bool FairShare::GroupRoutesFree(uint32_t g, std::span<const ResourceId> resources,
                                 std::span<const uint32_t> route_ends) const {
-  // (1) Routes of at least two resources each (crossing flows: their component is walked,
-  // never solved alone), or of one resource each (an independent group, solved alone each),
-  // over resources that no independent group holds (the rest of (1): GroupFits).
+  // (1) Routes of at least two resources each (crossing flows: solved by parts, never alone), or of
+  // one resource each (an independent group, solved alone each), over resources that no independent
+  // group holds (the rest of (1): GroupFits).
   const bool independent = !route_ends.empty() && route_ends[0] == 1;
   uint32_t begin = 0;
   for (size_t k = 0; k < route_ends.size(); ++k) {
@@ -855,8 +855,8 @@ double FairShare::FillLocal(uint32_t r, double remaining, double load) {
 
 void FairShare::SolveByParts(size_t from) {
   // The dirty resources left to this solve that flows cross (SolveAlone takes the others).
-  comp_dirty_.clear();
-  comp_flows_.clear();
+  solve_dirty_.clear();
+  solve_flows_.clear();
   for (size_t d = from; d < dirty_.size(); ++d) {
     Resource& res = resources_[dirty_[d]];
     if (res.mark == epoch_) continue;
@@ -867,12 +867,12 @@ void FairShare::SolveByParts(size_t from) {
       continue;
     }
     res.mark = epoch_;
-    comp_dirty_.push_back(dirty_[d]);
+    solve_dirty_.push_back(dirty_[d]);
   }
   // The binding parts that change: those of the flows over a dirty resource (a decoupled one's
   // local flows aside), recorded fills first.
   uint32_t tried = 0;  // Bit per traces_ slot.
-  for (uint32_t r : comp_dirty_) {
+  for (uint32_t r : solve_dirty_) {
     const bool decoupled = resources_[r].Decoupled();
     for (const Member& m : resources_[r].flows) {
       const Flow& f = flows_[m.flow];
@@ -884,22 +884,22 @@ void FairShare::SolveByParts(size_t from) {
       tried |= 1u << slot;
       if (Refill(slot)) {
         const std::vector<uint32_t>& frozen = traces_[slot].frozen;
-        comp_flows_.insert(comp_flows_.end(), frozen.begin(), frozen.end());
+        solve_flows_.insert(solve_flows_.end(), frozen.begin(), frozen.end());
       }
     }
   }
-  for (uint32_t r : comp_dirty_) {
+  for (uint32_t r : solve_dirty_) {
     const bool decoupled = resources_[r].Decoupled();
     for (const Member& m : resources_[r].flows) {
       const Flow& f = flows_[m.flow];
       if (f.sub_mark == epoch_ || (decoupled && f.local)) continue;
       CollectBindingPart(m.flow);
       FillPart(sub_resources_, sub_flows_, /*record=*/true);
-      comp_flows_.insert(comp_flows_.end(), sub_flows_.begin(), sub_flows_.end());
+      solve_flows_.insert(solve_flows_.end(), sub_flows_.begin(), sub_flows_.end());
     }
   }
-  flows_solved_ += comp_flows_.size();
-  // Loads, each resource's once (comp_dirty_'s are marked already, the others when first met).
+  flows_solved_ += solve_flows_.size();
+  // Loads, each resource's once (solve_dirty_'s are marked already, the others when first met).
   // A filled resource's is its flows' rates summed in freeze order. One that joins no fill
   // (cannot bind, or decoupled) takes its accounts once every part is filled: a non-binding
   // one's load is the sum of its flows' rates; a decoupled one's local flows fill what its
@@ -913,8 +913,8 @@ void FairShare::SolveByParts(size_t from) {
       boundary_.push_back(r);
     }
   };
-  for (uint32_t r : comp_dirty_) take_load(r);
-  for (uint32_t i : comp_flows_) {
+  for (uint32_t r : solve_dirty_) take_load(r);
+  for (uint32_t i : solve_flows_) {
     for (ResourceId id : flows_[i].resources) {
       Resource& res = resources_[id.value()];
       if (res.mark == epoch_) continue;
@@ -930,14 +930,14 @@ void FairShare::SolveByParts(size_t from) {
     }
     FillDecoupled(r);
     for (const Member& m : res.flows) {
-      if (flows_[m.flow].local) comp_flows_.push_back(m.flow);
+      if (flows_[m.flow].local) solve_flows_.push_back(m.flow);
     }
   }
   // The flows whose rate changed (or that have no completion yet), in start order: their
   // completions take this solve's sequence numbers in that order (see "Solving by parts").
   const Time now = sim_.Now();
   resched_.clear();
-  for (uint32_t i : comp_flows_) {
+  for (uint32_t i : solve_flows_) {
     const Flow& f = flows_[i];
     if (f.new_rate != f.rate || !Pending(f)) resched_.push_back(i);
   }
@@ -1128,13 +1128,13 @@ bool FairShare::Refill(uint8_t slot) {
   const uint32_t old_fill = t.fill;
   if (old_fill == 0) return false;
 
-  // The dirty resources of the part(s): those of this component that can take part in a fill
+  // The dirty resources of the part(s): those of this solve that can take part in a fill
   // and carry a recorded flow, and, transitively, those of the flows new to the part (which
   // must have no clean resource in a fill: that one's flows would not all be in this fill).
   refill_dirty_.clear();
   refill_extra_.clear();
   bool ok = true;
-  for (uint32_t r : comp_dirty_) {
+  for (uint32_t r : solve_dirty_) {
     Resource& res = resources_[r];
     if (!InPart(res)) {
       // A recorded flow local to a resource that is decoupled now is in no part any more.

@@ -495,10 +495,10 @@ class FairShare {
   std::vector<uint64_t> serial_;
   std::vector<uint32_t> free_flows_;
   std::vector<uint32_t> dirty_;
-  std::vector<uint32_t> comp_flows_, stack_, resched_;
+  std::vector<uint32_t> solve_flows_, stack_, resched_;
   std::vector<uint32_t> sub_resources_, sub_flows_;
-  std::vector<uint32_t> comp_dirty_;  // The dirty resources a solve by parts starts from.
-  std::vector<uint32_t> boundary_;    // Resources of re-filled flows that join no fill.
+  std::vector<uint32_t> solve_dirty_;  // The dirty resources a solve by parts starts from.
+  std::vector<uint32_t> boundary_;     // Resources of re-filled flows that join no fill.
   std::vector<uint32_t> refill_dirty_, refill_extra_;  // Scratch of Refill.
   std::array<FillTrace, kTraces> traces_;
   FillTrace* recording_ = nullptr;

@@ -169,7 +169,7 @@ struct RunOptions {
   // key.
   std::function<void(const std::string&)> warn;
 
-  // Set by Simulate before lowering: the machine folds a graph that is symmetric (sim/fold.h).
+  // Set before lowering (sim/run.cc): the machine folds a graph that is symmetric (sim/fold.h).
   // The default op budget then counts kFoldedBytesPerOp per op, and a graph that does not fold
   // is held to kBytesPerOp's before it is simulated. Not a config key.
   bool may_fold = false;

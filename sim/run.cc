@@ -107,10 +107,44 @@ absl::Status TimelineBudgetError(const RunOptions& o, const algorithms::Mesh& me
       o.sweep_timelines ? "--timelines" : TimelineKeptFor(o)));
 }
 
-// Lowers the workload within the op budget (--max-ops): refused before lowering when a plugin's
-// closed form says the graph would pass it, else as soon as the graph does (the plugins check
-// in their loops).
-absl::Status BuildWorkload(const RunOptions& o, const RunPlan& plan, core::OpGraph& graph) {
+// The torus dimensions a run of `o` on `mesh` folds over where its graph is symmetric; nullopt
+// where the run is not folded: not asked for (RunOptions::fold), or a machine that is not
+// symmetric under the torus's translations. The conditions on the machine: a torus (its
+// wraparound makes every translation a symmetry), routes that do not hash, and nothing that
+// orders one chip's ops by more than the graph (in-order streams, host issue, SMs held by
+// communication kernels, a communicator's serial queue, blocking collectives, two-level
+// collectives).
+std::optional<std::vector<int>> FoldDims(const RunOptions& o, const algorithms::Mesh& mesh) {
+  const stack::StackConfig& st = o.system.stack;
+  const network::NetworkConfig& net = o.system.net;
+  if (!o.fold || !o.placement.empty() || mesh.placed()) return std::nullopt;
+  if (o.topology != "ring" && o.topology != "torus2d" && o.topology != "torus3d") {
+    return std::nullopt;
+  }
+  if (st.kernel_in_order != 0 || st.comm_ctas > 0 || st.comm_serial != 0 ||
+      st.host_op_overhead_s > 0 || st.host_gemm_overhead_s > 0 || st.host_comm_overhead_s > 0 ||
+      net.collective_overlap == 0 || net.sendrecv_overlap == 0 || net.two_level != 0) {
+    return std::nullopt;
+  }
+  const absl::StatusOr<network::Topology> topology = BuildTopology(o, &mesh);
+  if (!topology.ok() || !topology->RoutesIgnoreHash() || topology->num_chips() != o.chips) {
+    return std::nullopt;
+  }
+  std::vector<int> dims = topology->dims();
+  if (dims.empty()) dims = {o.chips};  // The ring.
+  // A folded extent of 2 needs both links of the pair (a + and a − link per chip, as every chip
+  // of a longer ring has): with torus.length2_links = 1, only if no real extent is 2.
+  if (net.torus_length2_links != 2 && std::count(dims.begin(), dims.end(), 2) > 0) {
+    return std::nullopt;
+  }
+  return dims;
+}
+
+// Lowers the workload within the op budget (--max-ops; o.may_fold is set here, and says which
+// default applies): refused before lowering when a plugin's closed form says the graph would
+// pass it, else as soon as the graph does (the plugins check in their loops).
+absl::Status BuildWorkload(RunOptions& o, const RunPlan& plan, core::OpGraph& graph) {
+  o.may_fold = FoldDims(o, plan.mesh).has_value();
   graph.set_max_ops(static_cast<size_t>(o.op_budget()));
   absl::Status s = WorkloadOf(o).Lower(o, plan, graph);
   if (s.ok()) s = graph.CheckSize();
@@ -218,39 +252,6 @@ class ProgressLine {
   Clock::time_point next_;
   bool drawn_ = false;
 };
-
-// The torus dimensions a run of `o` on `mesh` folds over where its graph is symmetric; nullopt
-// where the run is not folded: not asked for (RunOptions::fold), or a machine that is not
-// symmetric under the torus's translations. The conditions on the machine: a torus (its
-// wraparound makes every translation a symmetry), routes that do not hash, and nothing that
-// orders one chip's ops by more than the graph (in-order streams, host issue, SMs held by
-// communication kernels, a communicator's serial queue, blocking collectives, two-level
-// collectives).
-std::optional<std::vector<int>> FoldDims(const RunOptions& o, const algorithms::Mesh& mesh) {
-  const stack::StackConfig& st = o.system.stack;
-  const network::NetworkConfig& net = o.system.net;
-  if (!o.fold || !o.placement.empty() || mesh.placed()) return std::nullopt;
-  if (o.topology != "ring" && o.topology != "torus2d" && o.topology != "torus3d") {
-    return std::nullopt;
-  }
-  if (st.kernel_in_order != 0 || st.comm_ctas > 0 || st.comm_serial != 0 ||
-      st.host_op_overhead_s > 0 || st.host_gemm_overhead_s > 0 || st.host_comm_overhead_s > 0 ||
-      net.collective_overlap == 0 || net.sendrecv_overlap == 0 || net.two_level != 0) {
-    return std::nullopt;
-  }
-  const absl::StatusOr<network::Topology> topology = BuildTopology(o, &mesh);
-  if (!topology.ok() || !topology->RoutesIgnoreHash() || topology->num_chips() != o.chips) {
-    return std::nullopt;
-  }
-  std::vector<int> dims = topology->dims();
-  if (dims.empty()) dims = {o.chips};  // The ring.
-  // A folded extent of 2 needs both links of the pair (a + and a − link per chip, as every chip
-  // of a longer ring has): with torus.length2_links = 1, only if no real extent is 2.
-  if (net.torus_length2_links != 2 && std::count(dims.begin(), dims.end(), 2) > 0) {
-    return std::nullopt;
-  }
-  return dims;
-}
 
 // `graph` folded for the run of `o` (sim/fold.h), with the folded machine's options in
 // `folded_options`; nullopt where FoldDims rules it out or the graph is not symmetric.
@@ -529,7 +530,6 @@ absl::StatusOr<formats::RunRecord> SimulatePlan(const RunOptions& options,
   if (o.warn) {
     for (const std::string& w : warnings) o.warn(w);  // Before a long run starts.
   }
-  o.may_fold = FoldDims(o, plan.mesh).has_value();
   core::OpGraph graph;
   MESHSIM_RETURN_IF_ERROR(BuildWorkload(o, plan, graph));
   MESHSIM_ASSIGN_OR_RETURN(formats::RunRecord rec, RunGraph(o, plan.mesh, graph, wall_start));
@@ -555,7 +555,6 @@ absl::StatusOr<std::string> ResolvedMesh(const RunOptions& options) {
 absl::Status CheckRun(const RunOptions& options) {
   MESHSIM_ASSIGN_OR_RETURN(const RunPlan plan, ResolvePlan(options, nullptr));
   RunOptions o = options;
-  o.may_fold = FoldDims(o, plan.mesh).has_value();
   core::OpGraph graph;
   return BuildWorkload(o, plan, graph);
 }

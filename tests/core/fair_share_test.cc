@@ -298,6 +298,39 @@ TEST(FairShareTest, CompletionsOfOneInstantRunAsOneEventInStartOrder) {
   }
 }
 
+// A solve reschedules the flows whose rates changed in the order they started, whatever their
+// slots (a finished flow's slot is reused): "Solving by parts" in the header. A, B, D and F
+// (1000, 3000, 1e6 and 1e6 bytes) cross L1 and L2 (1 GB/s) at 0.25 GB/s each; A ends at 4 us,
+// and its callback starts C (2000 bytes, in A's slot 0) and E (1e6): five flows at 0.2 GB/s. B
+// (2000 left) and C both end at 4 + 2000 / 0.2e9 s = 14 us, B first: it started first, although
+// C's slot comes before B's.
+TEST(FairShareTest, ChangedFlowsRescheduleInStartOrder) {
+  Simulator sim;
+  FairShare fs(sim);
+  const ResourceId l1 = fs.AddResource(Res(kGBps)), l2 = fs.AddResource(Res(kGBps));
+  std::vector<std::pair<char, int64_t>> done;  // (flow, ps)
+  const auto note = [&](char name) {
+    return [&, name] { done.push_back({name, sim.Now().ps()}); };
+  };
+  FlowId c;
+  const FlowId a = fs.StartFlow(1000, {l1, l2}, [&] {
+    note('A')();
+    c = fs.StartFlow(2000, {l1, l2}, note('C'));
+    fs.StartFlow(1e6, {l1, l2}, note('E'));
+  });
+  const FlowId b = fs.StartFlow(3000, {l1, l2}, note('B'));
+  fs.StartFlow(1e6, {l1, l2}, note('D'));
+  fs.StartFlow(1e6, {l1, l2}, note('F'));
+  sim.RunUntil(Time::Microseconds(5));
+  ASSERT_EQ(c.value(), a.value());  // C took A's slot, before B's.
+  ASSERT_LT(c.value(), b.value());
+  sim.Run();
+  ASSERT_GE(done.size(), 3u);
+  EXPECT_EQ(done[0], std::make_pair('A', int64_t{4'000'000}));
+  EXPECT_EQ(done[1], std::make_pair('B', int64_t{14'000'000}));
+  EXPECT_EQ(done[2], std::make_pair('C', int64_t{14'000'000}));
+}
+
 TEST(FairShareTest, ReplayStopsAtAResourceWhoseRecordedFlowsAllCompleted) {
   // f1..f16 share L (16) and are recorded with k (over G and L) and g (over G, Z, H2): G (0.5)
   // pops first. b (capped, over the non-binding H2 and H, which f1 crosses too) keeps them in
