@@ -46,11 +46,11 @@ absl::Status CheckAtp(const char* name, const LayerProblem& p, const Mesh& mesh)
     return fail(absl::StrFormat("--mesh: '%s' is not allowed; d1 = %d must divide heads %d", m, d1,
                                 s.heads));
   }
-  if ((s.heads / d1) % d2 != 0 && (s.batch / c) % d2 != 0) {
+  if ((s.heads / d1) % d2 != 0 && s.batch % d2 != 0) {
     return fail(absl::StrFormat(
-        "--mesh: '%s' is not allowed; d2 = %d must divide heads/d1 = %d or the chunk's batch %d "
+        "--mesh: '%s' is not allowed; d2 = %d must divide heads/d1 = %d or --batch %d "
         "(the attention core is sharded over dimension 2 by heads or sequences)",
-        m, d2, s.heads / d1, s.batch / c));
+        m, d2, s.heads / d1, s.batch));
   }
   return absl::OkStatus();
 }
@@ -63,69 +63,72 @@ class AtpLowering {
         d1_(ctx.mesh.rows),
         d2_(ctx.mesh.cols),
         groups_(BuildRowColGroups(ctx.mesh, ctx.graph)),
-        chains_(ctx, p.chunks) {}
+        chain_(ctx) {}
 
   void Run() {
     const workloads::LayerShape& s = p_.shape;
-    const int c = p_.chunks;
-    const int64_t e = s.element_bytes, t = s.tokens() / c, h = s.hidden;
-    // The heads of one chunk on one device: b·a/(c·d1·d2) (Check makes this whole).
-    const int64_t local_heads = (s.batch / c) * s.heads / (d1_ * d2_);
+    const int64_t e = s.element_bytes, t = s.tokens(), h = s.hidden;
+    // The heads of one device: b·a/(d1·d2) (Check makes this whole).
+    const int64_t local_heads = s.batch * s.heads / (d1_ * d2_);
     for (const LayerOp& op : workloads::LayerOps(s)) {
       if (!InPart(op, p_.part)) continue;
-      for (int k = 0; k < c; ++k) {
-        switch (op.kind) {
-          case LayerOpKind::kVector:
-            chains_.Vector(k, LayerTags(ctx_.graph, op, "vector", k), op, VectorBytes(op));
-            break;
-          case LayerOpKind::kAttention:
-            chains_.Gemm(k, LayerTags(ctx_.graph, op, "gemm", k), local_heads * op.m, op.n, op.k);
-            break;
-          case LayerOpKind::kFc:
-            Fc(op, k, t);
-            break;
-        }
-        // The gathers before attn_out (forward) and before qkv dX (backward): AllGather over
-        // dimension 2 of the attention core's output, each device contributing its heads.
-        if (op.name == "attn_context" && op.pass == core::Pass::kFwd) {
-          AllGather(op, k, (t * h / d1_) / d2_ * e);
-        }
-        if (op.name == "attn_score" && op.pass == core::Pass::kBwdWeight) {
-          AllGather(op, k, (t * 3 * h / d1_) / d2_ * e);
-        }
+      switch (op.kind) {
+        case LayerOpKind::kVector:
+          chain_.Vector(LayerTags(ctx_.graph, op, "vector", 0), op, VectorBytes(op));
+          break;
+        case LayerOpKind::kAttention:
+          chain_.Gemm(LayerTags(ctx_.graph, op, "gemm", 0), local_heads * op.m, op.n, op.k);
+          break;
+        case LayerOpKind::kFc:
+          Fc(op, t);
+          break;
+      }
+      // The gathers before attn_out (forward) and before qkv dX (backward): AllGather over
+      // dimension 2 of the attention core's output, each device contributing its heads.
+      if (op.name == "attn_context" && op.pass == core::Pass::kFwd) {
+        AllGather(op, (t * h / d1_) / d2_ * e);
+      }
+      if (op.name == "attn_score" && op.pass == core::Pass::kBwdWeight) {
+        AllGather(op, (t * 3 * h / d1_) / d2_ * e);
       }
     }
-    chains_.Finish();
+    chain_.Finish();
   }
 
  private:
-  // Local bytes of an element-wise op per chunk: hidden tensors are [T × h/d2], FFN ones
+  // Local bytes of an element-wise op: hidden tensors are [T × h/d2], FFN ones
   // [T × f/d1], scores sharded over both dimensions.
   int64_t VectorBytes(const LayerOp& op) const {
-    int64_t div = p_.chunks;
+    int64_t div = 1;
     if (op.tensor == LayerTensor::kHidden) div *= d2_;
     if (op.tensor == LayerTensor::kFfn) div *= d1_;
     if (op.tensor == LayerTensor::kScores) div *= d1_ * d2_;
     return op.bytes / div;
   }
 
-  void Fc(const LayerOp& op, int k, int64_t t) {
+  // A linear layer on T tokens. Forward in chunks (§4.1): chunk k's GeMM of T/c tokens, then its
+  // AllReduce, while chunk k+1's GeMM runs; the layer's next op waits for every chunk's
+  // AllReduce. Backward whole (§4.2): dX, its AllReduce beside the dW GeMM.
+  void Fc(const LayerOp& op, int64_t t) {
     const bool col = ColumnFirst(op.fc_index);
     const int64_t in = op.fc_in / (col ? d2_ : d1_), out = op.fc_out / (col ? d1_ : d2_);
     const int64_t e = p_.shape.element_bytes;
-    const core::OpTags gemm = LayerTags(ctx_.graph, op, "gemm", k);
     switch (op.pass) {
-      case core::Pass::kFwd:
-        chains_.Gemm(k, gemm, t, out, in);
-        // Column-first: partial over dimension 2 (rows); row-first: over dimension 1 (columns).
-        AllReduce(op, k, col ? 2 : 1, t * out * e);
+      case core::Pass::kFwd: {
+        const int c = p_.chunks;
+        chain_.Chunked(c, [&](int k) {
+          chain_.Gemm(LayerTags(ctx_.graph, op, "gemm", k), t / c, out, in);
+          // Column-first: partial over dimension 2 (rows); row-first: over dimension 1 (columns).
+          AllReduce(op, k, col ? 2 : 1, t / c * out * e);
+        });
         break;
+      }
       case core::Pass::kBwdData:
-        chains_.Gemm(k, gemm, t, in, out);
-        AllReduce(op, k, col ? 1 : 2, t * in * e);
+        chain_.Gemm(LayerTags(ctx_.graph, op, "gemm", 0), t, in, out);
+        AllReduce(op, 0, col ? 1 : 2, t * in * e);
         break;
       case core::Pass::kBwdWeight:
-        chains_.Gemm(k, gemm, in, out, t, /*side=*/true);
+        chain_.Gemm(LayerTags(ctx_.graph, op, "gemm", 0), in, out, t, /*side=*/true);
         break;
       case core::Pass::kNone:
         break;
@@ -133,22 +136,21 @@ class AtpLowering {
   }
 
   void AllReduce(const LayerOp& op, int k, int dim, int64_t bytes) {
-    chains_.Collective(k, LayerTags(ctx_.graph, op, "allreduce", k),
-                       core::CollectiveKind::kAllReduce, dim == 1 ? groups_.col : groups_.row,
-                       dim == 1 ? groups_.col_members : groups_.row_members, bytes);
+    chain_.Collective(LayerTags(ctx_.graph, op, "allreduce", k), core::CollectiveKind::kAllReduce,
+                      dim == 1 ? groups_.col : groups_.row,
+                      dim == 1 ? groups_.col_members : groups_.row_members, bytes);
   }
 
-  void AllGather(const LayerOp& op, int k, int64_t shard_bytes) {
-    chains_.Collective(k, LayerTags(ctx_.graph, op, "allgather", k),
-                       core::CollectiveKind::kAllGather, groups_.row, groups_.row_members,
-                       shard_bytes);
+  void AllGather(const LayerOp& op, int64_t shard_bytes) {
+    chain_.Collective(LayerTags(ctx_.graph, op, "allgather", 0), core::CollectiveKind::kAllGather,
+                      groups_.row, groups_.row_members, shard_bytes);
   }
 
   const LayerProblem& p_;
   LoweringContext& ctx_;
   const int64_t d1_, d2_;
   const RowColGroups groups_;
-  ChunkChains chains_;
+  LayerChain chain_;
 };
 
 // The problem with its chunk count: the problem's, else the plugin's `chunks` parameter.
@@ -232,8 +234,8 @@ AlgorithmInfo AtpPlugin() {
           "ATP (adaptive 2D TP, Fig. 6) on DeviceMesh(d1, d2) = --mesh d1xd2 [layer]: QKV/FFN-up "
           "column-first (AllReduce over mesh rows), attn-out/FFN-down row-first (over mesh "
           "columns), attention sharded over both; dX AllReduce overlaps dW",
-      .params = {ChunksParam("the batch split into chunks whose GeMMs overlap the previous "
-                             "chunk's AllReduce (§4.1); must divide --batch"),
+      .params = {ChunksParam("forward linear layers run the batch in chunks, each chunk's GeMM "
+                             "beside the previous chunk's AllReduce (§4.1); must divide --batch"),
                  {.key = "matrix",
                   .type = core::ParamType::kEnum,
                   .description =
@@ -244,7 +246,7 @@ AlgorithmInfo AtpPlugin() {
                   .default_value = "hierarchical",
                   .choices = {"hierarchical", "one-level", "measured"}}},
       .make_layer = [](const core::ParamValues& p) { return MakeAtp(int(p.Int("chunks"))); },
-      .mesh = "d1xd2: d1 | hidden, FFN and heads; d2 | hidden and d2 | heads/d1 or batch/chunks",
+      .mesh = "d1xd2: d1 | hidden, FFN and heads; d2 | hidden and d2 | heads/d1 or batch",
   };
 }
 

@@ -47,18 +47,22 @@
 // Every dW GeMM depends on its dX GeMM (not on dX's AllReduce), so the AllReduce overlaps it
 // (§4.2: dX, its AllReduce, then dW).
 //
-// Chunks (§4.1, --chunks c, c | b): every op above runs once per chunk of b/c sequences (T/c
-// tokens); chunk k's op depends only on chunk k's previous op, and ops are emitted op by op,
-// chunk by chunk, so chunk k+1's GeMM overlaps chunk k's AllReduce (forward and backward).
-// The dW GeMMs of the chunks accumulate into one gradient (c GeMMs of k = T/c). Op tags: slice =
-// chunk index, layer = FC index (−1 otherwise), pass; names "<op>.<pass>.<gemm|vector|allreduce|
-// allgather>" (e.g. "qkv.fwd.allreduce").
+// Chunks (§4.1, --chunks c, c | b): "for linear layers, the chunk-based technique is used to
+// overlap computation and communication in the forward pass" (§4.2). Each forward FC layer runs
+// as c GeMMs of b/c sequences (T/c tokens), each followed by its AllReduce of 1/c of the bytes,
+// emitted GeMM, AllReduce, GeMM, …, so chunk k+1's GeMM overlaps chunk k's AllReduce; the
+// layer's next op waits for all c AllReduces. Everything else (attention, element-wise ops, the
+// gathers, the whole backward pass, whose overlap is dX's AllReduce beside dW) runs unchunked.
+// The ATP authors' benchmark (example/aten_transformer_atp.py of github.com/Shenggan/atp,
+// --chunk-size) does the same. Op tags: slice = chunk index (0 for unchunked ops), layer = FC
+// index (−1 otherwise), pass; names "<op>.<pass>.<gemm|vector|allreduce|allgather>" (e.g.
+// "qkv.fwd.allreduce").
 //
 // Ignored: LayerNorm statistics (a 2·T-element AllReduce over dimension 2 per LayerNorm), biases,
 // dropout (workloads/layer.h).
 //
 // Preconditions (Check): d1 divides h and f (hence 3h); d2 divides h; d1 divides a; d2 divides
-// a/d1 or b/c; c divides b. Megatron: the mesh is N×1.
+// a/d1 or b; c divides b. Megatron: the mesh is N×1.
 //
 // Example:
 //   std::unique_ptr<LayerAlgorithm> atp = MakeAtp();

@@ -20,6 +20,19 @@ PAPER_INTRA = (1, 3)
 REL_TOL = 0.2  # a stated range: its bounds ±20%
 ONE_CHUNK_TOL = 25.0  # issue 21: 1-chunk TFLOPS within ±25% of the paper (IC2–IC4)
 GAIN4_TOL = 5.0  # issue 21: each 4-chunk gain within ±5 points
+# The layer (ATP Table 2 and §5: batch 4, sequence 2048, 8 GPUs) for the IC4 arithmetic.
+HIDDEN = {"M2": 4096, "M3": 8192, "M4": 12288}
+BATCH, SEQ, GPUS = 4, 2048, 8
+
+
+def layer_flops(h):
+    """Megatron-LM's count of one layer, forward + backward: 72·b·s·h²·(1 + s/(6h))."""
+    return 72 * BATCH * SEQ * h * h * (1 + SEQ / (6 * h))
+
+
+def fwd_fc_share(h):
+    """The forward linear layers' share of it: 24·b·s·h² of 72·b·s·h²·(1 + s/(6h))."""
+    return 1 / (3 * (1 + SEQ / (6 * h)))
 
 
 def within(x, lo, hi):
@@ -114,6 +127,31 @@ def main():
                         f"{sum(ok)} of {len(ok)}"])
     plotenv.readme_table(readme, "atp3-targets", ["target (issue 21)", "meshsim − paper", "met"],
                          targets, align="lll")
+
+    # IC4: what 4 chunks saved in the paper against the most they can hide. Chunks split only the
+    # forward linear layers (§4.1-4.2), so the communication they hide runs beside those GeMMs:
+    # at most their time, which on the same A100s is at most their flop share of the whole
+    # layer's IC3 time (compute and exposed communication, 1 chunk).
+    paper = {(r["model"].replace("atp-", "").upper(), r["ic"]):
+             [float(r[f"paper_chunks{c}"]) for c in (1, 2, 4)] for r in rows}
+    bound = []
+    for m in models:
+        per_gpu = layer_flops(HIDDEN[m]) / GPUS
+
+        def ms(paper_tflops):
+            return 1e3 * per_gpu / (in_1e12(paper_tflops) * 1e12)
+
+        t1, t4 = ms(paper[(m, "IC4")][0]), ms(paper[(m, "IC4")][2])
+        ic3 = ms(paper[(m, "IC3")][0])
+        fc = ic3 * fwd_fc_share(HIDDEN[m])
+        bound.append([m, f"{per_gpu / 1e12:.2f}", f"{t1:.1f}", f"{t4:.1f}", f"{t1 - t4:.1f}",
+                      f"{ic3:.1f}", f"{fwd_fc_share(HIDDEN[m]):.3f}", f"{fc:.1f}",
+                      f"{(t1 - t4) / fc:.1f}×"])
+    plotenv.readme_table(readme, "atp3-ic4-bound",
+                         ["model", "flop per GPU (1e12)", "paper IC4, 1 chunk (ms)",
+                          "4 chunks (ms)", "saved (ms)", "paper IC3, 1 chunk (ms)",
+                          "forward linear share of the flops", "forward linear GeMMs ≤ (ms)",
+                          "saved / that bound"], bound, align="lrrrrrrrr")
 
 
 if __name__ == "__main__":

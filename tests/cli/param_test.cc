@@ -139,8 +139,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(PluginParamTest, ListAlgorithmsPrintsTypedParameters) {
   const Result r = Cli({"list", "algorithms"});
   ASSERT_EQ(r.status, 0);
-  EXPECT_THAT(r.out, HasSubstr("--param chunks (int: 1, 2, 4; default 1): the batch split into "
-                               "chunks"));
+  EXPECT_THAT(r.out, HasSubstr("--param chunks (int: 1, 2, 4; default 1): forward linear "
+                               "layers run the batch in chunks"));
   EXPECT_THAT(r.out, HasSubstr("(also --chunks)"));
   EXPECT_THAT(r.out, HasSubstr("--param slices (int: auto, 1 to 4096; default auto): S, the "
                                "slice count"));
