@@ -79,7 +79,7 @@ bool StackConfig::IsIdeal() const {
   return comm_ctas == 0 && comm_cta_bandwidth_bytes_per_s == 0 && FreeProtocols() &&
          comm_serial == 0 && comm_high_priority == 1 && kernel_in_order == 0 &&
          kernel_single_queue == 0 && kernel_launch_s == 0 && pointwise_efficiency == 1.0 &&
-         reduction_efficiency == 1.0 && host_op_overhead_s == 0 && host_gemm_overhead_s == 0 &&
+         reduction_efficiency == 1.0 && kernel_fused_softmax == 1 && host_op_overhead_s == 0 && host_gemm_overhead_s == 0 &&
          host_comm_overhead_s == 0 && p2p_call_overhead_s == 0 && p2p == "async";
 }
 
@@ -122,6 +122,10 @@ std::vector<core::Param> StackConfig::Params() {
       {"stack.kernel.reduction_efficiency", Unit::kCount,
        "fraction of hbm.bandwidth row-reduction kernels reach (softmax, LayerNorm)",
        &reduction_efficiency, 0.01, 1},
+      {"stack.kernel.fused_softmax", Unit::kCount,
+       "1 = the attention's scaling and causal mask run inside the softmax kernel; 0 = as two "
+       "more element-wise kernels over the scores in each pass (eager, unfused)",
+       &kernel_fused_softmax, 0, 1},
       {"stack.host.op_overhead", Unit::kSeconds,
        "host time to issue one op (framework dispatch + launch call); the host runs ahead of the "
        "GPU in program order",
@@ -295,6 +299,14 @@ absl::StatusOr<StackConfig> StackPreset(const std::string& name) {
   // element-wise op, 19.5 us for a matmul.
   s.host_op_overhead_s = 10.3e-6;
   s.host_gemm_overhead_s = 19.5e-6;
+  // kernel.fused_softmax 0: an eager program without fused kernels (ATP §5.1: "we do not use
+  // optimized kernels in any of the implementations") scales and masks the scores in kernels of
+  // their own — the ATP authors' benchmark (github.com/Shenggan/atp,
+  // example/aten_transformer_atp.py) runs aten div and where over them before _softmax, and
+  // their gradients after it, as Megatron-LM's unfused path (FusedScaleMaskSoftmax's
+  // forward_torch_softmax: scale, mask, softmax) does; on an H200 they took 56% of the
+  // attention's element-wise time at ATP's M2 and M3 sizes (docs/measurements/layer_probe.md).
+  s.kernel_fused_softmax = 0;
   // A torch.distributed collective on NCCL, measured beside x.add_(1) in one run [C]
   // (docs/measurements/collective_host_probe.md): dist.all_reduce 18.4 us where the add took
   // 7.9 us on that lent machine (10.3 us on [P]'s), i.e. 2.33 element-wise ops: 2.33 × 10.3 us,

@@ -134,6 +134,11 @@ struct StackConfig {
   double pointwise_efficiency = 1.0;
   // ... and by row-reduction kernels (softmax, LayerNorm: a reduction per row, then a pass).
   double reduction_efficiency = 1.0;
+  // 1 = the attention's 1/sqrt(d) scaling and causal mask run inside the softmax kernel (a
+  // fused kernel, or an XLA fusion); 0 = as two more element-wise kernels over the b·a·s²
+  // scores in each pass, as an eager program without fused kernels runs them
+  // (workloads/layer.h: attn_scale, attn_mask).
+  int kernel_fused_softmax = 1;
 
   // --- Host. ---
   // Host time to issue one op (the framework's dispatch, argument checks and the launch call).

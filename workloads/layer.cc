@@ -87,24 +87,31 @@ std::vector<LayerOp> LayerOps(const LayerShape& sh) {
       fc("qkv", 0, h, 3 * h, bd), fc("qkv", 0, h, 3 * h, bw), vec("ln1", bd, hid, 15),
       vec("residual1", bd, hid, 15),  // dX0 = dX1 + ln1's input gradient
   };
+  // Each kernel goes right after (forward) or before (backward) the op whose output it works on.
+  const auto insert_after = [&](const std::string& label, LayerOp op) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].label() == label) {
+        ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(op));
+        return;
+      }
+    }
+  };
+  const auto insert_before = [&](const std::string& label, LayerOp op) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].label() == label) {
+        ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(i), std::move(op));
+        return;
+      }
+    }
+  };
+  if (sh.unfused_softmax) {
+    // Forward: scores → scaled → masked → softmax; backward: softmax's gradient → masked → scaled.
+    insert_before("softmax.fwd", vec("attn_scale", fw, sc, 10));
+    insert_before("softmax.fwd", vec("attn_mask", fw, sc, 10));
+    insert_after("softmax.bwd", vec("attn_mask", bd, sc, 10));
+    insert_after("attn_mask.bwd", vec("attn_scale", bd, sc, 10));
+  }
   if (sh.dropout) {
-    // Each kernel goes right after (forward) or before (backward) the op whose output it masks.
-    const auto insert_after = [&](const std::string& label, LayerOp op) {
-      for (size_t i = 0; i < ops.size(); ++i) {
-        if (ops[i].label() == label) {
-          ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(op));
-          return;
-        }
-      }
-    };
-    const auto insert_before = [&](const std::string& label, LayerOp op) {
-      for (size_t i = 0; i < ops.size(); ++i) {
-        if (ops[i].label() == label) {
-          ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(i), std::move(op));
-          return;
-        }
-      }
-    };
     insert_after("softmax.fwd", dropout("dropout_attn", fw, sc));
     insert_after("attn_out.fwd", dropout("dropout1", fw, hid));
     insert_after("ffn_down.fwd", dropout("dropout2", fw, hid));

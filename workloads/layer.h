@@ -28,16 +28,21 @@
 //                     (2e + 1)/2 · b·a·s² bytes each way (a kVector op streams bytes twice)
 //     dropout1, 2     over T×h (after attn_out, after ffn_down): (2e + 1)/2 · T·h each
 //   The dropout probability does not change what the kernels move, so it is not modelled.
-//   Ignored: the attention scaling (folded into the softmax), biases, the LayerNorm statistics'
-//   reductions and the LayerNorm weight gradients.
+//   With `unfused_softmax` (an eager program without fused kernels: stack.kernel.fused_softmax
+//   = 0), the attention's 1/√d scaling and causal mask are two more element-wise kernels over
+//   the b·a·s² scores before the softmax, and their gradients two after its gradient:
+//     attn_scale, attn_mask   fwd b·a·s²·e each,  bwd b·a·s²·e each
+//   Otherwise they are folded into the softmax kernel, as a fused kernel or XLA runs them.
+//   Ignored: biases, the LayerNorm statistics' reductions, the LayerNorm weight gradients, and
+//   the copies an eager program makes to split and merge the heads.
 //
-// Order. Forward: ln1, qkv, attn_score, softmax, [dropout_attn], attn_context, attn_out,
-// [dropout1], residual1, ln2, ffn_up, gelu, ffn_down, [dropout2], residual2. Backward, reverse
-// order; each FC layer's dX GeMM comes before its dW GeMM, each attention GeMM's kBwdData before
-// its kBwdWeight: [dropout2], ffn_down (dX, dW), gelu, ffn_up (dX, dW), ln2, residual2 (dX1 =
-// dY + ln2's input gradient), [dropout1], attn_out (dX, dW), attn_context (dP, dV),
-// [dropout_attn], softmax, attn_score (dQ, dK), qkv (dX, dW), ln1, residual1. ([…]: with
-// dropout.)
+// Order. Forward: ln1, qkv, attn_score, {attn_scale, attn_mask}, softmax, [dropout_attn],
+// attn_context, attn_out, [dropout1], residual1, ln2, ffn_up, gelu, ffn_down, [dropout2],
+// residual2. Backward, reverse order; each FC layer's dX GeMM comes before its dW GeMM, each
+// attention GeMM's kBwdData before its kBwdWeight: [dropout2], ffn_down (dX, dW), gelu, ffn_up
+// (dX, dW), ln2, residual2 (dX1 = dY + ln2's input gradient), [dropout1], attn_out (dX, dW),
+// attn_context (dP, dV), [dropout_attn], softmax, {attn_mask, attn_scale}, attn_score (dQ, dK),
+// qkv (dX, dW), ln1, residual1. ([…]: with dropout; {…}: with unfused_softmax.)
 //
 // Flops. The GeMMs sum to 3·(24·T·h² + 4·T·s·h) for f = 4h — forward 2·T·(3h² + h² + 4h² + 4h²)
 // + 2·(2·b·a·s²·d), backward twice that — which is Megatron-LM's count without activation
@@ -70,7 +75,8 @@ struct LayerShape {
   int64_t heads = 1;   // a
   int64_t ffn = 0;     // f (0 = 4h)
   int element_bytes = 2;
-  bool dropout = false;  // Megatron-LM's attention and hidden dropout kernels (banner).
+  bool dropout = false;          // Megatron-LM's attention and hidden dropout kernels (banner).
+  bool unfused_softmax = false;  // The scaling and the mask as kernels of their own (banner).
 
   int64_t tokens() const { return batch * seq; }
   int64_t ffn_dim() const { return ffn > 0 ? ffn : 4 * hidden; }
@@ -92,7 +98,7 @@ enum class LayerTensor {
   kNone,
   kHidden,  // T×h activations (LayerNorms, residual adds).
   kFfn,     // T×f activations (GeLU).
-  kScores,  // b·a·s² attention scores (softmax).
+  kScores,  // b·a·s² attention scores (softmax, scaling, mask, attention dropout).
 };
 
 struct LayerOp {
@@ -117,7 +123,8 @@ struct LayerOp {
 };
 
 // The layer's ops, forward then backward, in the order of the banner. Preconditions: every
-// dimension positive, heads divides hidden. Cost: O(1) (29 ops, 35 with dropout).
+// dimension positive, heads divides hidden. Cost: O(1) (30 ops; 6 more with dropout, 4 more
+// with unfused_softmax).
 std::vector<LayerOp> LayerOps(const LayerShape& shape);
 
 // Megatron-LM's flops of one layer without activation recomputation (banner):

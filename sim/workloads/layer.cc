@@ -80,6 +80,7 @@ class Layer : public Workload {
     workloads::LayerShape shape =
         workloads::ShapeOf(model, o.batch, o.seq, o.system.chip.element_bytes);
     shape.dropout = o.dropout > 0;
+    shape.unfused_softmax = o.system.stack.kernel_fused_softmax == 0;
     const algorithms::LayerProblem problem{shape};  // Its chunks: the plugin's parameter.
     return algorithms::LowerLayer(problem, *layer, plan.mesh, graph);
   }

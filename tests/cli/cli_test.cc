@@ -1051,7 +1051,7 @@ TEST(CliCompareTest, PreconditionsFailBeforeAnySimulation) {
 // An empty list, an empty entry or a repeated algorithm is refused, not replaced by the default
 // set (`--algorithms ''` used to run all seven).
 TEST(CliCompareTest, EmptyOrRepeatedAlgorithmsAreRefused) {
-  for (const std::string& list : {"", ",", "meshslice,,collective", "meshslice,"}) {
+  for (const std::string list : {"", ",", "meshslice,,collective", "meshslice,"}) {
     SCOPED_TRACE("'" + list + "'");
     const Result r = Cli({"compare", "--algorithms", list, "--chips", "4"});
     EXPECT_EQ(r.status, 2);
@@ -1068,7 +1068,7 @@ TEST(CliCompareTest, EmptyOrRepeatedAlgorithmsAreRefused) {
 // but cannot be created (here /proc, where not even root creates files) costs no simulation and
 // prints one line (it used to simulate every algorithm, then fail).
 TEST(CliCompareTest, AnUnwritableOutputFailsBeforeAnySimulation) {
-  for (const std::string& option : {"--out", "--trace"}) {
+  for (const std::string option : {"--out", "--trace"}) {
     SCOPED_TRACE(option);
     const std::string path =
         option == "--out" ? "/proc/meshsim_compare.h5" : "/proc/meshsim_compare.json";
@@ -1092,7 +1092,7 @@ TEST(CliCompareTest, TimelinesAreWrittenAsTheRunsEndAndPublishedTogether) {
       Cli({"compare", "--algorithms", "meshslice,collective", "--chips", "16", "--hidden", "1024",
            "--batch", "8", "--seq", "512", "--out", h5, "--trace", json});
   ASSERT_EQ(r.status, 0) << r.err;
-  for (const std::string& name : {"meshslice", "collective"}) {
+  for (const std::string name : {"meshslice", "collective"}) {
     absl::StatusOr<formats::RunRecord> run = formats::ReadRun(h5, name);
     ASSERT_TRUE(run.ok()) << run.status();
     EXPECT_FALSE(run->timeline.empty()) << name;

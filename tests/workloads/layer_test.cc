@@ -1,6 +1,7 @@
 #include "workloads/layer.h"
 
 #include <cmath>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,42 @@ TEST(LayerTest, OpsInForwardThenBackwardOrderWithTheirShapes) {
   EXPECT_EQ(ops[3].bytes, 16 * 64 * 64 * 2);
   EXPECT_EQ(ops[9].bytes, 128 * 1024 * 2);
   EXPECT_EQ(ops[6].bytes, 128 * 256 * 3);
+}
+
+TEST(LayerTest, UnfusedSoftmaxScalesAndMasksTheScoresInKernelsOfTheirOwn) {
+  LayerShape s{2, 64, 256, 8, 0, 2};  // b·a = 16, s = 64: scores 16·64² = 65536 elements
+  const std::vector<LayerOp> plain = LayerOps(s);
+  s.unfused_softmax = true;
+  s.dropout = true;  // Both: the attention dropout stays right after the softmax.
+  const std::vector<LayerOp> ops = LayerOps(s);
+  s.unfused_softmax = false;
+  ASSERT_EQ(ops.size(), LayerOps(s).size() + 4);
+  std::vector<std::string> labels;
+  for (const LayerOp& op : ops) labels.push_back(op.label());
+  const auto at = [&](const std::string& label) {
+    return std::find(labels.begin(), labels.end(), label) - labels.begin();
+  };
+  // Forward: scores, scaled, masked, softmax; backward: softmax's gradient, masked, scaled, then
+  // the score GeMM's gradients.
+  EXPECT_EQ(at("attn_scale.fwd"), at("attn_score.fwd") + 1);
+  EXPECT_EQ(at("attn_mask.fwd"), at("attn_score.fwd") + 2);
+  EXPECT_EQ(at("softmax.fwd"), at("attn_score.fwd") + 3);
+  EXPECT_EQ(at("dropout_attn.fwd"), at("softmax.fwd") + 1);
+  EXPECT_EQ(at("attn_mask.bwd"), at("softmax.bwd") + 1);
+  EXPECT_EQ(at("attn_scale.bwd"), at("softmax.bwd") + 2);
+  EXPECT_EQ(at("attn_score.bwd_data"), at("softmax.bwd") + 3);
+  // Each reads and writes the fp16 scores once: b·a·s²·e = 65536·2 kVector bytes, element-wise.
+  int seen = 0;
+  for (const LayerOp& op : ops) {
+    if (op.name != "attn_scale" && op.name != "attn_mask") continue;
+    ++seen;
+    EXPECT_EQ(op.bytes, 65536 * 2) << op.label();
+    EXPECT_EQ(op.kind, LayerOpKind::kVector);
+    EXPECT_FALSE(op.reduction);
+    EXPECT_EQ(op.tensor, LayerTensor::kScores);
+  }
+  EXPECT_EQ(seen, 4);
+  EXPECT_EQ(plain.size(), 30u);  // 12 forward, 18 backward
 }
 
 TEST(LayerTest, DropoutAddsMegatronsThreeMaskedKernelsEachWay) {
