@@ -79,8 +79,9 @@ bool StackConfig::IsIdeal() const {
   return comm_ctas == 0 && comm_cta_bandwidth_bytes_per_s == 0 && FreeProtocols() &&
          comm_serial == 0 && comm_high_priority == 1 && kernel_in_order == 0 &&
          kernel_single_queue == 0 && kernel_launch_s == 0 && pointwise_efficiency == 1.0 &&
-         reduction_efficiency == 1.0 && kernel_fused_softmax == 1 && host_op_overhead_s == 0 && host_gemm_overhead_s == 0 &&
-         host_comm_overhead_s == 0 && p2p_call_overhead_s == 0 && p2p == "async";
+         reduction_efficiency == 1.0 && kernel_fused_softmax == 1 && host_op_overhead_s == 0 &&
+         host_gemm_overhead_s == 0 && host_comm_overhead_s == 0 && p2p_call_overhead_s == 0 &&
+         p2p == "async";
 }
 
 std::vector<core::Param> StackConfig::Params() {

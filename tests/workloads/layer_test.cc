@@ -1,7 +1,7 @@
 #include "workloads/layer.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
