@@ -57,8 +57,10 @@ absl::Status CheckAtp(const char* name, const LayerProblem& p, const Mesh& mesh)
 
 class AtpLowering {
  public:
-  AtpLowering(const LayerProblem& p, LoweringContext& ctx)
+  // overlap_dw: §4.2, each dX AllReduce beside its dW GeMM (ATP); false: after it (Megatron-LM).
+  AtpLowering(const LayerProblem& p, LoweringContext& ctx, bool overlap_dw)
       : p_(p),
+        overlap_dw_(overlap_dw),
         ctx_(ctx),
         d1_(ctx.mesh.rows),
         d2_(ctx.mesh.cols),
@@ -108,7 +110,8 @@ class AtpLowering {
 
   // A linear layer on T tokens. Forward in chunks (§4.1): chunk k's GeMM of T/c tokens, then its
   // AllReduce, while chunk k+1's GeMM runs; the layer's next op waits for every chunk's
-  // AllReduce. Backward whole (§4.2): dX, its AllReduce beside the dW GeMM.
+  // AllReduce. Backward whole: dX, then (§4.2) its AllReduce beside the dW GeMM; without that
+  // overlap (Megatron-LM) dX and dW, then the AllReduce.
   void Fc(const LayerOp& op, int64_t t) {
     const bool col = ColumnFirst(op.fc_index);
     const int64_t in = op.fc_in / (col ? d2_ : d1_), out = op.fc_out / (col ? d1_ : d2_);
@@ -125,10 +128,16 @@ class AtpLowering {
       }
       case core::Pass::kBwdData:
         chain_.Gemm(LayerTags(ctx_.graph, op, "gemm", 0), t, in, out);
-        AllReduce(op, 0, col ? 1 : 2, t * in * e);
+        if (overlap_dw_) AllReduce(op, 0, col ? 1 : 2, t * in * e);
         break;
       case core::Pass::kBwdWeight:
-        chain_.Gemm(LayerTags(ctx_.graph, op, "gemm", 0), in, out, t, /*side=*/true);
+        chain_.Gemm(LayerTags(ctx_.graph, op, "gemm", 0), in, out, t, /*side=*/overlap_dw_);
+        // The AllReduce of this layer's dX (LayerOps puts dW right after dX), tagged as dX's.
+        if (!overlap_dw_) {
+          LayerOp dx = op;
+          dx.pass = core::Pass::kBwdData;
+          AllReduce(dx, 0, col ? 1 : 2, t * in * e);
+        }
         break;
       case core::Pass::kNone:
         break;
@@ -147,6 +156,7 @@ class AtpLowering {
   }
 
   const LayerProblem& p_;
+  const bool overlap_dw_;
   LoweringContext& ctx_;
   const int64_t d1_, d2_;
   const RowColGroups groups_;
@@ -169,7 +179,7 @@ class Atp : public LayerAlgorithm {
   absl::Status Lower(const LayerProblem& p, LoweringContext& ctx) const override {
     MESHSIM_RETURN_IF_ERROR(Check(p, ctx.mesh));
     const LayerProblem q = WithChunks(p, chunks_);
-    AtpLowering(q, ctx).Run();
+    AtpLowering(q, ctx, /*overlap_dw=*/true).Run();
     return absl::OkStatus();
   }
   // Between layers every device (i, j) holds X[T × h/d2]: hidden split over mesh columns.
@@ -181,14 +191,15 @@ class Atp : public LayerAlgorithm {
   const int chunks_;
 };
 
-// Megatron-LM = ATP on DeviceMesh(N, 1): the same lowering, restricted to N×1 meshes.
+// Megatron-LM = ATP on DeviceMesh(N, 1) without §4.2's overlap: the same lowering, restricted to
+// N×1 meshes, with each dX AllReduce after its dW GeMM (atp.h).
 class Megatron : public LayerAlgorithm {
  public:
   explicit Megatron(int chunks) : chunks_(chunks) {}
   absl::Status Check(const LayerProblem& p, const Mesh& mesh) const override {
     if (mesh.cols != 1) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "megatron: --mesh: '%s' is not allowed; Megatron-LM is ATP on DeviceMesh(N, 1): use "
+          "megatron: --mesh: '%s' is not allowed; Megatron-LM runs on DeviceMesh(N, 1): use "
           "--mesh %dx1 or auto",
           mesh.ToString(), mesh.chips()));
     }
@@ -197,7 +208,7 @@ class Megatron : public LayerAlgorithm {
   absl::Status Lower(const LayerProblem& p, LoweringContext& ctx) const override {
     MESHSIM_RETURN_IF_ERROR(Check(p, ctx.mesh));
     const LayerProblem q = WithChunks(p, chunks_);
-    AtpLowering(q, ctx).Run();
+    AtpLowering(q, ctx, /*overlap_dw=*/false).Run();
     return absl::OkStatus();
   }
   // Megatron-LM replicates the activations between layers on every tensor-parallel rank.
@@ -254,8 +265,9 @@ AlgorithmInfo MegatronPlugin() {
   return {
       .name = "megatron",
       .description =
-          "Megatron-LM 1D TP [layer]: exactly atp on DeviceMesh(N, 1) (two AllReduces "
-          "of T*h forward, two backward, over all chips)",
+          "Megatron-LM 1D TP (v2.6, the ATP paper's baseline) [layer]: atp on DeviceMesh(N, 1) "
+          "(two AllReduces of T*h forward, two backward, over all chips) with each dX AllReduce "
+          "after its dW GeMM, as its autograd runs it",
       .params = {ChunksParam("as atp")},
       .make_layer = [](const core::ParamValues& p) { return MakeMegatron(int(p.Int("chunks"))); },
       .mesh = "Nx1 or auto",

@@ -45,7 +45,11 @@
 // the dQKV gather (3·T·h/d1 gathered) on dimension 2. Megatron (d2 = 1): two AllReduces of T·h
 // forward (f2, f4) and two backward (ffn_up and qkv dX) over all chips, as in Megatron-LM.
 // Every dW GeMM depends on its dX GeMM (not on dX's AllReduce), so the AllReduce overlaps it
-// (§4.2: dX, its AllReduce, then dW).
+// (§4.2: dX, its AllReduce, then dW). Megatron-LM has no such overlap: in v2.6 (August 2021, the
+// version the ATP paper ran, §5.1) the dX AllReduce is the autograd backward of
+// copy_to_tensor_model_parallel_region (megatron/mpu/mappings.py), which runs after F.linear's
+// backward has computed dX and dW; so MakeMegatron chains dX, dW, then the AllReduce. (Its
+// asynchronous all-reduce beside dW came in September 2021.)
 //
 // Chunks (§4.1, --chunks c, c | b): "for linear layers, the chunk-based technique is used to
 // overlap computation and communication in the forward pass" (§4.2). Each forward FC layer runs
@@ -78,8 +82,9 @@
 namespace meshsim::algorithms {
 
 // `chunks`: the chunk count of a LayerProblem whose own is 0 (the `chunks` parameter).
-std::unique_ptr<LayerAlgorithm> MakeAtp(int chunks = 1);       // DeviceMesh(R, C) = --mesh RxC.
-std::unique_ptr<LayerAlgorithm> MakeMegatron(int chunks = 1);  // ATP on an N×1 mesh only.
+std::unique_ptr<LayerAlgorithm> MakeAtp(int chunks = 1);  // DeviceMesh(R, C) = --mesh RxC.
+// ATP on an N×1 mesh only, each dX AllReduce after its dW GeMM.
+std::unique_ptr<LayerAlgorithm> MakeMegatron(int chunks = 1);
 
 }  // namespace meshsim::algorithms
 
