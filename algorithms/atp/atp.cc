@@ -128,12 +128,15 @@ class AtpLowering {
       }
       case core::Pass::kBwdData:
         chain_.Gemm(LayerTags(ctx_.graph, op, "gemm", 0), t, in, out);
-        if (overlap_dw_) AllReduce(op, 0, col ? 1 : 2, t * in * e);
+        // After dW only where dW is lowered with it (a pipeline may delay dW to a later part).
+        if (overlap_dw_ || !WithPass(op, core::Pass::kBwdWeight)) {
+          AllReduce(op, 0, col ? 1 : 2, t * in * e);
+        }
         break;
       case core::Pass::kBwdWeight:
         chain_.Gemm(LayerTags(ctx_.graph, op, "gemm", 0), in, out, t, /*side=*/overlap_dw_);
         // The AllReduce of this layer's dX (LayerOps puts dW right after dX), tagged as dX's.
-        if (!overlap_dw_) {
+        if (!overlap_dw_ && WithPass(op, core::Pass::kBwdData)) {
           LayerOp dx = op;
           dx.pass = core::Pass::kBwdData;
           AllReduce(dx, 0, col ? 1 : 2, t * in * e);
@@ -142,6 +145,13 @@ class AtpLowering {
       case core::Pass::kNone:
         break;
     }
+  }
+
+  // Whether this lowering's part holds `op` of pass `pass` (the dX or dW of the same layer).
+  bool WithPass(const LayerOp& op, core::Pass pass) const {
+    LayerOp other = op;
+    other.pass = pass;
+    return InPart(other, p_.part);
   }
 
   void AllReduce(const LayerOp& op, int k, int dim, int64_t bytes) {

@@ -302,6 +302,17 @@ TEST(AtpTest, MegatronIsAtpOnAnNx1MeshWithEachDxAllReduceAfterItsDw) {
                                     Find(meg, layer + ".bwd_data.gemm", 0, 0)));
     }
   }
+  // A pipeline that delays dW (LayerPart::kBackwardData, then kBackwardWeight) gets each dX
+  // AllReduce right after dX, where the next layer's backward needs it, and none with dW.
+  const core::OpGraph data = LowerWith(*MakeMegatron(), {s, 1, LayerPart::kBackwardData}, mesh);
+  const core::OpGraph weight = LowerWith(*MakeMegatron(), {s, 1, LayerPart::kBackwardWeight}, mesh);
+  for (const std::string layer : {"qkv", "ffn_up"}) {
+    EXPECT_TRUE(DirectlyDependsOn(data, Find(data, layer + ".bwd_data.allreduce", 0, 0),
+                                  Find(data, layer + ".bwd_data.gemm", 0, 0)));
+  }
+  EXPECT_TRUE(
+      testing_util::OpsOfKind(weight, core::OpKind::kCollective, core::CollectiveKind::kAllReduce)
+          .empty());
   // Megatron-LM: two AllReduces of T·h over all 8 chips forward (f2, f4), two backward.
   const core::OpGraph meg = LowerWith(*MakeMegatron(), {s, 1}, mesh);
   const std::vector<core::OpId> ars =
