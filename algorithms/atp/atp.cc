@@ -58,9 +58,11 @@ absl::Status CheckAtp(const char* name, const LayerProblem& p, const Mesh& mesh)
 class AtpLowering {
  public:
   // overlap_dw: §4.2, each dX AllReduce beside its dW GeMM (ATP); false: after it (Megatron-LM).
-  AtpLowering(const LayerProblem& p, LoweringContext& ctx, bool overlap_dw)
+  // gathered: the blocks' outputs gathered whole between blocks (atp.h, "Activations").
+  AtpLowering(const LayerProblem& p, LoweringContext& ctx, bool overlap_dw, bool gathered)
       : p_(p),
         overlap_dw_(overlap_dw),
+        gathered_(gathered),
         ctx_(ctx),
         d1_(ctx.mesh.rows),
         d2_(ctx.mesh.cols),
@@ -98,11 +100,11 @@ class AtpLowering {
   }
 
  private:
-  // Local bytes of an element-wise op: hidden tensors are [T × h/d2], FFN ones
+  // Local bytes of an element-wise op: hidden tensors are [T × h/d2] (gathered: [T × h]), FFN ones
   // [T × f/d1], scores sharded over both dimensions.
   int64_t VectorBytes(const LayerOp& op) const {
     int64_t div = 1;
-    if (op.tensor == LayerTensor::kHidden) div *= d2_;
+    if (op.tensor == LayerTensor::kHidden && !gathered_) div *= d2_;
     if (op.tensor == LayerTensor::kFfn) div *= d1_;
     if (op.tensor == LayerTensor::kScores) div *= d1_ * d2_;
     return op.bytes / div;
@@ -124,6 +126,8 @@ class AtpLowering {
           // Column-first: partial over dimension 2 (rows); row-first: over dimension 1 (columns).
           AllReduce(op, k, col ? 2 : 1, t / c * out * e);
         });
+        // A row-first layer ends a block: its output [T × h/d2], gathered whole.
+        if (gathered_ && !col) AllGather(op, t * out * e);
         break;
       }
       case core::Pass::kBwdData:
@@ -132,16 +136,19 @@ class AtpLowering {
         if (overlap_dw_ || !WithPass(op, core::Pass::kBwdWeight)) {
           AllReduce(op, 0, col ? 1 : 2, t * in * e);
         }
+        if (gathered_ && col && !WithPass(op, core::Pass::kBwdWeight)) AllGather(op, t * in * e);
         break;
-      case core::Pass::kBwdWeight:
+      case core::Pass::kBwdWeight: {
         chain_.Gemm(LayerTags(ctx_.graph, op, "gemm", 0), in, out, t, /*side=*/overlap_dw_);
-        // The AllReduce of this layer's dX (LayerOps puts dW right after dX), tagged as dX's.
-        if (!overlap_dw_ && WithPass(op, core::Pass::kBwdData)) {
-          LayerOp dx = op;
-          dx.pass = core::Pass::kBwdData;
-          AllReduce(dx, 0, col ? 1 : 2, t * in * e);
-        }
+        // What follows dX's AllReduce (LayerOps puts dW right after dX), tagged as dX's.
+        LayerOp dx = op;
+        dx.pass = core::Pass::kBwdData;
+        if (!WithPass(op, core::Pass::kBwdData)) break;
+        if (!overlap_dw_) AllReduce(dx, 0, col ? 1 : 2, t * in * e);
+        // A column-first layer's dX [T × h/d2] is the gradient a block's LayerNorm takes.
+        if (gathered_ && col) AllGather(dx, t * in * e);
         break;
+      }
       case core::Pass::kNone:
         break;
     }
@@ -166,7 +173,7 @@ class AtpLowering {
   }
 
   const LayerProblem& p_;
-  const bool overlap_dw_;
+  const bool overlap_dw_, gathered_;
   LoweringContext& ctx_;
   const int64_t d1_, d2_;
   const RowColGroups groups_;
@@ -182,23 +189,25 @@ LayerProblem WithChunks(const LayerProblem& p, int chunks) {
 
 class Atp : public LayerAlgorithm {
  public:
-  explicit Atp(int chunks) : chunks_(chunks) {}
+  Atp(int chunks, bool gathered) : chunks_(chunks), gathered_(gathered) {}
   absl::Status Check(const LayerProblem& p, const Mesh& mesh) const override {
     return CheckAtp("atp", WithChunks(p, chunks_), mesh);
   }
   absl::Status Lower(const LayerProblem& p, LoweringContext& ctx) const override {
     MESHSIM_RETURN_IF_ERROR(Check(p, ctx.mesh));
     const LayerProblem q = WithChunks(p, chunks_);
-    AtpLowering(q, ctx, /*overlap_dw=*/true).Run();
+    AtpLowering(q, ctx, /*overlap_dw=*/true, gathered_).Run();
     return absl::OkStatus();
   }
-  // Between layers every device (i, j) holds X[T × h/d2]: hidden split over mesh columns.
+  // Between layers every device (i, j) holds X[T × h/d2]: hidden split over mesh columns
+  // (gathered: the whole X).
   absl::StatusOr<std::string> BoundarySpec(const Mesh& mesh) const override {
-    return std::string(mesh.cols > 1 ? "RRS1" : "RRR");
+    return std::string(mesh.cols > 1 && !gathered_ ? "RRS1" : "RRR");
   }
 
  private:
   const int chunks_;
+  const bool gathered_;
 };
 
 // Megatron-LM = ATP on DeviceMesh(N, 1) without §4.2's overlap: the same lowering, restricted to
@@ -218,7 +227,7 @@ class Megatron : public LayerAlgorithm {
   absl::Status Lower(const LayerProblem& p, LoweringContext& ctx) const override {
     MESHSIM_RETURN_IF_ERROR(Check(p, ctx.mesh));
     const LayerProblem q = WithChunks(p, chunks_);
-    AtpLowering(q, ctx, /*overlap_dw=*/false).Run();
+    AtpLowering(q, ctx, /*overlap_dw=*/false, /*gathered=*/false).Run();
     return absl::OkStatus();
   }
   // Megatron-LM replicates the activations between layers on every tensor-parallel rank.
@@ -243,7 +252,9 @@ core::ParamSpec ChunksParam(std::string description) {
 
 }  // namespace
 
-std::unique_ptr<LayerAlgorithm> MakeAtp(int chunks) { return std::make_unique<Atp>(chunks); }
+std::unique_ptr<LayerAlgorithm> MakeAtp(int chunks, bool gathered) {
+  return std::make_unique<Atp>(chunks, gathered);
+}
 std::unique_ptr<LayerAlgorithm> MakeMegatron(int chunks) {
   return std::make_unique<Megatron>(chunks);
 }
@@ -265,8 +276,20 @@ AlgorithmInfo AtpPlugin() {
                       "the topology), one-level (one fully connected layer, §5.3's reading of "
                       "IC3/IC4), measured (simulated on the machine, §5.3's calibration of IC1)",
                   .default_value = "hierarchical",
-                  .choices = {"hierarchical", "one-level", "measured"}}},
-      .make_layer = [](const core::ParamValues& p) { return MakeAtp(int(p.Int("chunks"))); },
+                  .choices = {"hierarchical", "one-level", "measured"}},
+                 {.key = "activations",
+                  .type = core::ParamType::kEnum,
+                  .description =
+                      "between blocks: sharded (§3.3: [Replicate, Shard(1)], the hidden split "
+                      "over dimension 2) or gathered (as the authors' benchmark runs it: each "
+                      "block's output and each LayerNorm's input gradient all-gathered over "
+                      "dimension 2, LayerNorms and residual adds on the whole hidden)",
+                  .default_value = "sharded",
+                  .choices = {"sharded", "gathered"}}},
+      .make_layer =
+          [](const core::ParamValues& p) {
+            return MakeAtp(int(p.Int("chunks")), p.Enum("activations") == "gathered");
+          },
       .mesh = "d1xd2: d1 | hidden, FFN and heads; d2 | hidden and d2 | heads/d1 or batch",
   };
 }

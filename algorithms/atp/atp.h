@@ -62,6 +62,14 @@
 // index (−1 otherwise), pass; names "<op>.<pass>.<gemm|vector|allreduce|allgather>" (e.g.
 // "qkv.fwd.allreduce").
 //
+// Activations (`--param activations`). sharded (default): as above, §3.3's [Replicate, Shard(1)]
+// between blocks. gathered: as the ATP authors' benchmark runs it (example/aten_transformer_atp.py
+// of github.com/Shenggan/atp: gather_tensor over dimension 2 after attn_out and ffn_down and after
+// the ffn_up and qkv dX AllReduces), each block's output and each LayerNorm's input gradient are
+// all-gathered over dimension 2 (T·h/d2 per device), and the LayerNorms and residual adds run on
+// the whole [T × h]; the layer's input and output are then replicated. d2 = 1 is the same either
+// way.
+//
 // Ignored: LayerNorm statistics (a 2·T-element AllReduce over dimension 2 per LayerNorm), biases,
 // dropout (workloads/layer.h).
 //
@@ -82,7 +90,8 @@
 namespace meshsim::algorithms {
 
 // `chunks`: the chunk count of a LayerProblem whose own is 0 (the `chunks` parameter).
-std::unique_ptr<LayerAlgorithm> MakeAtp(int chunks = 1);  // DeviceMesh(R, C) = --mesh RxC.
+// DeviceMesh(R, C) = --mesh RxC; `gathered`: `--param activations=gathered` (above).
+std::unique_ptr<LayerAlgorithm> MakeAtp(int chunks = 1, bool gathered = false);
 // ATP on an N×1 mesh only, each dX AllReduce after its dW GeMM.
 std::unique_ptr<LayerAlgorithm> MakeMegatron(int chunks = 1);
 

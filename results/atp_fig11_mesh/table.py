@@ -117,6 +117,37 @@ def main():
                    f"T_comm −{PAPER_IC1_TCOMM_BELOW}%; T_comm is not in the CSV)"])
     plotenv.readme_table(readme, "atp11-claims", ["claim", "meshsim", "holds?"], claims,
                          align="lll")
+    gathered_table(t, readme)
+
+
+def gathered_table(t, readme):
+    """The best ATP-i with the authors' benchmark's activation layout (atp_fig11_gathered.csv)
+    beside the sharded layout's (the table above) and the paper's."""
+    rows = plotenv.read_csv(plotenv.require(__file__, "atp_fig11_gathered.csv"))
+    g = {(r["interconnect"], r["model"]): [float(r[f"atp{i}_tflops"]) for i in ATP_I]
+         for r in rows}
+    out, agree_g, agree_s = [], 0, 0
+    for k, label in ROWS:
+        if (k, MODELS[0]) not in g:
+            continue
+        for m in MODELS:
+            v, w = g[(k, m)], t[(k, m)]
+            bg, bs = ATP_I[v.index(max(v))], ATP_I[w.index(max(w))]
+            pi, pm = PAPER_BEST_I[k]
+            stated = m in pm
+            agree_g += stated and bg == pi
+            agree_s += stated and bs == pi
+            out.append([label, m.replace("atp-", "").upper()] + [f"{x:.2f}" for x in v] +
+                       [f"ATP-{bg}", f"ATP-{bs}", f"ATP-{pi}" if stated else "not stated"])
+    stated_n = sum(1 for k, _ in ROWS if (k, MODELS[0]) in g for m in MODELS
+                   if m in PAPER_BEST_I[k][1])
+    out.append(["**cases where the best is the paper's**", "", "", "", "", "",
+                f"{agree_g} of {stated_n}", f"{agree_s} of {stated_n}", ""])
+    plotenv.readme_table(readme, "atp11-gathered",
+                         ["interconnect", "model"] + [f"ATP-{i} gathered" for i in ATP_I] +
+                         ["best, gathered", "best, sharded", "paper best"], out,
+                         align="llrrrrlll")
+
 
 
 if __name__ == "__main__":

@@ -251,6 +251,42 @@ TEST(AtpTest, ChunksSplitTheForwardLinearLayersOnly) {
   }
 }
 
+TEST(AtpTest, GatheredActivationsAllGatherEachBlocksOutputAndLayerNormGradient) {
+  // activations=gathered (the authors' benchmark): after attn_out and ffn_down forward, and after
+  // the ffn_up and qkv dX AllReduces, an AllGather over dimension 2 (each device T·h/d2); the
+  // LayerNorms and residual adds on the whole [T × h].
+  const workloads::LayerShape s = SmallShape();
+  const int64_t t = s.tokens(), h = s.hidden, e = s.element_bytes;
+  const Mesh mesh{2, 4};
+  const core::OpGraph sharded = LowerWith(*MakeAtp(1, false), {s, 1}, mesh);
+  const core::OpGraph gathered = LowerWith(*MakeAtp(1, true), {s, 1}, mesh);
+  for (const char* name : {"attn_out.fwd.allgather", "ffn_down.fwd.allgather",
+                           "ffn_up.bwd_data.allgather", "qkv.bwd_data.allgather"}) {
+    SCOPED_TRACE(name);
+    EXPECT_TRUE(testing_util::OpsNamed(sharded, name).empty());
+    const std::vector<core::OpId> ags = testing_util::OpsNamed(gathered, name);
+    ASSERT_EQ(ags.size(), 2u);  // one per mesh row (dimension 2)
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_EQ(Members(gathered, ags[r]), mesh.Row(r));
+      EXPECT_EQ(gathered.op(ags[r]).bytes, t * h / 4 * e);
+    }
+  }
+  // The gather follows its AllReduce; the LayerNorm follows the gather.
+  EXPECT_TRUE(DependsOn(gathered, Find(gathered, "ln2.fwd.vector", 0, 0),
+                        Find(gathered, "attn_out.fwd.allgather", 0, 0)));
+  EXPECT_TRUE(DirectlyDependsOn(gathered, Find(gathered, "ffn_up.bwd_data.allgather", 0, 0),
+                                Find(gathered, "ffn_up.bwd_data.allreduce", 0, 0)));
+  EXPECT_TRUE(DirectlyDependsOn(gathered, Find(gathered, "ln2.bwd.vector", 0, 0),
+                                Find(gathered, "ffn_up.bwd_data.allgather", 0, 0)));
+  EXPECT_EQ(gathered.op(Find(gathered, "ln1.fwd.vector", 0, 0)).bytes,
+            4 * sharded.op(Find(sharded, "ln1.fwd.vector", 0, 0)).bytes);
+  EXPECT_EQ(*MakeAtp(1, true)->BoundarySpec(mesh), "RRR");
+  // With d2 = 1 there is nothing to gather: the same graph.
+  const Mesh column{8, 1};
+  EXPECT_EQ(LowerWith(*MakeAtp(1, true), {s, 1}, column).size(),
+            LowerWith(*MakeAtp(1, false), {s, 1}, column).size());
+}
+
 TEST(AtpTest, FrontierCoversTheLayerAndSequencesTheNext) {
   const Mesh mesh{2, 4};
   const workloads::LayerShape s = SmallShape();

@@ -91,7 +91,7 @@ TEST(RegistryTest, ResolveParamsChecksRangeValuesTypeAndName) {
             "dataflow); it is read by --algorithm atp, megatron, tp2d");
   EXPECT_EQ(Refused("atp", "chunk", "2"),
             "--param chunk: '2' is not allowed; 'chunk' is not a parameter of --algorithm atp "
-            "(its parameters: chunks, matrix); did you mean chunks?");
+            "(its parameters: chunks, matrix, activations); did you mean chunks?");
 }
 
 TEST(RegistryTest, CheckedRegistryRefusesMalformedEntries) {

@@ -108,14 +108,15 @@ INSTANTIATE_TEST_SUITE_P(
         // Unknown to every plugin.
         BadParam{With(kLayer, {"--algorithm", "atp", "--param", "chunk=2"}),
                  "--param: 'chunk=2' is not allowed; 'chunk' is a parameter of no plugin; keys: "
-                 "chunks, dataflow, delay-dw, dp, dropout, group, matrix, max-flows, microbatches, "
+                 "activations, chunks, dataflow, delay-dw, dp, dropout, group, matrix, max-flows, "
+                 "microbatches, "
                  "overlap, recompute, reshard, reshard-scheduler, schedule, seed, slices, stages, "
                  "step-time, steps; did you mean chunks? (`meshsim list algorithms`, `list "
                  "workloads`)"},
         BadParam{{"--param", "chunks"},
                  "--param: 'chunks' is not allowed; expected KEY=VALUE, e.g. --param chunks=2; "
-                 "keys: chunks, dataflow, delay-dw, dp, dropout, group, matrix, max-flows, "
-                 "microbatches, "
+                 "keys: activations, chunks, dataflow, delay-dw, dp, dropout, group, matrix, "
+                 "max-flows, microbatches, "
                  "overlap, recompute, reshard, reshard-scheduler, schedule, seed, slices, stages, "
                  "step-time, steps"},
         // Declared by other plugins than the run's: refused, never ignored.
