@@ -113,7 +113,7 @@ class AtpLowering {
   // A linear layer on T tokens. Forward in chunks (§4.1): chunk k's GeMM of T/c tokens, then its
   // AllReduce, while chunk k+1's GeMM runs; the layer's next op waits for every chunk's
   // AllReduce. Backward whole: dX, then (§4.2) its AllReduce beside the dW GeMM; without that
-  // overlap (Megatron-LM) dX and dW, then the AllReduce.
+  // overlap (Megatron-LM) dX and dW, then the AllReduce (AfterDx).
   void Fc(const LayerOp& op, int64_t t) {
     const bool col = ColumnFirst(op.fc_index);
     const int64_t in = op.fc_in / (col ? d2_ : d1_), out = op.fc_out / (col ? d1_ : d2_);
@@ -132,33 +132,36 @@ class AtpLowering {
       }
       case core::Pass::kBwdData:
         chain_.Gemm(LayerTags(ctx_.graph, op, "gemm", 0), t, in, out);
-        // After dW only where dW is lowered with it (a pipeline may delay dW to a later part).
-        if (overlap_dw_ || !WithPass(op, core::Pass::kBwdWeight)) {
-          AllReduce(op, 0, col ? 1 : 2, t * in * e);
-        }
-        if (gathered_ && col && !WithPass(op, core::Pass::kBwdWeight)) AllGather(op, t * in * e);
+        if (overlap_dw_) AllReduce(op, 0, col ? 1 : 2, t * in * e);  // beside dW (§4.2)
+        // A pipeline may delay dW to a later part: then what follows dX comes right here.
+        if (!WithPass(op, core::Pass::kBwdWeight)) AfterDx(op, t);
         break;
-      case core::Pass::kBwdWeight: {
+      case core::Pass::kBwdWeight:
         chain_.Gemm(LayerTags(ctx_.graph, op, "gemm", 0), in, out, t, /*side=*/overlap_dw_);
-        // What follows dX's AllReduce (LayerOps puts dW right after dX), tagged as dX's.
-        LayerOp dx = op;
-        dx.pass = core::Pass::kBwdData;
-        if (!WithPass(op, core::Pass::kBwdData)) break;
-        if (!overlap_dw_) AllReduce(dx, 0, col ? 1 : 2, t * in * e);
-        // A column-first layer's dX [T × h/d2] is the gradient a block's LayerNorm takes.
-        if (gathered_ && col) AllGather(dx, t * in * e);
+        if (WithPass(op, core::Pass::kBwdData)) AfterDx(AsPass(op, core::Pass::kBwdData), t);
         break;
-      }
       case core::Pass::kNone:
         break;
     }
   }
 
+  // What follows a linear layer's dX once its dW is lowered (LayerOps puts dW right after dX),
+  // tagged as dX's: its AllReduce where it was not issued beside dW (Megatron-LM), and with
+  // gathered activations a column-first layer's dX [T × h/d2] gathered for the LayerNorm.
+  void AfterDx(const LayerOp& dx, int64_t t) {
+    const bool col = ColumnFirst(dx.fc_index);
+    const int64_t in = dx.fc_in / (col ? d2_ : d1_), e = p_.shape.element_bytes;
+    if (!overlap_dw_) AllReduce(dx, 0, col ? 1 : 2, t * in * e);
+    if (gathered_ && col) AllGather(dx, t * in * e);
+  }
+
+  static LayerOp AsPass(LayerOp op, core::Pass pass) {
+    op.pass = pass;
+    return op;
+  }
   // Whether this lowering's part holds `op` of pass `pass` (the dX or dW of the same layer).
   bool WithPass(const LayerOp& op, core::Pass pass) const {
-    LayerOp other = op;
-    other.pass = pass;
-    return InPart(other, p_.part);
+    return InPart(AsPass(op, pass), p_.part);
   }
 
   void AllReduce(const LayerOp& op, int k, int dim, int64_t bytes) {

@@ -120,6 +120,11 @@ absl::StatusOr<std::unique_ptr<algorithms::LayerAlgorithm>> LayerPlugin(
   return layer;
 }
 
+void SetLayerKernels(const RunOptions& o, workloads::LayerShape& shape) {
+  shape.dropout = o.dropout > 0;
+  shape.unfused_softmax = o.system.stack.kernel_fused_softmax == 0;
+}
+
 absl::Status CheckChunksDivideBatch(const RunOptions& o) {
   if (o.params.Find("chunks") == nullptr) return absl::OkStatus();
   const int64_t chunks = o.params.Int("chunks");

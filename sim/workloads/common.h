@@ -58,6 +58,11 @@ std::unique_ptr<T> MakePlugin(const algorithms::PluginFactory<T>& factory, const
   return factory(o.params);
 }
 
+// The kernels the run's program launches around a layer's GeMMs (workloads/layer.h): Megatron-LM's
+// dropout kernels (--dropout > 0) and, where the stack's softmax is unfused
+// (stack.kernel.fused_softmax = 0), the attention's scaling and mask (--workload layer, pipeline).
+void SetLayerKernels(const RunOptions& o, workloads::LayerShape& shape);
+
 // A layer plugin's `chunks` parameter (LayerProblem::chunks, ATP §4.1) must divide --batch:
 // InvalidArgument naming both otherwise (--workload layer, pipeline).
 absl::Status CheckChunksDivideBatch(const RunOptions& o);

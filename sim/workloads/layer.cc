@@ -79,8 +79,7 @@ class Layer : public Workload {
                              workload_support::LayerPlugin(o, plan.layer_slices));
     workloads::LayerShape shape =
         workloads::ShapeOf(model, o.batch, o.seq, o.system.chip.element_bytes);
-    shape.dropout = o.dropout > 0;
-    shape.unfused_softmax = o.system.stack.kernel_fused_softmax == 0;
+    workload_support::SetLayerKernels(o, shape);
     const algorithms::LayerProblem problem{shape};  // Its chunks: the plugin's parameter.
     return algorithms::LowerLayer(problem, *layer, plan.mesh, graph);
   }

@@ -31,8 +31,7 @@ absl::StatusOr<algorithms::pipeline::PipelinePlan> PlanPipelineRun(
   MESHSIM_ASSIGN_OR_RETURN(p.stack, workloads::StackOf(model, o.batch / o.microbatches, o.seq,
                                                        o.system.chip.element_bytes));
   for (workloads::LayerShape& layer : p.stack.layers) {
-    layer.dropout = o.dropout > 0;
-    layer.unfused_softmax = o.system.stack.kernel_fused_softmax == 0;
+    workload_support::SetLayerKernels(o, layer);
   }
   p.stages = o.stages;
   p.dp = o.dp;
